@@ -1,0 +1,37 @@
+"""titopfmu: non-linear TITOP multibody blocks (Alazard, Sanfedino, Kassarian), an in-process
+engine, and FMI co-simulation units.
+
+Layers: :mod:`titopfmu.spatial` (spatial algebra) -> :mod:`titopfmu.blocks` (the block equations)
+-> :mod:`titopfmu.assembly` (systems, loop solver, engine).
+"""
+
+from .assembly import AssemblyError, Engine, SimulationError, SimulationResult, System, simulate
+from .blocks import (
+    Constant,
+    ExternalWrench,
+    Function,
+    Ground,
+    ImposedMotionBody,
+    InertiaWarning,
+    JointSpringDamper,
+    LoopClosure,
+    ParameterError,
+    PrismaticBody,
+    PrismaticBodyInverse,
+    RevoluteBody,
+    RevoluteBodyInverse,
+    RigidBody,
+    TimeFunction,
+    TitopError,
+    WeldedBody,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AssemblyError", "Constant", "Engine", "ExternalWrench", "Function", "Ground",
+    "ImposedMotionBody", "InertiaWarning", "JointSpringDamper", "LoopClosure", "ParameterError",
+    "PrismaticBody", "PrismaticBodyInverse", "RevoluteBody", "RevoluteBodyInverse", "RigidBody",
+    "SimulationError", "SimulationResult", "System", "TimeFunction", "TitopError", "WeldedBody",
+    "simulate",
+]  # fmt: skip

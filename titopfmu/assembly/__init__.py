@@ -1,0 +1,10 @@
+"""Assembly of blocks into systems, the shared loop solver and the in-process engine."""
+
+from .engine import Engine, Evaluation, SimulationError, SimulationResult, simulate
+from .loop_solver import LoopNode, TreeLoopSolver
+from .system import AssemblyError, System
+
+__all__ = [
+    "AssemblyError", "Engine", "Evaluation", "LoopNode", "SimulationError", "SimulationResult",
+    "System", "TreeLoopSolver", "simulate",
+]  # fmt: skip

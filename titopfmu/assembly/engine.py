@@ -1,0 +1,482 @@
+"""In-process engine: evaluates a checked system and integrates it with scipy.
+
+One right-hand-side evaluation is: (1) the pre-loop pass, parents first: twists and poses of
+every body (they do not depend on wrenches), signal blocks, loop closures; (2) the loop maps of
+the bodies and one sweep of :class:`~titopfmu.assembly.loop_solver.TreeLoopSolver`; (3) the state
+derivatives. Cost is linear in the number of bodies.
+
+Integration uses the solver classes behind ``scipy.integrate.solve_ivp`` (same methods and
+tolerances), stepped here so that a failure keeps everything computed before it.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import integrate
+
+from ..blocks.base import TitopError
+from ..blocks.bodies import BodyBlock, Ground, ImposedMotionBody, JointBody, RigidBody
+from ..blocks.closure import LoopClosure
+from ..spatial.algebra import FloatArray
+from ..spatial.rotations import euler_from_dcm
+from .loop_solver import LoopSolveError, TreeLoopSolver
+from .system import AssemblyError, System, split_port
+
+METHODS = {
+    "RK45": integrate.RK45,
+    "RK23": integrate.RK23,
+    "DOP853": integrate.DOP853,
+    "Radau": integrate.Radau,
+    "BDF": integrate.BDF,
+    "LSODA": integrate.LSODA,
+}
+
+
+class SimulationError(TitopError):
+    """A simulation failed. Carries the time, the block (if known) and the partial result."""
+
+    def __init__(self, message: str, time: float, block: str | None = None, result=None) -> None:
+        self.time = time
+        self.block = block
+        self.result = result
+        where = f" in block '{block}'" if block else ""
+        super().__init__(f"at t = {time:.9g} s{where}: {message}")
+
+
+class Evaluation:
+    """Run-time data of one evaluation (the engine's 'Data', cf. Pinocchio's Model/Data)."""
+
+    __slots__ = ("t", "x", "kin", "sig", "known", "closure", "u", "y")
+
+    def __init__(self, t: float, x: FloatArray, n_tree: int) -> None:
+        self.t = t
+        self.x = x
+        self.kin: dict[str, object] = {}
+        self.sig: dict[tuple[str, str], FloatArray] = {}
+        self.known: list[FloatArray | None] = [None] * n_tree
+        self.closure: dict[str, tuple[FloatArray, FloatArray]] = {}
+        self.u: list[FloatArray] = []
+        self.y: list[FloatArray] = []
+
+
+class Engine:
+    """Evaluate and simulate a :class:`System` in process."""
+
+    def __init__(self, system: System) -> None:
+        self.system = system
+        self.plan = system.check()
+        blocks = system.blocks
+        src = system._source
+        self.tree_index = {n: i for i, n in enumerate(self.plan.tree)}
+        self.tree_blocks = [blocks[n] for n in self.plan.tree]
+        self.solver = TreeLoopSolver(self.plan.nodes)
+        # input resolution: block -> [(port, source key)]
+        self.inputs: dict[str, list[tuple[str, tuple[str, str]]]] = {
+            b.name: [(p.name, src[(b.name, p.name)]) for p in b.ports.values() if p.kind == "signal_in"]
+            for b in blocks.values()
+        }
+        self.kin_inputs = {
+            n: [(p, s) for p, s in lst if p in getattr(blocks[n], "kinematic_inputs", ())]
+            for n, lst in self.inputs.items()
+        }
+        # parent port kinematics lookup: block -> (parent block, child slot)
+        self.parent_slot: dict[str, tuple[str, int]] = {}
+        for n in self.plan.tree:
+            b = blocks[n]
+            if b.has_parent:
+                pb, pp = src[(n, "P")]
+                self.parent_slot[n] = (pb, blocks[pb].child_names.index(pp))
+        self.closure_sides: dict[str, list[tuple[str, int]]] = {}
+        for b in blocks.values():
+            if isinstance(b, LoopClosure):
+                sides = []
+                for s in ("left", "right"):
+                    ob, op = src[(b.name, s)]
+                    if not isinstance(blocks[ob], (BodyBlock, Ground)):
+                        raise AssemblyError(f"'{b.name}.{s}' must connect to a body's child port")
+                    sides.append((ob, blocks[ob].child_names.index(op)))
+                self.closure_sides[b.name] = sides
+        self.steps = [(kind, blocks[name]) for kind, name in self.plan.pre_loop]
+        self.stateful = [
+            (self.tree_index[b.name], b, self.plan.state_slices[b.name])
+            for b in self.tree_blocks
+            if b.n_states
+        ]
+        self.n_states = self.plan.n_states
+        self.n_evaluations = 0
+
+    # -- evaluation ---------------------------------------------------------------------------
+
+    def initial_state(self) -> FloatArray:
+        x = np.zeros(self.n_states)
+        for b in self.system.blocks.values():
+            x[self.plan.state_slices[b.name]] = b.initial_state()
+        return x
+
+    def _block_inputs(self, ev: Evaluation, name: str) -> dict[str, FloatArray]:
+        return {p: ev.sig[s] for p, s in self.inputs[name]}
+
+    def evaluate(self, t: float, x: FloatArray) -> Evaluation:
+        """Evaluate every block at time t (s) and state x; the algebraic loop is solved exactly."""
+        self.n_evaluations += 1
+        ev = Evaluation(t, x, len(self.tree_blocks))
+        kin = ev.kin
+        sig = ev.sig
+        slices = self.plan.state_slices
+        for kind, b in self.steps:
+            name = b.name
+            if kind == "kin":
+                ps = self.parent_slot.get(name)
+                parent = kin[ps[0]].children[ps[1]] if ps else None
+                k = b.kinematics(
+                    x[slices[name]], parent, {p: sig[s] for p, s in self.kin_inputs[name]}
+                )
+                kin[name] = k
+                if isinstance(b, JointBody) and not b.inverse:
+                    xs = x[slices[name]]
+                    dof = b.joint.dof
+                    sig[(name, "joint.m")] = np.concatenate([np.full(dof, np.nan), xs[dof:], xs[:dof]])
+            elif kind == "sig":
+                out = b.evaluate(t, self._block_inputs(ev, name))
+                for p, v in out.items():
+                    if not np.all(np.isfinite(v)):
+                        raise SimulationError(
+                            f"signal '{p}' is not finite ({v.tolist()}); a signal block may only "
+                            "use positions and rates (accelerations are not known before the loop)",
+                            t,
+                            name,
+                        )
+                    sig[(name, p)] = v
+            else:  # loop closure
+                (lb, li), (rb, ri) = self.closure_sides[name]
+                wl, wr = b.wrenches(kin[lb].children[li], kin[rb].children[ri])
+                ev.closure[name] = (wl, wr)
+                for (ob, oi), w in (((lb, li), wl), ((rb, ri), wr)):
+                    j = self.tree_index[ob]
+                    if ev.known[j] is None:
+                        ev.known[j] = np.zeros(6 * self.tree_blocks[j].n_children)
+                    ev.known[j][6 * oi : 6 * oi + 6] = w
+        maps = [b.loop_map(kin[b.name], self._block_inputs(ev, b.name)) for b in self.tree_blocks]
+        try:
+            ev.u, ev.y = self.solver.solve(maps, ev.known)
+        except LoopSolveError as exc:
+            raise SimulationError(str(exc), t, self.tree_blocks[exc.node].name) from None
+        return ev
+
+    def derivative(self, t: float, x: FloatArray) -> FloatArray:
+        """State derivative dx/dt at (t, x)."""
+        ev = self.evaluate(t, x)
+        dx = np.empty(self.n_states)
+        for i, b, sl in self.stateful:
+            dx[sl] = b.derivative(x[sl], ev.kin[b.name], ev.y[i][-b.n_extra :])
+        if not np.all(np.isfinite(dx)):
+            self._diagnose(ev, dx)
+        return dx
+
+    def _diagnose(self, ev: Evaluation, dx: FloatArray) -> None:
+        """Raise a SimulationError naming the first block whose values are not finite."""
+        for b in self.system.blocks.values():
+            if not np.all(np.isfinite(ev.x[self.plan.state_slices[b.name]])):
+                raise SimulationError("state is not finite (the integrator diverged)", ev.t, b.name)
+        for i, b in enumerate(self.tree_blocks):
+            if not (np.all(np.isfinite(ev.u[i])) and np.all(np.isfinite(ev.y[i]))):
+                raise SimulationError("non-finite loop inputs or outputs", ev.t, b.name)
+        for i, b, sl in self.stateful:
+            if not np.all(np.isfinite(dx[sl])):
+                raise SimulationError("non-finite state derivative", ev.t, b.name)
+        raise SimulationError("non-finite state derivative", ev.t)
+
+    # -- signals ------------------------------------------------------------------------------
+
+    def signal_names(self) -> list[str]:
+        """Every recordable signal, as ``block.signal``."""
+        names = []
+        for b in self.system.blocks.values():
+            names += [f"{b.name}.{p.name}" for p in b.ports.values() if p.kind.startswith("signal")]
+            if isinstance(b, (BodyBlock, Ground)):
+                names += [f"{b.name}.{c}.{s}" for c in b.child_names for s in ("m", "W")]
+                if b.has_parent:
+                    names += [f"{b.name}.P.m", f"{b.name}.P.W"]
+                names += [f"{b.name}.{s}" for s in ("m", "position", "euler", "twist", "acc")]
+            if isinstance(b, BodyBlock):
+                names += [
+                    f"{b.name}.{s}"
+                    for s in ("kinetic_energy", "potential_energy", "com", "momentum")
+                ]
+            if isinstance(b, LoopClosure):
+                names += [f"{b.name}.{s}" for s in ("left.W", "right.W", "potential_energy")]
+            names += [f"{b.name}.state.{s}" for s in b.state_names]
+        return names
+
+    def _acc_at_p(self, ev: Evaluation, b) -> FloatArray:
+        i = self.tree_index[b.name]
+        if isinstance(b, RigidBody):
+            return ev.y[i][-6:]
+        if isinstance(b, ImposedMotionBody):
+            return ev.kin[b.name].imposed_acc
+        if isinstance(b, Ground):
+            return np.zeros(6)
+        jk = ev.kin[b.name].joint
+        acc = jk.G @ ev.u[i][0:6] + jk.e
+        k = b.joint.dof
+        if k:
+            qdd = ev.sig[(b.name, "joint.m")][0:k] if b.inverse else ev.y[i][-k:]
+            acc = acc + b.S @ qdd
+        return acc
+
+    def signal(self, ev: Evaluation, name: str) -> FloatArray:
+        """Value of a named signal in an evaluation (see :meth:`signal_names`)."""
+        bname, rest = split_port(name)
+        if bname not in self.system.blocks:
+            raise KeyError(f"no block '{bname}' for signal '{name}'")
+        b = self.system.blocks[bname]
+        if rest in b.ports and b.ports[rest].kind == "signal_in":
+            return ev.sig[self.system._source[(bname, rest)]]
+        if rest in b.ports and b.ports[rest].kind == "signal_out":
+            return self._post_loop_signal(ev, b, rest)
+        if rest.startswith("state."):
+            sn = rest[6:]
+            if sn in b.state_names:
+                return np.array([ev.x[self.plan.state_slices[bname]][b.state_names.index(sn)]])
+        if isinstance(b, LoopClosure):
+            if rest == "left.W":
+                return ev.closure[bname][0]
+            if rest == "right.W":
+                return ev.closure[bname][1]
+            if rest == "potential_energy":
+                (lb, li), (rb, ri) = self.closure_sides[bname]
+                return np.array(
+                    [b.potential_energy(ev.kin[lb].children[li], ev.kin[rb].children[ri])]
+                )
+        if isinstance(b, (BodyBlock, Ground)):
+            i = self.tree_index[bname]
+            kin = ev.kin[bname]
+            p = 6 if b.has_parent else 0
+            if "." in rest:
+                port, what = rest.rsplit(".", 1)
+                if port in b.child_names and what in ("m", "W"):
+                    j = b.child_names.index(port)
+                    if what == "W":
+                        return ev.u[i][p + 6 * j : p + 6 * j + 6]
+                    pk = kin.children[j]
+                    acc = ev.y[i][p + 6 * j : p + 6 * j + 6]
+                    return np.concatenate([acc, pk.twist, pk.ip, euler_from_dcm(pk.R)])
+                if port == "P" and b.has_parent and what in ("m", "W"):
+                    if what == "W":
+                        return ev.y[i][0:6]
+                    pb, pj = self.parent_slot[bname]
+                    pk = ev.kin[pb].children[pj]
+                    return np.concatenate([ev.u[i][0:6], pk.twist, pk.ip, euler_from_dcm(pk.R)])
+            if rest == "m":
+                return np.concatenate(
+                    [self._acc_at_p(ev, b), kin.twist, kin.ip, euler_from_dcm(kin.R)]
+                )
+            if rest == "acc":
+                return self._acc_at_p(ev, b)
+            if rest == "position":
+                return kin.R @ kin.ip
+            if rest == "euler":
+                return euler_from_dcm(kin.R)
+            if rest == "twist":
+                return kin.twist
+            if isinstance(b, BodyBlock):
+                if rest == "kinetic_energy":
+                    return np.array([b.kinetic_energy(kin)])
+                if rest == "potential_energy":
+                    return np.array([b.potential_energy(kin)])
+                if rest == "com":
+                    return b.com_position(kin)
+                if rest == "momentum":
+                    return b.momentum(kin)
+        raise KeyError(f"block '{bname}' has no signal '{rest}'")
+
+    def _post_loop_signal(self, ev: Evaluation, b, port: str) -> FloatArray:
+        i = self.tree_index.get(b.name)
+        if isinstance(b, JointBody) and port == "joint.m" and not b.inverse:
+            k = b.joint.dof
+            v = ev.sig[(b.name, port)].copy()
+            v[0:k] = ev.y[i][-k:]
+            return v
+        if isinstance(b, JointBody) and port == "joint.tau" and b.inverse:
+            return ev.y[i][-b.joint.dof :]
+        if isinstance(b, (ImposedMotionBody, Ground)) and port == "W":
+            return ev.y[i][-6:]
+        return ev.sig[(b.name, port)]
+
+    # -- simulation ---------------------------------------------------------------------------
+
+    def simulate(
+        self,
+        t_final: float,
+        *,
+        t0: float = 0.0,
+        output_interval: float | None = None,
+        record: Sequence[str] | Mapping[str, str] = (),
+        method: str = "DOP853",
+        rtol: float = 1e-8,
+        atol: float = 1e-10,
+        max_step: float = math.inf,
+        x0: FloatArray | None = None,
+        progress: bool = False,
+    ) -> SimulationResult:
+        """Integrate from ``t0`` to ``t_final`` (s) and sample ``record`` every ``output_interval``.
+
+        ``record`` lists signal names (``"block.signal"`` for every component, ``"block.signal[i]"``
+        for one, 1-based) or maps column names to them. On failure a :class:`SimulationError` is
+        raised whose ``result`` holds every sample computed before the failure.
+        """
+        if method not in METHODS:
+            raise TitopError(f"unknown integration method {method!r}; choose from {sorted(METHODS)}")
+        if not (math.isfinite(t_final) and t_final > t0):
+            raise TitopError(f"t_final ({t_final}) must be finite and greater than t0 ({t0})")
+        if output_interval is None:
+            output_interval = (t_final - t0) / 100.0
+        if not (output_interval > 0 and math.isfinite(output_interval)):
+            raise TitopError(f"output_interval must be positive, got {output_interval}")
+        if rtol <= 0 or atol <= 0:
+            raise TitopError(f"tolerances must be positive (rtol={rtol}, atol={atol})")
+        columns = _columns(self, record)
+        n_out = int(math.floor((t_final - t0) / output_interval + 1e-9)) + 1
+        grid = t0 + output_interval * np.arange(n_out)
+        if grid[-1] < t_final - 1e-12 * max(1.0, abs(t_final)):
+            grid = np.append(grid, t_final)
+        result = SimulationResult([c for c, _, _ in columns])
+        x = self.initial_state() if x0 is None else np.array(x0, dtype=float)
+        k = 0
+
+        def sample(t: float, xs: FloatArray) -> None:
+            ev = self.evaluate(t, xs)
+            row = [self.signal(ev, sname)[idx] for _, sname, idx in columns]
+            result.append(t, row)
+
+        bar = _progress_bar(progress, t0, t_final)
+        try:
+            if self.n_states == 0:
+                for t in grid:
+                    sample(float(t), x)
+                return result
+            solver = METHODS[method](
+                self.derivative, t0, x, t_final, rtol=rtol, atol=atol, max_step=max_step
+            )
+            sample(float(grid[0]), x)
+            k = 1
+            while k < len(grid):
+                if solver.status != "running":
+                    break
+                t_old = solver.t
+                msg = solver.step()
+                if solver.status == "failed":
+                    raise SimulationError(f"integrator {method} failed: {msg}", solver.t)
+                dense = None
+                while k < len(grid) and grid[k] <= solver.t + 1e-12 * max(1.0, abs(solver.t)):
+                    if dense is None:
+                        dense = solver.dense_output()
+                    tk = float(grid[k])
+                    sample(tk, solver.y if tk == solver.t else dense(tk))
+                    k += 1
+                if bar is not None:
+                    bar.update(solver.t - t_old)
+        except SimulationError as exc:
+            exc.result = result
+            result.error = str(exc)
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        result.n_evaluations = self.n_evaluations
+        return result
+
+
+def _progress_bar(enabled: bool, t0: float, t_final: float):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=t_final - t0, unit="s(sim)", bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s")
+
+
+_INDEX = re.compile(r"^(.*)\[(\d+)\]$")
+
+
+def _columns(engine: Engine, record) -> list[tuple[str, str, slice | int]]:
+    """Resolve recording requests into (column name, signal name, index) triples."""
+    items = list(record.items()) if isinstance(record, Mapping) else [(r, r) for r in record]
+    if not items:
+        raise TitopError("nothing to record: give signal names (see Engine.signal_names())")
+    ev = engine.evaluate(0.0, engine.initial_state())
+    cols = []
+    for alias, name in items:
+        m = _INDEX.match(name)
+        base = m.group(1) if m else name
+        try:
+            value = engine.signal(ev, base)
+        except (KeyError, AssemblyError) as exc:
+            raise TitopError(f"cannot record {name!r}: {exc}") from None
+        if m:
+            i = int(m.group(2))
+            if not 1 <= i <= value.size:
+                raise TitopError(f"cannot record {name!r}: index out of 1..{value.size}")
+            cols.append((alias, base, i - 1))
+        elif value.size == 1:
+            cols.append((alias, base, 0))
+        else:
+            cols += [(f"{alias}[{j + 1}]", base, j) for j in range(value.size)]
+    return cols
+
+
+@dataclass
+class SimulationResult:
+    """Sampled signals: ``time`` (s) and one column per recorded component."""
+
+    columns: list[str]
+    time_list: list[float] = field(default_factory=list)
+    rows: list[list[float]] = field(default_factory=list)
+    error: str | None = None
+    n_evaluations: int = 0
+
+    def append(self, t: float, row: list[float]) -> None:
+        self.time_list.append(t)
+        self.rows.append([float(v) for v in row])
+
+    @property
+    def time(self) -> FloatArray:
+        return np.array(self.time_list)
+
+    @property
+    def values(self) -> FloatArray:
+        return np.array(self.rows).reshape(len(self.rows), len(self.columns))
+
+    def __getitem__(self, column: str) -> FloatArray:
+        if column == "time":
+            return self.time
+        try:
+            j = self.columns.index(column)
+        except ValueError:
+            raise KeyError(f"no column {column!r}; columns: {self.columns}") from None
+        return self.values[:, j]
+
+    def to_csv(self, path: str | os.PathLike) -> None:
+        """Write ``time`` and every column (SI units) to a CSV file."""
+        d = os.path.dirname(os.fspath(path))
+        if d:
+            os.makedirs(d, exist_ok=True)
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["time", *self.columns])
+            for t, row in zip(self.time_list, self.rows):
+                w.writerow([repr(t), *(repr(v) for v in row)])
+
+
+def simulate(system: System, t_final: float, **kwargs) -> SimulationResult:
+    """Shortcut for ``Engine(system).simulate(t_final, **kwargs)``."""
+    return Engine(system).simulate(t_final, **kwargs)
+
+
+__all__ = ["Engine", "Evaluation", "SimulationError", "SimulationResult", "simulate"]

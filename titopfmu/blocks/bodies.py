@@ -1,0 +1,621 @@
+"""Body blocks of the TITOP library (seed 004, secs. 2-3): the physics, in one place.
+
+Every body block is causal and, at a fixed instant, **affine in the loop unknowns**: the spatial
+acceleration it receives from its parent and the wrenches it receives from its children. A block
+therefore exposes its equations as a map
+
+    y = M u + c,   u = [ẋ'_P (6, if the block has a parent port), W_{./A,C1..Cn} (6 each)]
+                   y = [W_{A/B,P} (6, if parent port), ẋ'_{C1..Cn} (6 each), extra outputs]
+
+evaluated analytically here (``loop_map``) and, for an FMU, by evaluation through its inputs and
+outputs. :mod:`titopfmu.assembly.loop_solver` resolves the algebraic loop of a tree from these maps
+in one recursive sweep, for the in-process engine and the co-simulation master alike.
+
+Frames: a block's parent port is projected in the parent's frame R_b, its child ports and all its
+parameters (centre of mass, port points, axes, inertia) in its own body frame R_a, gravity in the
+inertial frame R_i. Units are SI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..spatial.algebra import FloatArray, dynamic_model, kinematic_model
+from ..spatial.rotations import (
+    dcm_from_euler,
+    dcm_from_quaternion,
+    quaternion_from_euler,
+    quaternion_rate,
+)
+from .base import (
+    Block,
+    ParameterError,
+    as_vector,
+    check_inertia,
+    check_mass,
+)
+from .joints import JointModel, PrismaticJoint, RevoluteJoint, WeldJoint, _finite_scalar
+
+#: Standard gravity used when none is given (m/s², inertial frame, along -z).
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+
+
+class PortKinematics:
+    """Twist, position and attitude of a port point (the pre-loop part of a motion vector).
+
+    ``twist`` = [v, ω] (m/s, rad/s) and ``ip`` = [IP] (m) are projected in the frame of the block
+    that owns the port; ``R`` = P_{frame/i} is that frame's DCM.
+    """
+
+    __slots__ = ("twist", "ip", "R")
+
+    def __init__(self, twist: FloatArray, ip: FloatArray, R: FloatArray) -> None:
+        self.twist = twist
+        self.ip = ip
+        self.R = R
+
+
+class BodyKinematics:
+    """Pre-loop kinematics of a body block: at its reference point P and at its child ports."""
+
+    __slots__ = ("twist", "ip", "R", "children", "joint", "imposed_acc")
+
+    def __init__(self, twist, ip, R, children, joint=None, imposed_acc=None) -> None:
+        self.twist: FloatArray = twist
+        self.ip: FloatArray = ip
+        self.R: FloatArray = R
+        self.children: list[PortKinematics] = children
+        self.joint = joint
+        self.imposed_acc = imposed_acc
+
+
+@dataclass(frozen=True)
+class ExternalWrench:
+    """An external-wrench input: applied at ``point`` (m, vector P→point in the body frame),
+    given in the ``"body"`` or the ``"inertial"`` frame, torque taken about the point."""
+
+    point: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    frame: Literal["body", "inertial"] = "body"
+
+
+class BodyBlock(Block):
+    """Common part of the body blocks: mass properties, child ports, external wrenches, gravity.
+
+    Parameters
+    ----------
+    name:
+        Block name (no dots).
+    mass:
+        Mass m (kg), > 0.
+    inertia:
+        Inertia tensor I_B at the centre of mass B, in the body frame (kg m²), 3×3 symmetric
+        positive semi-definite (positive definite for a root body).
+    com:
+        Vector PB from the reference point P to the centre of mass B, in the body frame (m).
+    children:
+        Child ports: name -> vector PC from P to the port point C, in the body frame (m).
+    external:
+        External-wrench inputs: name -> :class:`ExternalWrench` (or a dict of its fields). Each
+        becomes a 6-component ``signal_in`` port of that name.
+    gravity:
+        Uniform gravitational acceleration g in the inertial frame (m/s²).
+    """
+
+    has_parent = True
+    n_extra = 0
+    kinematic_inputs: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        name: str,
+        mass: float,
+        inertia: ArrayLike,
+        com: ArrayLike = (0.0, 0.0, 0.0),
+        children: Mapping[str, ArrayLike] | None = None,
+        external: Mapping[str, ExternalWrench | Mapping] | None = None,
+        gravity: ArrayLike = DEFAULT_GRAVITY,
+        *,
+        root: bool = False,
+    ) -> None:
+        super().__init__(name)
+        self.mass = check_mass(name, mass)
+        self.inertia = check_inertia(name, inertia, positive_definite=root)
+        self.com = as_vector(name, "com", com, 3)
+        self.gravity = as_vector(name, "gravity", gravity, 3)
+        self.D = dynamic_model(self.mass, self.inertia, -self.com)  # D_P, eq. (4)
+        self.child_names: tuple[str, ...] = tuple(children or {})
+        self.child_points = [
+            as_vector(name, f"children[{c}]", p, 3) for c, p in (children or {}).items()
+        ]
+        n = len(self.child_points)
+        # τ_{C_i P} for twists/accelerations, stacked (6n×6); its transpose T sums the wrenches
+        # transported to P (eq. 13).
+        self.tau_stack = np.zeros((6 * n, 6))
+        for i, pc in enumerate(self.child_points):
+            self.tau_stack[6 * i : 6 * i + 6] = kinematic_model(-pc)
+        self.T = self.tau_stack.T.copy()
+        self.external: dict[str, ExternalWrench] = {}
+        self._ext_tauT: list[FloatArray] = []
+        for ename, spec in (external or {}).items():
+            if isinstance(spec, Mapping):
+                spec = ExternalWrench(**spec)
+            if spec.frame not in ("body", "inertial"):
+                raise ParameterError(
+                    name, f"external[{ename}].frame", f"'body' or 'inertial', not {spec.frame!r}"
+                )
+            point = as_vector(name, f"external[{ename}].point", spec.point, 3)
+            self.external[ename] = ExternalWrench(tuple(point), spec.frame)
+            self._ext_tauT.append(kinematic_model(-point).T)
+        for c in self.child_names:
+            self._add_port(
+                c,
+                "child",
+                24,
+                f"child port {c}: motion vector out (18, in R_{name}); wrench applied on {name} in "
+                f"(6, in R_{name})",
+            )
+        for ename, spec in self.external.items():
+            self._add_port(
+                ename,
+                "signal_in",
+                6,
+                f"external wrench [F (N), T (N m) about the point {list(spec.point)}] on {name}, "
+                f"in the {spec.frame} frame",
+            )
+
+    @property
+    def n_children(self) -> int:
+        return len(self.child_names)
+
+    # -- shared equations -----------------------------------------------------------------------
+
+    def child_kinematics(self, twist: FloatArray, ip: FloatArray, R: FloatArray):
+        """Transport v_CP of twist and position to every child port (Definition 1)."""
+        tw = self.tau_stack @ twist
+        return [
+            PortKinematics(tw[6 * i : 6 * i + 6], ip + pc, R)
+            for i, pc in enumerate(self.child_points)
+        ]
+
+    def bias(self, twist: FloatArray, R: FloatArray, signals: Mapping[str, FloatArray]) -> FloatArray:
+        """``h = -D_P [g; 0] + C(x'_P) D_P x'_P - Σ τ_EP^T W_ext,E`` (eq. 11 and 13), in R_a.
+
+        With it, Newton-Euler reads ``D_P ẋ'_P + h = Σ τ_{C_i P}^T W_{./A,C_i} + W_{./A,P}``.
+        """
+        dx = self.D @ twist
+        w = np.array([[0.0, -twist[5], twist[4]], [twist[5], 0.0, -twist[3]], [-twist[4], twist[3], 0.0]])
+        v = np.array([[0.0, -twist[2], twist[1]], [twist[2], 0.0, -twist[0]], [-twist[1], twist[0], 0.0]])
+        h = np.empty(6)
+        h[0:3] = w @ dx[0:3]
+        h[3:6] = v @ dx[0:3] + w @ dx[3:6]
+        g_a = R.T @ self.gravity
+        h -= self.D[:, 0:3] @ g_a
+        for (ename, spec), tauT in zip(self.external.items(), self._ext_tauT):
+            wext = signals[ename]
+            if spec.frame == "inertial":
+                wext = np.concatenate([R.T @ wext[0:3], R.T @ wext[3:6]])
+            h -= tauT @ wext
+        return h
+
+    # -- invariants (for tests and users) -------------------------------------------------------
+
+    def kinetic_energy(self, kin: BodyKinematics) -> float:
+        """½ x'^T D_P x' (eq. 10), J."""
+        return 0.5 * float(kin.twist @ self.D @ kin.twist)
+
+    def com_position(self, kin: BodyKinematics) -> FloatArray:
+        """Centre of mass in the inertial frame (m)."""
+        return kin.R @ (kin.ip + self.com)
+
+    def potential_energy(self, kin: BodyKinematics) -> float:
+        """Gravitational potential -m g·IB (J), zero at the inertial origin."""
+        return -self.mass * float(self.gravity @ self.com_position(kin))
+
+    def momentum(self, kin: BodyKinematics) -> FloatArray:
+        """[linear momentum (kg m/s); angular momentum about the inertial origin I (kg m²/s)],
+        both in the inertial frame."""
+        v, w = kin.twist[0:3], kin.twist[3:6]
+        p_b = self.mass * (v + np.cross(w, self.com))
+        p = kin.R @ p_b
+        h = np.cross(self.com_position(kin), p) + kin.R @ (self.inertia @ w)
+        return np.concatenate([p, h])
+
+
+# ----------------------------------------------------------------------------------------------
+# roots
+# ----------------------------------------------------------------------------------------------
+
+
+class RigidBody(BodyBlock):
+    """Root rigid body, forward dynamics ``G^B_{P,C1..Cn}`` (Figs. 2-3, eqs. 11-13).
+
+    States (13): inertial position [IP]_{R_i} (m), attitude quaternion [w, x, y, z] (integrated
+    without Euler singularity), twist [v_P, ω] at P in R_b (m/s, rad/s). The Euler angles appear
+    only on the ports. Extra output: the spatial acceleration ẋ'_P (6).
+
+    Extra parameters: ``position`` [IP(0)]_{R_i} (m), ``euler`` Θ(0) (rad, 3-2-1), ``twist`` x'_P(0)
+    in R_b (m/s, rad/s).
+    """
+
+    kind = "rigid_body"
+    has_parent = False
+    n_extra = 6
+
+    def __init__(
+        self,
+        name: str,
+        mass: float,
+        inertia: ArrayLike,
+        com: ArrayLike = (0.0, 0.0, 0.0),
+        children: Mapping[str, ArrayLike] | None = None,
+        external: Mapping[str, ExternalWrench | Mapping] | None = None,
+        gravity: ArrayLike = DEFAULT_GRAVITY,
+        position: ArrayLike = (0.0, 0.0, 0.0),
+        euler: ArrayLike = (0.0, 0.0, 0.0),
+        twist: ArrayLike = (0.0,) * 6,
+    ) -> None:
+        super().__init__(name, mass, inertia, com, children, external, gravity, root=True)
+        self.position0 = as_vector(name, "position", position, 3)
+        self.euler0 = as_vector(name, "euler", euler, 3)
+        self.twist0 = as_vector(name, "twist", twist, 6)
+        self.state_names = (
+            "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz",
+        )  # fmt: skip
+        self.D_inv = np.linalg.inv(self.D)
+        # constant part of the loop map: ẋ'_P = D^-1 (T W_C - h)
+        n = self.n_children
+        self._M = np.zeros((6 * n + 6, 6 * n))
+        self._M[0 : 6 * n] = self.tau_stack @ self.D_inv @ self.T
+        self._M[6 * n :] = self.D_inv @ self.T
+        self._out = np.vstack([self.tau_stack, np.eye(6)])
+
+    def initial_state(self) -> FloatArray:
+        return np.concatenate([self.position0, quaternion_from_euler(self.euler0), self.twist0])
+
+    def kinematics(self, x: FloatArray, parent, signals) -> BodyKinematics:
+        R = dcm_from_quaternion(x[3:7])
+        twist = x[7:13]
+        ip = R.T @ x[0:3]
+        return BodyKinematics(twist, ip, R, self.child_kinematics(twist, ip, R))
+
+    def loop_map(self, kin: BodyKinematics, signals) -> tuple[FloatArray, FloatArray]:
+        """Eq. (11): ``ẋ'_P = D_P^-1 (Σ τ_{C_iP}^T W_C_i - h)``; child accelerations by τ_{C_iP}."""
+        h = self.bias(kin.twist, kin.R, signals)
+        return self._M, self._out @ (-(self.D_inv @ h))
+
+    def derivative(self, x: FloatArray, kin: BodyKinematics, extra: FloatArray) -> FloatArray:
+        """[ d[IP]_{R_i}/dt = P_{b/i} v_P ; q̇ ; ẋ'_P ] (eq. 12 with a quaternion attitude)."""
+        return np.concatenate([kin.R @ kin.twist[0:3], quaternion_rate(x[3:7], kin.twist[3:6]), extra])
+
+
+class ImposedMotionBody(BodyBlock):
+    """Direct dynamic model of a body with imposed motion (Fig. 1): inverse dynamics of a root.
+
+    Signal input ``m`` (18): the motion vector imposed at P, projected in the body frame. Extra
+    output and signal ``W`` (6): the external wrench W_ext,P that must be applied at P, in the body
+    frame, to produce that motion (eq. 11 solved for the wrench). Child ports carry the transported
+    motion (eq. 14). No state.
+    """
+
+    kind = "imposed_motion_body"
+    has_parent = False
+    n_extra = 6
+
+    def __init__(self, name: str, mass: float, inertia: ArrayLike, **kwargs) -> None:
+        super().__init__(name, mass, inertia, **kwargs)
+        self._add_port("m", "signal_in", 18, "imposed motion vector at P (18, in the body frame)")
+        self._add_port("W", "signal_out", 6, "external wrench required at P (6, body frame)")
+        n = self.n_children
+        self._M = np.zeros((6 * n + 6, 6 * n))
+        self._M[6 * n :] = -self.T
+
+    kinematic_inputs = ("m",)
+
+    def kinematics(self, x, parent, signals) -> BodyKinematics:
+        m = signals["m"]
+        R = dcm_from_euler(m[15:18])
+        twist = m[6:12].copy()
+        ip = m[12:15].copy()
+        return BodyKinematics(
+            twist, ip, R, self.child_kinematics(twist, ip, R), imposed_acc=m[0:6].copy()
+        )
+
+    def loop_map(self, kin, signals):
+        h = self.bias(kin.twist, kin.R, signals)
+        n = self.n_children
+        c = np.empty(6 * n + 6)
+        c[0 : 6 * n] = self.tau_stack @ kin.imposed_acc
+        c[6 * n :] = self.D @ kin.imposed_acc + h
+        return self._M, c
+
+
+class Ground(Block):
+    """Fixed base: a root whose motion is null (inverse dynamics with zero imposed motion).
+
+    Child ports at points (m, vector from the base origin O to the port, base frame); ``position``
+    [IO]_{R_i} (m) and ``euler`` (rad) place the base in the inertial frame. Extra output and
+    signal ``W`` (6): the wrench the outside must apply at O to hold the base (reaction).
+    """
+
+    kind = "ground"
+    has_parent = False
+    n_extra = 6
+    kinematic_inputs = ()
+
+    def __init__(
+        self,
+        name: str,
+        children: Mapping[str, ArrayLike] | None = None,
+        position: ArrayLike = (0.0, 0.0, 0.0),
+        euler: ArrayLike = (0.0, 0.0, 0.0),
+    ) -> None:
+        super().__init__(name)
+        self.child_names = tuple(children or {})
+        self.child_points = [
+            as_vector(name, f"children[{c}]", p, 3) for c, p in (children or {}).items()
+        ]
+        self.position = as_vector(name, "position", position, 3)
+        self.euler = as_vector(name, "euler", euler, 3)
+        self.R = dcm_from_euler(self.euler)
+        n = len(self.child_points)
+        self.tau_stack = np.zeros((6 * n, 6))
+        for i, pc in enumerate(self.child_points):
+            self.tau_stack[6 * i : 6 * i + 6] = kinematic_model(-pc)
+        self.T = self.tau_stack.T.copy()
+        self.external = {}
+        for c in self.child_names:
+            self._add_port(c, "child", 24, f"child port {c} of the fixed base {name}")
+        self._add_port("W", "signal_out", 6, "wrench holding the base at O (6, base frame)")
+        self._M = np.zeros((6 * n + 6, 6 * n))
+        self._M[6 * n :] = -self.T
+        self._c = np.zeros(6 * n + 6)
+        ip = self.R.T @ self.position
+        self._kin = BodyKinematics(
+            np.zeros(6),
+            ip,
+            self.R,
+            [PortKinematics(np.zeros(6), ip + pc, self.R) for pc in self.child_points],
+        )
+
+    @property
+    def n_children(self) -> int:
+        return len(self.child_names)
+
+    def kinematics(self, x, parent, signals) -> BodyKinematics:
+        return self._kin
+
+    def loop_map(self, kin, signals):
+        return self._M, self._c
+
+
+# ----------------------------------------------------------------------------------------------
+# bodies hanging from a parent through a joint
+# ----------------------------------------------------------------------------------------------
+
+
+class JointBody(BodyBlock):
+    """A body A hanging from its parent B through a joint: the TITOP model ``R^{A,.}_{P,C1..Cn}``.
+
+    One implementation for the welded (eq. 15), revolute (eqs. 16-23) and prismatic (eqs. 24-29)
+    cases, forward (driving effort in, joint acceleration out, eqs. 22 and 28) or inverse
+    (imposed joint motion in, driving effort out, eqs. 21 and 27). The joint point is the
+    reference point P of A; the parent port is projected in R_b, everything else in R_a.
+    """
+
+    has_parent = True
+    inverse = False
+    kinematic_inputs: tuple[str, ...] = ()
+
+    def __init__(self, name: str, mass, inertia, joint: JointModel, **kwargs) -> None:
+        super().__init__(name, mass, inertia, **kwargs)
+        self.joint = joint
+        k = joint.dof
+        self.n_extra = k
+        self._add_port(
+            "P",
+            "parent",
+            24,
+            f"parent port: motion vector of the parent at P in (18, in the parent frame); wrench "
+            f"applied by {name} on its parent out (6, in the parent frame)",
+        )
+        if k:
+            self.S = joint.S
+            self.StD = self.S.T @ self.D
+            j = self.StD @ self.S  # apparent inertia seen from the joint, eq. (20)
+            if abs(float(np.linalg.det(j))) <= 1e-14 * max(1.0, float(np.max(np.abs(self.D)))) ** k:
+                raise ParameterError(
+                    name,
+                    "inertia",
+                    f"the apparent inertia seen from the joint (eq. 20) is zero: {j.tolist()}; "
+                    "the body cannot be moved by its joint (e.g. a point mass on a revolute axis)",
+                )
+            self.J_inv = np.linalg.inv(j)
+            self.alpha_C = self.J_inv @ self.S.T @ self.T  # θ̈ sensitivity to child wrenches
+            unit = joint.coordinate_unit
+            effort = "N m" if unit == "rad" else "N"
+            if self.inverse:
+                self.kinematic_inputs = ("joint.m",)
+                self._add_port(
+                    "joint.m", "signal_in", 3 * k, f"imposed joint motion [q̈, q̇, q] ({unit})"
+                )
+                self._add_port(
+                    "joint.tau", "signal_out", k, f"driving effort C_m / F_m required ({effort})"
+                )
+            else:
+                self._add_port("joint.tau", "signal_in", k, f"driving effort C_m / F_m ({effort})")
+                self._add_port(
+                    "joint.m", "signal_out", 3 * k, f"joint motion m = [q̈, q̇, q] ({unit})"
+                )
+
+    def kinematics(self, x: FloatArray, parent: PortKinematics, signals) -> BodyKinematics:
+        k = self.joint.dof
+        if self.inverse:
+            m = signals["joint.m"]
+            q, qd = m[2 * k : 3 * k], m[k : 2 * k]
+        else:
+            q, qd = x[0:k], x[k : 2 * k]
+        jk = self.joint.kinematics(q, qd, parent.twist, parent.ip, parent.R)
+        return BodyKinematics(
+            jk.twist, jk.ip, jk.R, self.child_kinematics(jk.twist, jk.ip, jk.R), joint=jk
+        )
+
+    def loop_map(self, kin: BodyKinematics, signals) -> tuple[FloatArray, FloatArray]:
+        """Affine map of eqs. (17)-(23) / (24)-(29), see the module docstring for the layout."""
+        jk = kin.joint
+        G = jk.G
+        D = self.D
+        h = self.bias(kin.twist, kin.R, signals)
+        n = self.n_children
+        k = self.joint.dof
+        # spatial acceleration of A at P: ẋ'_A = A_P ẋ'_B + A_C W_C + a0
+        if k == 0:
+            A_P, a0, A_C = G, jk.e, None
+        elif self.inverse:
+            qdd = signals["joint.m"][0:k]
+            A_P, a0, A_C = G, jk.e + self.S @ qdd, None
+        else:
+            # eq. (22): q̈ = J^-1 (τ - S^T (D (G ẋ'_B + e) + h - T W_C))
+            tau = signals["joint.tau"]
+            alpha_P = -self.J_inv @ (self.StD @ G)
+            alpha0 = self.J_inv @ (tau - self.StD @ jk.e - self.S.T @ h)
+            A_P = G + self.S @ alpha_P
+            a0 = jk.e + self.S @ alpha0
+            A_C = self.S @ self.alpha_C
+        # W_A = T W_C - D ẋ'_A - h  (wrench applied by A on B at P, in R_a, eq. 18 / 25)
+        GT = G.T
+        DA_P = D @ A_P
+        Da0h = D @ a0 + h
+        TD = self.T if A_C is None else self.T - D @ A_C
+        M = np.empty((6 + 6 * n + k, 6 + 6 * n))
+        c = np.empty(6 + 6 * n + k)
+        M[0:6, 0:6] = -GT @ DA_P
+        M[0:6, 6:] = GT @ TD
+        c[0:6] = -GT @ Da0h
+        M[6 : 6 + 6 * n, 0:6] = self.tau_stack @ A_P
+        if A_C is None:
+            M[6 : 6 + 6 * n, 6:] = 0.0
+        else:
+            M[6 : 6 + 6 * n, 6:] = self.tau_stack @ A_C
+        c[6 : 6 + 6 * n] = self.tau_stack @ a0
+        if k:
+            if self.inverse:
+                # eq. (21) / (27): τ = -S^T W_A
+                M[6 + 6 * n :, 0:6] = self.S.T @ DA_P
+                M[6 + 6 * n :, 6:] = -self.S.T @ TD
+                c[6 + 6 * n :] = self.S.T @ Da0h
+            else:
+                M[6 + 6 * n :, 0:6] = alpha_P
+                M[6 + 6 * n :, 6:] = self.alpha_C
+                c[6 + 6 * n :] = alpha0
+        return M, c
+
+    def derivative(self, x: FloatArray, kin, extra: FloatArray) -> FloatArray:
+        k = self.joint.dof
+        return np.concatenate([x[k : 2 * k], extra])
+
+
+class WeldedBody(JointBody):
+    """Welded body ``R^A_{P,C1..Cn}`` (Fig. 4 and 6, eq. 15): static, no state.
+
+    ``P_ab`` is the constant DCM P_{a/b} from R_a to the parent frame R_b.
+    """
+
+    kind = "welded_body"
+
+    def __init__(self, name: str, mass, inertia, P_ab: ArrayLike = np.eye(3), **kwargs) -> None:
+        super().__init__(name, mass, inertia, WeldJoint(name, P_ab), **kwargs)
+
+
+class _OneDofBody(JointBody):
+    def _init_state(self, q0: float, qd0: float) -> None:
+        self.q0 = _finite_scalar(self.name, "q0", q0)
+        self.qd0 = _finite_scalar(self.name, "qd0", qd0)
+        if not self.inverse:
+            self.state_names = ("q", "qd")
+
+    def initial_state(self) -> FloatArray:
+        return np.array([self.q0, self.qd0]) if not self.inverse else np.zeros(0)
+
+
+class RevoluteBody(_OneDofBody):
+    """Revolute-joint body ``R^{A,r}_{P,C1..Cn}`` (Figs. 8-9, eqs. 16-23), forward dynamics.
+
+    Parameters beyond :class:`BodyBlock`: ``axis`` r in R_a (normalised; zero is an error),
+    ``P_a0b`` = P_{a0/b} (DCM at θ = 0), ``theta0`` θ(0) (rad), ``theta_dot0`` θ̇(0) (rad/s).
+    Signal in ``joint.tau`` = C_m (N m); signal out ``joint.m`` = [θ̈, θ̇, θ]. States θ, θ̇.
+    """
+
+    kind = "revolute_body"
+
+    def __init__(
+        self,
+        name: str,
+        mass,
+        inertia,
+        axis: ArrayLike = (0.0, 0.0, 1.0),
+        P_a0b: ArrayLike = np.eye(3),
+        theta0: float = 0.0,
+        theta_dot0: float = 0.0,
+        **kwargs,
+    ) -> None:
+        super().__init__(name, mass, inertia, RevoluteJoint(name, axis, P_a0b), **kwargs)
+        self._init_state(theta0, theta_dot0)
+
+
+class PrismaticBody(_OneDofBody):
+    """Prismatic-joint body ``R^{A,t}_{P0,C1..Cn}`` (Figs. 11-12, eqs. 24-29), forward dynamics.
+
+    Parameters beyond :class:`BodyBlock`: ``axis`` t in R_a, ``P_ab`` = P_{a/b} (constant DCM),
+    ``x0`` x(0) (m), ``x_dot0`` ẋ(0) (m/s). The joint point P0 is fixed in the parent; the reference
+    point P of A coincides with P0 at x = 0. Signal in ``joint.tau`` = F_m (N); signal out
+    ``joint.m`` = [ẍ, ẋ, x]. States x, ẋ.
+    """
+
+    kind = "prismatic_body"
+
+    def __init__(
+        self,
+        name: str,
+        mass,
+        inertia,
+        axis: ArrayLike = (1.0, 0.0, 0.0),
+        P_ab: ArrayLike = np.eye(3),
+        x0: float = 0.0,
+        x_dot0: float = 0.0,
+        **kwargs,
+    ) -> None:
+        super().__init__(name, mass, inertia, PrismaticJoint(name, axis, P_ab), **kwargs)
+        self._init_state(x0, x_dot0)
+
+
+class RevoluteBodyInverse(RevoluteBody):
+    """Revolute-joint body with imposed joint motion (inverse dynamics, eq. 21).
+
+    Signal in ``joint.m`` = [θ̈, θ̇, θ] (rad/s², rad/s, rad); signal out ``joint.tau`` = C_m (N m).
+    No state.
+    """
+
+    kind = "revolute_body_inverse"
+    inverse = True
+
+    def __init__(self, name: str, mass, inertia, axis=(0.0, 0.0, 1.0), P_a0b=np.eye(3), **kwargs):
+        super().__init__(name, mass, inertia, axis=axis, P_a0b=P_a0b, **kwargs)
+
+
+class PrismaticBodyInverse(PrismaticBody):
+    """Prismatic-joint body with imposed joint motion (inverse dynamics, eq. 27).
+
+    Signal in ``joint.m`` = [ẍ, ẋ, x] (m/s², m/s, m); signal out ``joint.tau`` = F_m (N). No state.
+    """
+
+    kind = "prismatic_body_inverse"
+    inverse = True
+
+    def __init__(self, name: str, mass, inertia, axis=(1.0, 0.0, 0.0), P_ab=np.eye(3), **kwargs):
+        super().__init__(name, mass, inertia, axis=axis, P_ab=P_ab, **kwargs)
+

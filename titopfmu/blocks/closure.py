@@ -1,0 +1,91 @@
+"""Loop-closure block ``L^A_C`` (seed 004, sec. 3.4, Figs. 13-14).
+
+A closed kinematic chain is cut at a point C of a body A, split into A_l (ending the chain "left")
+and A_r (ending the chain "right"). The block models the mechanical impedance of A at C as a
+6×6 spring K and damper D acting on the relative motion δm_C = m_C^{A_r} - m_C^{A_l}, and feeds the
+interaction wrenches back to both sides. It only needs twists and poses, so it is evaluated before
+the algebraic loop: the loop stays a forest.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..spatial.algebra import FloatArray
+from .base import Block, ParameterError, as_matrix
+
+
+def small_rotation_vector(R: FloatArray) -> FloatArray:
+    """Rotation vector (rad) of a DCM, accurate for the small relative rotations of a closure."""
+    w = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    s = float(np.linalg.norm(w))
+    c = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
+    if s < 1e-12:
+        return w
+    return w * (math.atan2(s, c) / s)
+
+
+class LoopClosure(Block):
+    """Spring-damper closing a kinematic loop at a point C.
+
+    Parameters
+    ----------
+    K:
+        6×6 stiffness on ``δx = [δp (m), δθ (rad)]`` (N/m, N m/rad blocks), symmetric PSD.
+    D:
+        6×6 damping on ``δx' = [δv (m/s), δω (rad/s)]``, symmetric PSD.
+
+    Ports ``left`` and ``right`` are parent-kind: each receives the motion vector of one side of
+    the cut (projected in that side's frame) and returns the wrench the closure applies on it.
+    Relative motion is taken in the left frame: δp = [IC_r - IC_l], δθ the rotation vector of
+    P_{l/i}^T P_{r/i}, δv and δω the differences of the point velocities and angular rates. The wrench
+    on the left side is ``K δx + D δx'`` and its opposite acts on the right side (projected in R_r).
+    """
+
+    kind = "loop_closure"
+
+    def __init__(self, name: str, K: ArrayLike, D: ArrayLike | None = None) -> None:
+        super().__init__(name)
+        self.K = self._check(as_matrix(name, "K", K, (6, 6)), "K")
+        self.D = self._check(
+            as_matrix(name, "D", np.zeros((6, 6)) if D is None else D, (6, 6)), "D"
+        )
+        for side in ("left", "right"):
+            self._add_port(
+                side,
+                "parent",
+                24,
+                f"{side} side of the cut: motion vector in (18, that side's frame); wrench applied "
+                "by the closure out (6, same frame)",
+            )
+
+    def _check(self, m: FloatArray, parameter: str) -> FloatArray:
+        if np.max(np.abs(m - m.T)) > 1e-9 * max(1.0, float(np.max(np.abs(m)))):
+            raise ParameterError(self.name, parameter, "not symmetric")
+        if np.linalg.eigvalsh(0.5 * (m + m.T))[0] < -1e-12 * max(1.0, float(np.max(np.abs(m)))):
+            raise ParameterError(self.name, parameter, "not positive semi-definite")
+        return m
+
+    def wrenches(self, left, right) -> tuple[FloatArray, FloatArray]:
+        """Wrenches on the left and right sides, each in its own frame (Fig. 14).
+
+        ``left``/``right`` carry ``twist``, ``ip`` and ``R`` (see PortKinematics).
+        """
+        R_lr = left.R.T @ right.R  # P_{r/l}
+        dp = R_lr @ right.ip - left.ip
+        dth = small_rotation_vector(R_lr)
+        dv = R_lr @ right.twist[0:3] - left.twist[0:3]
+        dw = R_lr @ right.twist[3:6] - left.twist[3:6]
+        w_l = self.K @ np.concatenate([dp, dth]) + self.D @ np.concatenate([dv, dw])
+        R_rl = R_lr.T
+        w_r = -np.concatenate([R_rl @ w_l[0:3], R_rl @ w_l[3:6]])
+        return w_l, w_r
+
+    def potential_energy(self, left, right) -> float:
+        """½ δx^T K δx (J): the energy stored in the closure spring."""
+        R_lr = left.R.T @ right.R
+        dx = np.concatenate([R_lr @ right.ip - left.ip, small_rotation_vector(R_lr)])
+        return 0.5 * float(dx @ self.K @ dx)

@@ -1,0 +1,106 @@
+"""Signal blocks: sources and control laws feeding joint efforts, external wrenches and imposed
+motions. They are evaluated before the algebraic loop, so they may use positions and rates but
+not accelerations (those are NaN at that point; a signal that comes out non-finite is reported)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..spatial.algebra import FloatArray
+from .base import Block, ParameterError, as_vector
+
+
+class SignalBlock(Block):
+    """A block of signals only: ``y = evaluate(t, inputs)``."""
+
+    kind = "signal"
+    kinematic_inputs: tuple[str, ...] = ()
+
+    def evaluate(self, t: float, inputs: dict[str, FloatArray]) -> dict[str, FloatArray]:
+        raise NotImplementedError
+
+
+class Constant(SignalBlock):
+    """Constant output ``y`` (any size)."""
+
+    kind = "constant"
+
+    def __init__(self, name: str, value: ArrayLike) -> None:
+        super().__init__(name)
+        v = np.atleast_1d(np.asarray(value, dtype=float)).reshape(-1)
+        self.value = as_vector(name, "value", v, v.size)
+        self._add_port("y", "signal_out", self.value.size, "constant value")
+
+    def evaluate(self, t, inputs):
+        return {"y": self.value}
+
+
+class TimeFunction(SignalBlock):
+    """Output ``y = f(t)`` of ``size`` components, for time-varying inputs and trajectories."""
+
+    kind = "time_function"
+
+    def __init__(self, name: str, f: Callable[[float], ArrayLike], size: int) -> None:
+        super().__init__(name)
+        if not callable(f):
+            raise ParameterError(name, "f", "must be callable f(t)")
+        self.f = f
+        self.size = int(size)
+        self._add_port("y", "signal_out", self.size, "f(t)")
+
+    def evaluate(self, t, inputs):
+        return {"y": np.asarray(self.f(t), dtype=float).reshape(self.size)}
+
+
+class JointSpringDamper(SignalBlock):
+    """Joint control law ``tau = -k (q - q_ref) - d q̇`` on a 1-dof joint motion ``m = [q̈, q̇, q]``.
+
+    ``k`` in N/m or N m/rad, ``d`` in N s/m or N m s/rad (>= 0).
+    """
+
+    kind = "joint_spring_damper"
+
+    def __init__(self, name: str, k: float = 0.0, d: float = 0.0, q_ref: float = 0.0) -> None:
+        super().__init__(name)
+        self.k, self.d, self.q_ref = (float(v) for v in as_vector(name, "k,d,q_ref", [k, d, q_ref], 3))
+        if self.k < 0 or self.d < 0:
+            raise ParameterError(name, "k" if self.k < 0 else "d", "must be >= 0")
+        self._add_port("m", "signal_in", 3, "joint motion [q̈, q̇, q]")
+        self._add_port("tau", "signal_out", 1, "joint effort (N or N m)")
+
+    def evaluate(self, t, inputs):
+        m = inputs["m"]
+        return {"tau": np.array([-self.k * (m[2] - self.q_ref) - self.d * m[1]])}
+
+
+class Function(SignalBlock):
+    """General signal block ``outputs = f(t, inputs)``.
+
+    ``inputs`` and ``outputs`` map port names to sizes; ``f(t, dict) -> dict`` of arrays.
+    """
+
+    kind = "function"
+
+    def __init__(
+        self,
+        name: str,
+        f: Callable[[float, dict[str, FloatArray]], dict[str, ArrayLike]],
+        inputs: dict[str, int],
+        outputs: dict[str, int],
+    ) -> None:
+        super().__init__(name)
+        if not callable(f):
+            raise ParameterError(name, "f", "must be callable f(t, inputs)")
+        self.f = f
+        for p, n in inputs.items():
+            self._add_port(p, "signal_in", int(n), "input")
+        for p, n in outputs.items():
+            self._add_port(p, "signal_out", int(n), "output")
+        self._sizes = dict(outputs)
+
+    def evaluate(self, t, inputs):
+        out = self.f(t, inputs)
+        return {p: np.asarray(out[p], dtype=float).reshape(n) for p, n in self._sizes.items()}

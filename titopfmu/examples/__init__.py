@@ -1,0 +1,1 @@
+"""Ready-made systems (the paper's examples)."""

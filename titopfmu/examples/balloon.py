@@ -1,0 +1,107 @@
+"""The 9-dof balloon of seed 004, section 4 (Fig. 16, Table 1).
+
+A balloon B (root, free-flying) holds a rigid flight chain ending at C; a slider S moves on a
+prismatic joint at C along t = [1, 0, -1]/√2 (R_b); a double point-mass pendulum P1, P2 hangs from
+S on two revolute joints about z. Gravity g = [0, -9.81, 0] m/s² (R_i); buoyancy -m_G g acts at B,
+in the inertial frame. Values the paper leaves out are those of issue 2 of the tracker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..assembly.system import System
+from ..blocks import Constant, JointSpringDamper, PrismaticBody, RevoluteBody, RigidBody
+
+#: CSV columns of the example and the signals they come from.
+COLUMNS = {
+    "x": "balloon.position[1]",
+    "y": "balloon.position[2]",
+    "z": "balloon.position[3]",
+    "phi": "balloon.euler[1]",
+    "theta": "balloon.euler[2]",
+    "psi": "balloon.euler[3]",
+    "p": "slider.joint.m[3]",
+    "theta1": "pend1.joint.m[3]",
+    "theta2": "pend2.joint.m[3]",
+}
+
+
+@dataclass(frozen=True)
+class BalloonParameters:
+    """Table 1 of seed 004 plus the values issue 2 fixes (SI units)."""
+
+    m_balloon: float = 10.0
+    J_balloon: tuple = ((5.0, 0.0, 0.0), (0.0, 10.0, -7.0), (0.0, -7.0, 10.0))
+    CB: tuple = (0.0, 2.0, 0.0)  # from C to B, in R_b
+    gravity: tuple = (0.0, -9.81, 0.0)
+    m_slider: float = 1.0
+    t_axis: tuple = (1.0, 0.0, -1.0)
+    k: float = 20.0
+    d_s: float = 2.0
+    m_p1: float = 2.0
+    SP1: tuple = (0.0, -1.2, 0.0)
+    theta1_0: float = np.deg2rad(170.0)
+    d_p1: float = 0.2
+    m_p2: float = 3.0
+    P1P2: tuple = (0.0, -1.6, 0.0)
+    theta2_0: float = np.deg2rad(-170.0)
+    d_p2: float = 0.2
+    buoyancy: bool = True
+
+    @property
+    def total_mass(self) -> float:
+        return self.m_balloon + self.m_slider + self.m_p1 + self.m_p2
+
+    def conservative(self) -> BalloonParameters:
+        """Same system without damping, spring and buoyancy (for energy checks)."""
+        return replace(self, k=0.0, d_s=0.0, d_p1=0.0, d_p2=0.0, buoyancy=False)
+
+
+def build_balloon(params: BalloonParameters | None = None) -> System:
+    """Return the balloon system of Fig. 16 with blocks ``balloon``, ``slider``, ``pend1``,
+    ``pend2`` and the signal blocks of the joint laws and the buoyancy."""
+    p = params or BalloonParameters()
+    g = np.array(p.gravity)
+    zero3 = np.zeros((3, 3))
+    s = System("balloon")
+    s.add(
+        RigidBody(
+            "balloon",
+            p.m_balloon,
+            p.J_balloon,
+            children={"C": -np.array(p.CB)},
+            external={"buoyancy": {"point": (0.0, 0.0, 0.0), "frame": "inertial"}},
+            gravity=g,
+        ),
+        PrismaticBody(
+            "slider", p.m_slider, zero3, axis=p.t_axis, children={"S": (0.0, 0.0, 0.0)}, gravity=g
+        ),
+        RevoluteBody(
+            "pend1",
+            p.m_p1,
+            zero3,
+            com=p.SP1,
+            axis=(0.0, 0.0, 1.0),
+            theta0=p.theta1_0,
+            children={"P1": p.SP1},
+            gravity=g,
+        ),
+        RevoluteBody(
+            "pend2", p.m_p2, zero3, com=p.P1P2, axis=(0.0, 0.0, 1.0), theta0=p.theta2_0, gravity=g
+        ),
+        Constant("buoyancy", np.concatenate([-p.total_mass * g, np.zeros(3)]) * float(p.buoyancy)),
+        JointSpringDamper("slider_law", k=p.k, d=p.d_s),
+        JointSpringDamper("pend1_law", d=p.d_p1),
+        JointSpringDamper("pend2_law", d=p.d_p2),
+    )
+    s.connect("balloon.C", "slider.P")
+    s.connect("slider.S", "pend1.P")
+    s.connect("pend1.P1", "pend2.P")
+    s.connect("buoyancy.y", "balloon.buoyancy")
+    for joint in ("slider", "pend1", "pend2"):
+        s.connect(f"{joint}.joint.m", f"{joint}_law.m")
+        s.connect(f"{joint}_law.tau", f"{joint}.joint.tau")
+    return s

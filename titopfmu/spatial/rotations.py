@@ -1,0 +1,96 @@
+"""Attitude parameterisations: Euler angles (3-2-1), DCMs and unit quaternions.
+
+Euler angles Θ = [φ, θ, ψ] (rad) follow DEVELOPERS.md: ``P_{b/i} = R_z(ψ) R_y(θ) R_x(φ)``, i.e. scipy
+``Rotation.from_euler("ZYX", [ψ, θ, φ])``. Attitudes are *integrated* as unit quaternions
+``q = [w, x, y, z]`` (scalar first) so no Euler singularity is ever met; Θ is only computed for
+the ports and for output.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.spatial.transform import Rotation
+
+from .algebra import FloatArray
+
+#: Tolerance on ``P^T P = 1`` and ``det P = 1`` for a matrix to be accepted as a DCM.
+DCM_TOLERANCE = 1e-9
+
+
+def dcm_from_euler(theta: ArrayLike) -> FloatArray:
+    """``P_{./i}(Θ)``: DCM P_{b/i} of the 3-2-1 Euler angles Θ = [φ, θ, ψ] (rad)."""
+    phi, th, psi = np.asarray(theta, dtype=float)
+    return Rotation.from_euler("ZYX", [psi, th, phi]).as_matrix()
+
+
+def euler_from_dcm(p_bi: ArrayLike) -> FloatArray:
+    """``Θ(P_{b/i})``: 3-2-1 Euler angles [φ, θ, ψ] (rad) of the DCM P_{b/i}."""
+    psi, th, phi = Rotation.from_matrix(np.asarray(p_bi, dtype=float)).as_euler("ZYX")
+    return np.array([phi, th, psi])
+
+
+def euler_of(p_bi: ArrayLike, p_ab: ArrayLike) -> FloatArray:
+    """Euler angles of a body A attached to B: ``Θ^A = Θ(P_{./i}(Θ^B) P_{a/b})`` (sec. 3.1)."""
+    return euler_from_dcm(np.asarray(p_bi) @ np.asarray(p_ab))
+
+
+def quaternion_from_euler(theta: ArrayLike) -> FloatArray:
+    """Unit quaternion [w, x, y, z] of the Euler angles Θ = [φ, θ, ψ] (rad)."""
+    phi, th, psi = np.asarray(theta, dtype=float)
+    x, y, z, w = Rotation.from_euler("ZYX", [psi, th, phi]).as_quat()
+    return np.array([w, x, y, z])
+
+
+def dcm_from_quaternion(q: ArrayLike) -> FloatArray:
+    """DCM P_{b/i} of a (not necessarily normalised) quaternion [w, x, y, z]."""
+    w, x, y, z = q
+    n = w * w + x * x + y * y + z * z
+    s = 2.0 / n
+    return np.array(
+        [
+            [1.0 - s * (y * y + z * z), s * (x * y - w * z), s * (x * z + w * y)],
+            [s * (x * y + w * z), 1.0 - s * (x * x + z * z), s * (y * z - w * x)],
+            [s * (x * z - w * y), s * (y * z + w * x), 1.0 - s * (x * x + y * y)],
+        ]
+    )
+
+
+def quaternion_rate(q: ArrayLike, omega_b: ArrayLike) -> FloatArray:
+    """``q̇ = ½ q ⊗ [0, ω]`` for the body-frame angular rate ω (rad/s), q = [w, x, y, z].
+
+    A term ``λ (1 - |q|²) q`` keeps the norm at one without affecting the attitude it encodes.
+    """
+    w, x, y, z = q
+    p, r, s = omega_b
+    lam = 1.0 - (w * w + x * x + y * y + z * z)
+    return np.array(
+        [
+            0.5 * (-x * p - y * r - z * s) + lam * w,
+            0.5 * (w * p + y * s - z * r) + lam * x,
+            0.5 * (w * r + z * p - x * s) + lam * y,
+            0.5 * (w * s + x * r - y * p) + lam * z,
+        ]
+    )
+
+
+def axis_rotation(unit_axis: ArrayLike, angle: float) -> FloatArray:
+    """``e^{θ (*r̃)}``: rotation by ``angle`` (rad) about the unit vector ``unit_axis`` (eq. 16)."""
+    r = np.asarray(unit_axis, dtype=float)
+    k = np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
+    return np.eye(3) + math.sin(angle) * k + (1.0 - math.cos(angle)) * (k @ k)
+
+
+def rotation_error(p: ArrayLike) -> float:
+    """How far a 3×3 matrix is from a rotation: ``max(|P^T P - 1|, |det P - 1|)``."""
+    p = np.asarray(p, dtype=float)
+    if p.shape != (3, 3) or not np.all(np.isfinite(p)):
+        return math.inf
+    return float(max(np.max(np.abs(p.T @ p - np.eye(3))), abs(np.linalg.det(p) - 1.0)))
+
+
+def rotation_vector(p: ArrayLike) -> FloatArray:
+    """Rotation vector (axis × angle, rad) of the DCM ``p``."""
+    return Rotation.from_matrix(np.asarray(p, dtype=float)).as_rotvec()
