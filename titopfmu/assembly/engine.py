@@ -26,7 +26,7 @@ from ..blocks.bodies import BodyBlock, Ground, ImposedMotionBody, JointBody, Rig
 from ..blocks.closure import LoopClosure
 from ..spatial.algebra import FloatArray
 from ..spatial.rotations import euler_from_dcm
-from .loop_solver import LoopSolveError, TreeLoopSolver
+from .loop_solver import LoopSolution, LoopSolveError, TreeLoopSolver
 from .system import AssemblyError, System, split_port
 
 METHODS = {
@@ -51,9 +51,13 @@ class SimulationError(TitopError):
 
 
 class Evaluation:
-    """Run-time data of one evaluation (the engine's 'Data', cf. Pinocchio's Model/Data)."""
+    """Run-time data of one evaluation (the engine's 'Data', cf. Pinocchio's Model/Data).
 
-    __slots__ = ("t", "x", "kin", "sig", "known", "closure", "u", "y")
+    ``kin`` holds each body's pre-loop kinematics, ``sig`` every signal value, ``closure`` the
+    loop-closure wrenches, ``sol`` the loop solution (:class:`LoopSolution`).
+    """
+
+    __slots__ = ("t", "x", "kin", "sig", "known", "closure", "sol")
 
     def __init__(self, t: float, x: FloatArray, n_tree: int) -> None:
         self.t = t
@@ -62,8 +66,7 @@ class Evaluation:
         self.sig: dict[tuple[str, str], FloatArray] = {}
         self.known: list[FloatArray | None] = [None] * n_tree
         self.closure: dict[str, tuple[FloatArray, FloatArray]] = {}
-        self.u: list[FloatArray] = []
-        self.y: list[FloatArray] = []
+        self.sol: LoopSolution | None = None
 
 
 class Engine:
@@ -79,7 +82,9 @@ class Engine:
         self.solver = TreeLoopSolver(self.plan.nodes)
         # input resolution: block -> [(port, source key)]
         self.inputs: dict[str, list[tuple[str, tuple[str, str]]]] = {
-            b.name: [(p.name, src[(b.name, p.name)]) for p in b.ports.values() if p.kind == "signal_in"]
+            b.name: [
+                (p.name, src[(b.name, p.name)]) for p in b.ports.values() if p.kind == "signal_in"
+            ]
             for b in blocks.values()
         }
         self.kin_inputs = {
@@ -104,6 +109,13 @@ class Engine:
                     sides.append((ob, blocks[ob].child_names.index(op)))
                 self.closure_sides[b.name] = sides
         self.steps = [(kind, blocks[name]) for kind, name in self.plan.pre_loop]
+        # forward joints whose motion output feeds a signal block before the loop
+        self.joint_outputs = {
+            s[0] for lst in self.inputs.values() for _, s in lst if s[1] == "joint.m"
+        } & {
+            n for n in self.plan.tree if isinstance(blocks[n], JointBody) and not blocks[n].inverse
+        }
+        self._nans = {k: np.full(k, np.nan) for k in range(7)}
         self.stateful = [
             (self.tree_index[b.name], b, self.plan.state_slices[b.name])
             for b in self.tree_blocks
@@ -135,24 +147,13 @@ class Engine:
             if kind == "kin":
                 ps = self.parent_slot.get(name)
                 parent = kin[ps[0]].children[ps[1]] if ps else None
-                k = b.kinematics(
-                    x[slices[name]], parent, {p: sig[s] for p, s in self.kin_inputs[name]}
-                )
-                kin[name] = k
-                if isinstance(b, JointBody) and not b.inverse:
-                    xs = x[slices[name]]
+                xs = x[slices[name]]
+                kin[name] = b.kinematics(xs, parent, {p: sig[s] for p, s in self.kin_inputs[name]})
+                if name in self.joint_outputs:  # pre-loop joint motion [NaN (q̈), q̇, q]
                     dof = b.joint.dof
-                    sig[(name, "joint.m")] = np.concatenate([np.full(dof, np.nan), xs[dof:], xs[:dof]])
+                    sig[(name, "joint.m")] = np.concatenate([self._nans[dof], xs[dof:], xs[:dof]])
             elif kind == "sig":
-                out = b.evaluate(t, self._block_inputs(ev, name))
-                for p, v in out.items():
-                    if not np.all(np.isfinite(v)):
-                        raise SimulationError(
-                            f"signal '{p}' is not finite ({v.tolist()}); a signal block may only "
-                            "use positions and rates (accelerations are not known before the loop)",
-                            t,
-                            name,
-                        )
+                for p, v in b.evaluate(t, {p: sig[s] for p, s in self.inputs[name]}).items():
                     sig[(name, p)] = v
             else:  # loop closure
                 (lb, li), (rb, ri) = self.closure_sides[name]
@@ -163,9 +164,12 @@ class Engine:
                     if ev.known[j] is None:
                         ev.known[j] = np.zeros(6 * self.tree_blocks[j].n_children)
                     ev.known[j][6 * oi : 6 * oi + 6] = w
-        maps = [b.loop_map(kin[b.name], self._block_inputs(ev, b.name)) for b in self.tree_blocks]
+        maps = [
+            b.loop_map(kin[b.name], {p: sig[s] for p, s in self.inputs[b.name]})
+            for b in self.tree_blocks
+        ]
         try:
-            ev.u, ev.y = self.solver.solve(maps, ev.known)
+            ev.sol = self.solver.solve(maps, ev.known)
         except LoopSolveError as exc:
             raise SimulationError(str(exc), t, self.tree_blocks[exc.node].name) from None
         return ev
@@ -174,8 +178,10 @@ class Engine:
         """State derivative dx/dt at (t, x)."""
         ev = self.evaluate(t, x)
         dx = np.empty(self.n_states)
+        extra = ev.sol.extra
+        kin = ev.kin
         for i, b, sl in self.stateful:
-            dx[sl] = b.derivative(x[sl], ev.kin[b.name], ev.y[i][-b.n_extra :])
+            dx[sl] = b.derivative(x[sl], kin[b.name], extra[i])
         if not np.all(np.isfinite(dx)):
             self._diagnose(ev, dx)
         return dx
@@ -185,10 +191,24 @@ class Engine:
         for b in self.system.blocks.values():
             if not np.all(np.isfinite(ev.x[self.plan.state_slices[b.name]])):
                 raise SimulationError("state is not finite (the integrator diverged)", ev.t, b.name)
+        for kind, b in self.steps:
+            if kind == "sig":
+                for p in b.ports.values():
+                    v = ev.sig.get((b.name, p.name))
+                    if v is not None and not np.all(np.isfinite(v)):
+                        raise SimulationError(
+                            f"signal '{p.name}' is not finite ({v.tolist()}); a signal block may "
+                            "only use positions and rates (accelerations are not known before "
+                            "the loop is solved)",
+                            ev.t,
+                            b.name,
+                        )
+        sol = ev.sol
         for i, b in enumerate(self.tree_blocks):
-            if not (np.all(np.isfinite(ev.u[i])) and np.all(np.isfinite(ev.y[i]))):
+            vals = [sol.w_c[i], sol.extra[i]] + ([sol.acc_p[i]] if sol.acc_p[i] is not None else [])
+            if not all(np.all(np.isfinite(v)) for v in vals):
                 raise SimulationError("non-finite loop inputs or outputs", ev.t, b.name)
-        for i, b, sl in self.stateful:
+        for _, b, sl in self.stateful:
             if not np.all(np.isfinite(dx[sl])):
                 raise SimulationError("non-finite state derivative", ev.t, b.name)
         raise SimulationError("non-finite state derivative", ev.t)
@@ -218,16 +238,16 @@ class Engine:
     def _acc_at_p(self, ev: Evaluation, b) -> FloatArray:
         i = self.tree_index[b.name]
         if isinstance(b, RigidBody):
-            return ev.y[i][-6:]
+            return ev.sol.extra[i]
         if isinstance(b, ImposedMotionBody):
             return ev.kin[b.name].imposed_acc
         if isinstance(b, Ground):
             return np.zeros(6)
         jk = ev.kin[b.name].joint
-        acc = jk.G @ ev.u[i][0:6] + jk.e
+        acc = jk.G @ ev.sol.acc_p[i] + jk.e
         k = b.joint.dof
         if k:
-            qdd = ev.sig[(b.name, "joint.m")][0:k] if b.inverse else ev.y[i][-k:]
+            qdd = self._input(ev, b.name, "joint.m")[0:k] if b.inverse else ev.sol.extra[i]
             acc = acc + b.S @ qdd
         return acc
 
@@ -238,7 +258,7 @@ class Engine:
             raise KeyError(f"no block '{bname}' for signal '{name}'")
         b = self.system.blocks[bname]
         if rest in b.ports and b.ports[rest].kind == "signal_in":
-            return ev.sig[self.system._source[(bname, rest)]]
+            return self._input(ev, bname, rest)
         if rest in b.ports and b.ports[rest].kind == "signal_out":
             return self._post_loop_signal(ev, b, rest)
         if rest.startswith("state."):
@@ -258,22 +278,22 @@ class Engine:
         if isinstance(b, (BodyBlock, Ground)):
             i = self.tree_index[bname]
             kin = ev.kin[bname]
-            p = 6 if b.has_parent else 0
+            sol = ev.sol
             if "." in rest:
                 port, what = rest.rsplit(".", 1)
                 if port in b.child_names and what in ("m", "W"):
                     j = b.child_names.index(port)
                     if what == "W":
-                        return ev.u[i][p + 6 * j : p + 6 * j + 6]
+                        return sol.w_c[i][6 * j : 6 * j + 6]
                     pk = kin.children[j]
-                    acc = ev.y[i][p + 6 * j : p + 6 * j + 6]
+                    acc = sol.acc_c[i][6 * j : 6 * j + 6]
                     return np.concatenate([acc, pk.twist, pk.ip, euler_from_dcm(pk.R)])
                 if port == "P" and b.has_parent and what in ("m", "W"):
                     if what == "W":
-                        return ev.y[i][0:6]
+                        return sol.wrench_to_parent(i)
                     pb, pj = self.parent_slot[bname]
                     pk = ev.kin[pb].children[pj]
-                    return np.concatenate([ev.u[i][0:6], pk.twist, pk.ip, euler_from_dcm(pk.R)])
+                    return np.concatenate([sol.acc_p[i], pk.twist, pk.ip, euler_from_dcm(pk.R)])
             if rest == "m":
                 return np.concatenate(
                     [self._acc_at_p(ev, b), kin.twist, kin.ip, euler_from_dcm(kin.R)]
@@ -297,17 +317,20 @@ class Engine:
                     return b.momentum(kin)
         raise KeyError(f"block '{bname}' has no signal '{rest}'")
 
+    def _input(self, ev: Evaluation, block: str, port: str) -> FloatArray:
+        src = self.system._source[(block, port)]
+        return self._post_loop_signal(ev, self.system.blocks[src[0]], src[1])
+
     def _post_loop_signal(self, ev: Evaluation, b, port: str) -> FloatArray:
         i = self.tree_index.get(b.name)
         if isinstance(b, JointBody) and port == "joint.m" and not b.inverse:
             k = b.joint.dof
-            v = ev.sig[(b.name, port)].copy()
-            v[0:k] = ev.y[i][-k:]
-            return v
+            xs = ev.x[self.plan.state_slices[b.name]]
+            return np.concatenate([ev.sol.extra[i], xs[k:], xs[:k]])
         if isinstance(b, JointBody) and port == "joint.tau" and b.inverse:
-            return ev.y[i][-b.joint.dof :]
+            return ev.sol.extra[i]
         if isinstance(b, (ImposedMotionBody, Ground)) and port == "W":
-            return ev.y[i][-6:]
+            return ev.sol.extra[i]
         return ev.sig[(b.name, port)]
 
     # -- simulation ---------------------------------------------------------------------------
@@ -333,7 +356,9 @@ class Engine:
         raised whose ``result`` holds every sample computed before the failure.
         """
         if method not in METHODS:
-            raise TitopError(f"unknown integration method {method!r}; choose from {sorted(METHODS)}")
+            raise TitopError(
+                f"unknown integration method {method!r}; choose from {sorted(METHODS)}"
+            )
         if not (math.isfinite(t_final) and t_final > t0):
             raise TitopError(f"t_final ({t_final}) must be finite and greater than t0 ({t0})")
         if output_interval is None:
@@ -470,7 +495,7 @@ class SimulationResult:
         with open(path, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["time", *self.columns])
-            for t, row in zip(self.time_list, self.rows):
+            for t, row in zip(self.time_list, self.rows, strict=True):
                 w.writerow([repr(t), *(repr(v) for v in row)])
 
 

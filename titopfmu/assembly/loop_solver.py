@@ -2,18 +2,23 @@
 
 Seed 004 closes the equations of motion through algebraic loops: a parent's acceleration depends
 on its children's wrenches, which depend on that acceleration. At a fixed instant every block is
-affine in its loop unknowns (see :mod:`titopfmu.blocks.bodies`)::
+affine in its loop unknowns (see :mod:`titopfmu.blocks.bodies`). With
 
-    y_i = M_i u_i + c_i
-    u_i = [ẋ'_P (6, if the block has a parent) ; W_C1 ; ... ; W_Cn]
-    y_i = [W_P (6, if parent) ; ẋ'_C1 ; ... ; ẋ'_Cn ; extra outputs]
+    u = [ẋ'_P (6, if the block has a parent) ; W_C = [W_C1 ; ... ; W_Cn]]
+    y = [W_P (6, if parent) ; ẋ'_C = [ẋ'_C1 ; ... ; ẋ'_Cn] ; extra outputs]
 
-The solver does not care where ``M_i, c_i`` come from: the in-process engine builds them
-analytically, the co-simulation master by evaluating an FMU at probe inputs. One backward sweep
-(leaves to roots) condenses every subtree into ``W_P = K ẋ'_P + k`` (an articulated-inertia
-recursion), one forward sweep recovers every input and output. Child ports whose wrench is not a
-tree child's output (loop-closure blocks) enter as known wrenches. Cost: linear in the number of
-blocks, one (6n×6n) solve per block with n tree children.
+a block is the :class:`LoopMap`
+
+    W_P   = PP ẋ'_P + PC W_C + cP
+    ẋ'_C  = CP ẋ'_P + CC W_C + cC        (CC = U V when it has low rank, e.g. a 1-dof joint)
+    extra = XP ẋ'_P + XC W_C + xc
+
+The solver does not care where the maps come from: the in-process engine builds them
+analytically, the co-simulation master by evaluating an FMU at probe inputs
+(:meth:`LoopMap.from_dense`). One backward sweep (leaves to roots) condenses every subtree into
+``W_P = K ẋ'_P + k`` (an articulated-inertia recursion); one forward sweep recovers the inputs and
+extra outputs of every block. Child ports whose wrench is not a tree child's output (loop-closure
+blocks) enter as known wrenches. Cost: linear in the number of blocks.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..blocks.loop_map import LoopMap
 from ..spatial.algebra import FloatArray
 
 
@@ -47,6 +53,38 @@ class LoopSolveError(ArithmeticError):
         super().__init__(message)
 
 
+class LoopSolution:
+    """Inputs and extra outputs of every node after a solve.
+
+    ``acc_p[i]`` (6, or None for a root) and ``w_c[i]`` (6 n_i) form the input ``u_i``;
+    ``extra[i]`` holds the extra outputs; :meth:`wrench_to_parent` gives ``W_P``.
+    """
+
+    __slots__ = ("maps", "acc_p", "acc_c", "w_c", "extra")
+
+    def __init__(self, maps, acc_p, acc_c, w_c, extra) -> None:
+        self.maps = maps
+        self.acc_p = acc_p
+        self.acc_c = acc_c
+        self.w_c = w_c
+        self.extra = extra
+
+    def u(self, i: int) -> FloatArray:
+        if self.acc_p[i] is None:
+            return self.w_c[i]
+        return np.concatenate([self.acc_p[i], self.w_c[i]])
+
+    def wrench_to_parent(self, i: int) -> FloatArray:
+        m = self.maps[i]
+        w = m.PP @ self.acc_p[i] + m.cP
+        if m.PC is not None and len(self.w_c[i]):
+            w = w + m.PC @ self.w_c[i]
+        return w
+
+
+_EMPTY = np.zeros(0)
+
+
 class TreeLoopSolver:
     """Backward/forward sweep over a forest whose nodes are listed parents first."""
 
@@ -55,15 +93,18 @@ class TreeLoopSolver:
             if n.has_parent and not (0 <= n.parent < i):
                 raise ValueError(f"node {i}: parent {n.parent} must be listed before it")
         self.nodes = nodes
+        self._eye = {}
 
-    def solve(
-        self,
-        maps: list[tuple[FloatArray, FloatArray]],
-        known: list[FloatArray | None],
-    ) -> tuple[list[FloatArray], list[FloatArray]]:
-        """Return ``(u, y)`` for every node, given the maps and the known child wrenches.
+    def _identity(self, n: int) -> FloatArray:
+        e = self._eye.get(n)
+        if e is None:
+            e = self._eye[n] = np.eye(n)
+        return e
 
-        ``known[i]`` holds ``6 n_i`` values; the slots of tree children are ignored.
+    def solve(self, maps: list[LoopMap], known: list[FloatArray | None]) -> LoopSolution:
+        """Solve the loop given every node's map and the known child wrenches.
+
+        ``known[i]`` holds ``6 n_i`` values (or None for zeros); tree-child slots are ignored.
         """
         nodes = self.nodes
         count = len(nodes)
@@ -75,13 +116,12 @@ class TreeLoopSolver:
         kvec: list = [None] * count
         for i in range(count - 1, -1, -1):
             node = nodes[i]
-            M, c = maps[i]
+            m = maps[i]
             n = len(node.children)
-            p = 6 if node.has_parent else 0
             if n == 0:
-                if p:
-                    K[i] = M[0:6, 0:6]
-                    k[i] = c[0:6]
+                if node.has_parent:
+                    K[i] = m.PP
+                    k[i] = m.cP
                 continue
             if n == 1 and node.children[0] >= 0:
                 ch = node.children[0]
@@ -94,39 +134,75 @@ class TreeLoopSolver:
                         kb[6 * j : 6 * j + 6, 6 * j : 6 * j + 6] = K[ch]
                         kv[6 * j : 6 * j + 6] = k[ch]
             Kbd[i], kvec[i] = kb, kv
-            M_CC = M[p : p + 6 * n, p : p + 6 * n]
-            lhs = np.eye(6 * n) - M_CC @ kb
-            rhs = np.empty((6 * n, p + 1))
-            rhs[:, 0:p] = M[p : p + 6 * n, 0:p]
-            rhs[:, p] = M_CC @ kv + c[p : p + 6 * n]
+            # ẋ'_C = (1 - CC Kbd)^-1 (CP ẋ'_P + CC kv + cC)
+            Ymat = m.CP if node.has_parent else None
             try:
-                sol = np.linalg.solve(lhs, rhs)
+                if m.U is not None:
+                    # Woodbury: (1 - U V Kbd)^-1 = 1 + U (1_r - V Kbd U)^-1 V Kbd
+                    U = m.U
+                    W = m.V @ kb
+                    yv = U @ (m.V @ kv) + m.cC
+                    r = U.shape[1]
+                    if r == 1:
+                        w0 = W[0]
+                        u0 = U[:, 0]
+                        s = 1.0 - float(w0 @ u0)
+                        if s == 0.0:
+                            raise np.linalg.LinAlgError
+                        a[i] = yv + u0 * (float(w0 @ yv) / s)
+                        if Ymat is not None:
+                            A[i] = Ymat + np.outer(u0, (w0 @ Ymat) / s)
+                    else:
+                        small = self._identity(r) - W @ U
+                        if Ymat is not None:
+                            rhs = np.empty((r, 7))
+                            rhs[:, 0:6] = W @ Ymat
+                            rhs[:, 6] = W @ yv
+                            z = np.linalg.solve(small, rhs)
+                            A[i] = Ymat + U @ z[:, 0:6]
+                            a[i] = yv + U @ z[:, 6]
+                        else:
+                            a[i] = yv + U @ np.linalg.solve(small, W @ yv)
+                elif m.CC is not None:
+                    lhs = self._identity(6 * n) - m.CC @ kb
+                    yv = m.CC @ kv + m.cC
+                    if Ymat is not None:
+                        rhs = np.empty((6 * n, 7))
+                        rhs[:, 0:6] = Ymat
+                        rhs[:, 6] = yv
+                        z = np.linalg.solve(lhs, rhs)
+                        A[i], a[i] = z[:, 0:6], z[:, 6]
+                    else:
+                        a[i] = np.linalg.solve(lhs, yv)
+                else:
+                    A[i], a[i] = Ymat, m.cC
             except np.linalg.LinAlgError:
                 raise LoopSolveError(i, "singular loop equations") from None
-            A[i] = sol[:, 0:p]
-            a[i] = sol[:, p]
-            if p:
-                M_PC = M[0:6, 6 : 6 + 6 * n]
-                K[i] = M[0:6, 0:6] + M_PC @ (kb @ A[i])
-                k[i] = M_PC @ (kb @ a[i] + kv) + c[0:6]
-        us: list = [None] * count
-        ys: list = [None] * count
-        acc_c: list = [None] * count
-        for i, node in enumerate(nodes):
-            M, c = maps[i]
-            n = len(node.children)
             if node.has_parent:
-                s = node.parent_slot
-                acc_p = acc_c[node.parent][6 * s : 6 * s + 6]
-            else:
-                acc_p = None
+                K[i] = m.PP + m.PC @ (kb @ A[i])
+                k[i] = m.PC @ (kb @ a[i] + kv) + m.cP
+        acc_p: list = [None] * count
+        acc_c: list = [None] * count
+        w_c: list = [_EMPTY] * count
+        extra: list = [_EMPTY] * count
+        for i, node in enumerate(nodes):
+            m = maps[i]
+            n = len(node.children)
+            ap = None
+            if node.has_parent:
+                s = 6 * node.parent_slot
+                ap = acc_c[node.parent][s : s + 6]
+                acc_p[i] = ap
             if n:
-                ac = a[i] if acc_p is None else A[i] @ acc_p + a[i]
+                ac = a[i] if ap is None else A[i] @ ap + a[i]
                 acc_c[i] = ac
-                w_c = Kbd[i] @ ac + kvec[i]
-            else:
-                w_c = np.zeros(0)
-            u = w_c if acc_p is None else np.concatenate([acc_p, w_c])
-            us[i] = u
-            ys[i] = M @ u + c
-        return us, ys
+                wc = Kbd[i] @ ac + kvec[i]
+                w_c[i] = wc
+            if m.xc is not None:
+                x = m.xc
+                if ap is not None and m.XP is not None:
+                    x = x + m.XP @ ap
+                if n and m.XC is not None:
+                    x = x + m.XC @ wc
+                extra[i] = x
+        return LoopSolution(maps, acc_p, acc_c, w_c, extra)

@@ -156,9 +156,9 @@ def check_inertia(block: str, inertia: ArrayLike, *, positive_definite: bool) ->
         )
     if moments[2] > tol and moments[0] + moments[1] < moments[2] * (1.0 - 1e-9):
         warnings.warn(
-            f"block '{block}', parameter 'inertia': principal moments {np.round(moments, 6).tolist()} "
-            "violate the triangle inequality I1 + I2 >= I3 (no real mass distribution has them); "
-            "simulating anyway",
+            f"block '{block}', parameter 'inertia': principal moments "
+            f"{np.round(moments, 6).tolist()} violate the triangle inequality I1 + I2 >= I3 "
+            "(no real mass distribution has them); simulating anyway",
             InertiaWarning,
             stacklevel=3,
         )

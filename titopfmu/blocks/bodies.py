@@ -40,6 +40,9 @@ from .base import (
     check_mass,
 )
 from .joints import JointModel, PrismaticJoint, RevoluteJoint, WeldJoint, _finite_scalar
+from .loop_map import LoopMap
+
+_I3 = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 
 #: Standard gravity used when none is given (m/s², inertial frame, along -z).
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
@@ -128,6 +131,7 @@ class BodyBlock(Block):
         self.com = as_vector(name, "com", com, 3)
         self.gravity = as_vector(name, "gravity", gravity, 3)
         self.D = dynamic_model(self.mass, self.inertia, -self.com)  # D_P, eq. (4)
+        self._D3 = self.D[:, 0:3].copy()
         self.child_names: tuple[str, ...] = tuple(children or {})
         self.child_points = [
             as_vector(name, f"children[{c}]", p, 3) for c, p in (children or {}).items()
@@ -182,24 +186,31 @@ class BodyBlock(Block):
             for i, pc in enumerate(self.child_points)
         ]
 
-    def bias(self, twist: FloatArray, R: FloatArray, signals: Mapping[str, FloatArray]) -> FloatArray:
-        """``h = -D_P [g; 0] + C(x'_P) D_P x'_P - Σ τ_EP^T W_ext,E`` (eq. 11 and 13), in R_a.
+    def bias(
+        self, twist: FloatArray, R: FloatArray, signals: Mapping[str, FloatArray]
+    ) -> FloatArray:
+        """``h = -D_P [g; 0] + C(x'_P) D_P x'_P - Σ τ_EP^T W_ext,E`` (eqs. 11 and 13), in R_a.
 
         With it, Newton-Euler reads ``D_P ẋ'_P + h = Σ τ_{C_i P}^T W_{./A,C_i} + W_{./A,P}``.
         """
-        dx = self.D @ twist
-        w = np.array([[0.0, -twist[5], twist[4]], [twist[5], 0.0, -twist[3]], [-twist[4], twist[3], 0.0]])
-        v = np.array([[0.0, -twist[2], twist[1]], [twist[2], 0.0, -twist[0]], [-twist[1], twist[0], 0.0]])
-        h = np.empty(6)
-        h[0:3] = w @ dx[0:3]
-        h[3:6] = v @ dx[0:3] + w @ dx[3:6]
-        g_a = R.T @ self.gravity
-        h -= self.D[:, 0:3] @ g_a
-        for (ename, spec), tauT in zip(self.external.items(), self._ext_tauT):
-            wext = signals[ename]
-            if spec.frame == "inertial":
-                wext = np.concatenate([R.T @ wext[0:3], R.T @ wext[3:6]])
-            h -= tauT @ wext
+        vx, vy, vz, wx, wy, wz = twist.tolist()
+        c = np.array(
+            [
+                [0.0, -wz, wy, 0.0, 0.0, 0.0],
+                [wz, 0.0, -wx, 0.0, 0.0, 0.0],
+                [-wy, wx, 0.0, 0.0, 0.0, 0.0],
+                [0.0, -vz, vy, 0.0, -wz, wy],
+                [vz, 0.0, -vx, wz, 0.0, -wx],
+                [-vy, vx, 0.0, -wy, wx, 0.0],
+            ]
+        )  # C(x'), eq. (7)
+        h = c @ (self.D @ twist) - self._D3 @ (self.gravity @ R)
+        if self.external:
+            for (ename, spec), tauT in zip(self.external.items(), self._ext_tauT, strict=True):
+                wext = signals[ename]
+                if spec.frame == "inertial":
+                    wext = np.concatenate([wext[0:3] @ R, wext[3:6] @ R])
+                h = h - tauT @ wext
         return h
 
     # -- invariants (for tests and users) -------------------------------------------------------
@@ -267,12 +278,11 @@ class RigidBody(BodyBlock):
             "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz",
         )  # fmt: skip
         self.D_inv = np.linalg.inv(self.D)
-        # constant part of the loop map: ẋ'_P = D^-1 (T W_C - h)
+        # constant part of the loop map: ẋ'_P = D^-1 (T W_C - h), ẋ'_C = τ_stack ẋ'_P
         n = self.n_children
-        self._M = np.zeros((6 * n + 6, 6 * n))
-        self._M[0 : 6 * n] = self.tau_stack @ self.D_inv @ self.T
-        self._M[6 * n :] = self.D_inv @ self.T
-        self._out = np.vstack([self.tau_stack, np.eye(6)])
+        self._U = self.tau_stack @ self.D_inv if n else None
+        self._V = self.T if n else None
+        self._XC = self.D_inv @ self.T if n else None
 
     def initial_state(self) -> FloatArray:
         return np.concatenate([self.position0, quaternion_from_euler(self.euler0), self.twist0])
@@ -283,14 +293,18 @@ class RigidBody(BodyBlock):
         ip = R.T @ x[0:3]
         return BodyKinematics(twist, ip, R, self.child_kinematics(twist, ip, R))
 
-    def loop_map(self, kin: BodyKinematics, signals) -> tuple[FloatArray, FloatArray]:
+    def loop_map(self, kin: BodyKinematics, signals) -> LoopMap:
         """Eq. (11): ``ẋ'_P = D_P^-1 (Σ τ_{C_iP}^T W_C_i - h)``; child accelerations by τ_{C_iP}."""
-        h = self.bias(kin.twist, kin.R, signals)
-        return self._M, self._out @ (-(self.D_inv @ h))
+        xc = -(self.D_inv @ self.bias(kin.twist, kin.R, signals))
+        if not self.n_children:
+            return LoopMap(xc=xc)
+        return LoopMap(U=self._U, V=self._V, cC=self.tau_stack @ xc, XC=self._XC, xc=xc)
 
     def derivative(self, x: FloatArray, kin: BodyKinematics, extra: FloatArray) -> FloatArray:
         """[ d[IP]_{R_i}/dt = P_{b/i} v_P ; q̇ ; ẋ'_P ] (eq. 12 with a quaternion attitude)."""
-        return np.concatenate([kin.R @ kin.twist[0:3], quaternion_rate(x[3:7], kin.twist[3:6]), extra])
+        return np.concatenate(
+            [kin.R @ kin.twist[0:3], quaternion_rate(x[3:7], kin.twist[3:6]), extra]
+        )
 
 
 class ImposedMotionBody(BodyBlock):
@@ -310,9 +324,7 @@ class ImposedMotionBody(BodyBlock):
         super().__init__(name, mass, inertia, **kwargs)
         self._add_port("m", "signal_in", 18, "imposed motion vector at P (18, in the body frame)")
         self._add_port("W", "signal_out", 6, "external wrench required at P (6, body frame)")
-        n = self.n_children
-        self._M = np.zeros((6 * n + 6, 6 * n))
-        self._M[6 * n :] = -self.T
+        self._XC = -self.T if self.n_children else None
 
     kinematic_inputs = ("m",)
 
@@ -325,13 +337,13 @@ class ImposedMotionBody(BodyBlock):
             twist, ip, R, self.child_kinematics(twist, ip, R), imposed_acc=m[0:6].copy()
         )
 
-    def loop_map(self, kin, signals):
-        h = self.bias(kin.twist, kin.R, signals)
-        n = self.n_children
-        c = np.empty(6 * n + 6)
-        c[0 : 6 * n] = self.tau_stack @ kin.imposed_acc
-        c[6 * n :] = self.D @ kin.imposed_acc + h
-        return self._M, c
+    def loop_map(self, kin, signals) -> LoopMap:
+        """Eq. (11) solved for the wrench: W_ext,P = D_P ẋ'_P + h - Σ τ_{C_iP}^T W_C_i."""
+        acc = kin.imposed_acc
+        xc = self.D @ acc + self.bias(kin.twist, kin.R, signals)
+        if not self.n_children:
+            return LoopMap(xc=xc)
+        return LoopMap(cC=self.tau_stack @ acc, XC=self._XC, xc=xc)
 
 
 class Ground(Block):
@@ -371,9 +383,11 @@ class Ground(Block):
         for c in self.child_names:
             self._add_port(c, "child", 24, f"child port {c} of the fixed base {name}")
         self._add_port("W", "signal_out", 6, "wrench holding the base at O (6, base frame)")
-        self._M = np.zeros((6 * n + 6, 6 * n))
-        self._M[6 * n :] = -self.T
-        self._c = np.zeros(6 * n + 6)
+        self._map = (
+            LoopMap(cC=np.zeros(6 * n), XC=-self.T, xc=np.zeros(6))
+            if n
+            else LoopMap(xc=np.zeros(6))
+        )
         ip = self.R.T @ self.position
         self._kin = BodyKinematics(
             np.zeros(6),
@@ -389,8 +403,8 @@ class Ground(Block):
     def kinematics(self, x, parent, signals) -> BodyKinematics:
         return self._kin
 
-    def loop_map(self, kin, signals):
-        return self._M, self._c
+    def loop_map(self, kin, signals) -> LoopMap:
+        return self._map
 
 
 # ----------------------------------------------------------------------------------------------
@@ -435,7 +449,16 @@ class JointBody(BodyBlock):
                     "the body cannot be moved by its joint (e.g. a point mass on a revolute axis)",
                 )
             self.J_inv = np.linalg.inv(j)
-            self.alpha_C = self.J_inv @ self.S.T @ self.T  # θ̈ sensitivity to child wrenches
+            n = self.n_children
+            # constants of eq. (22) / (28) in loop-map form (see loop_map)
+            self._Pi = np.eye(6) - self.S @ self.J_inv @ self.StD
+            self._DPi = self.D @ self._Pi
+            self._PiT_T = self._Pi.T @ self.T if n else None
+            self._tauPi = self.tau_stack @ self._Pi if n else None
+            self._U = self.tau_stack @ self.S if n else None
+            self.alpha_C = self.J_inv @ self.S.T @ self.T if n else None  # q̈ w.r.t. W_C
+            self._aP = -self.J_inv @ self.StD
+            self._StT = self.S.T @ self.T if n else None
             unit = joint.coordinate_unit
             effort = "N m" if unit == "rad" else "N"
             if self.inverse:
@@ -464,55 +487,49 @@ class JointBody(BodyBlock):
             jk.twist, jk.ip, jk.R, self.child_kinematics(jk.twist, jk.ip, jk.R), joint=jk
         )
 
-    def loop_map(self, kin: BodyKinematics, signals) -> tuple[FloatArray, FloatArray]:
-        """Affine map of eqs. (17)-(23) / (24)-(29), see the module docstring for the layout."""
+    def loop_map(self, kin: BodyKinematics, signals) -> LoopMap:
+        """Affine map of eqs. (17)-(23) / (24)-(29); see :mod:`titopfmu.assembly.loop_solver`.
+
+        Newton-Euler (18)/(25) with ``ẋ'_A = G ẋ'_B + e + S q̈`` gives the wrench on the parent
+        ``W_P = G^T (T W_C - D ẋ'_A - h)``. Forward: the joint equation (22)/(28)
+        ``q̈ = J^-1 (τ - S^T (D (G ẋ'_B + e) + h - T W_C))`` with J = S^T D S (eq. 20) is
+        substituted, i.e. ``D ẋ'_A = D Π G ẋ'_B + ...`` with ``Π = 1 - S J^-1 S^T D``. Inverse: q̈
+        is imposed and the effort ``τ = -S^T W_A`` (eqs. 19/26) is the extra output.
+        """
         jk = kin.joint
         G = jk.G
+        Gt = G.T
         D = self.D
         h = self.bias(kin.twist, kin.R, signals)
         n = self.n_children
         k = self.joint.dof
-        # spatial acceleration of A at P: ẋ'_A = A_P ẋ'_B + A_C W_C + a0
-        if k == 0:
-            A_P, a0, A_C = G, jk.e, None
-        elif self.inverse:
-            qdd = signals["joint.m"][0:k]
-            A_P, a0, A_C = G, jk.e + self.S @ qdd, None
-        else:
-            # eq. (22): q̈ = J^-1 (τ - S^T (D (G ẋ'_B + e) + h - T W_C))
+        ts = self.tau_stack
+        if k and not self.inverse:
             tau = signals["joint.tau"]
-            alpha_P = -self.J_inv @ (self.StD @ G)
-            alpha0 = self.J_inv @ (tau - self.StD @ jk.e - self.S.T @ h)
-            A_P = G + self.S @ alpha_P
+            alpha0 = self.J_inv @ (tau - self.S.T @ (D @ jk.e + h))
             a0 = jk.e + self.S @ alpha0
-            A_C = self.S @ self.alpha_C
-        # W_A = T W_C - D ẋ'_A - h  (wrench applied by A on B at P, in R_a, eq. 18 / 25)
-        GT = G.T
-        DA_P = D @ A_P
+            PP = -(Gt @ (self._DPi @ G))
+            cP = -(Gt @ (D @ a0 + h))
+            XP = self._aP @ G
+            if not n:
+                return LoopMap(PP=PP, cP=cP, XP=XP, xc=alpha0)
+            return LoopMap(
+                PP=PP, PC=Gt @ self._PiT_T, CP=self._tauPi @ G, U=self._U, V=self.alpha_C,
+                cP=cP, cC=ts @ a0, XP=XP, XC=self.alpha_C, xc=alpha0,
+            )  # fmt: skip
+        a0 = jk.e + self.S @ signals["joint.m"][0:k] if k else jk.e
+        DG = D @ G
         Da0h = D @ a0 + h
-        TD = self.T if A_C is None else self.T - D @ A_C
-        M = np.empty((6 + 6 * n + k, 6 + 6 * n))
-        c = np.empty(6 + 6 * n + k)
-        M[0:6, 0:6] = -GT @ DA_P
-        M[0:6, 6:] = GT @ TD
-        c[0:6] = -GT @ Da0h
-        M[6 : 6 + 6 * n, 0:6] = self.tau_stack @ A_P
-        if A_C is None:
-            M[6 : 6 + 6 * n, 6:] = 0.0
+        PP = -(Gt @ DG)
+        cP = -(Gt @ Da0h)
+        if k:  # inverse: τ = -S^T W_A = S^T (D ẋ'_A + h - T W_C)
+            XP, xc = self.S.T @ DG, self.S.T @ Da0h
+            XC = -self._StT if n else None
         else:
-            M[6 : 6 + 6 * n, 6:] = self.tau_stack @ A_C
-        c[6 : 6 + 6 * n] = self.tau_stack @ a0
-        if k:
-            if self.inverse:
-                # eq. (21) / (27): τ = -S^T W_A
-                M[6 + 6 * n :, 0:6] = self.S.T @ DA_P
-                M[6 + 6 * n :, 6:] = -self.S.T @ TD
-                c[6 + 6 * n :] = self.S.T @ Da0h
-            else:
-                M[6 + 6 * n :, 0:6] = alpha_P
-                M[6 + 6 * n :, 6:] = self.alpha_C
-                c[6 + 6 * n :] = alpha0
-        return M, c
+            XP = XC = xc = None
+        if not n:
+            return LoopMap(PP=PP, cP=cP, XP=XP, xc=xc)
+        return LoopMap(PP=PP, PC=Gt @ self.T, CP=ts @ G, cP=cP, cC=ts @ a0, XP=XP, XC=XC, xc=xc)
 
     def derivative(self, x: FloatArray, kin, extra: FloatArray) -> FloatArray:
         k = self.joint.dof
@@ -527,7 +544,7 @@ class WeldedBody(JointBody):
 
     kind = "welded_body"
 
-    def __init__(self, name: str, mass, inertia, P_ab: ArrayLike = np.eye(3), **kwargs) -> None:
+    def __init__(self, name: str, mass, inertia, P_ab: ArrayLike = _I3, **kwargs) -> None:
         super().__init__(name, mass, inertia, WeldJoint(name, P_ab), **kwargs)
 
 
@@ -558,7 +575,7 @@ class RevoluteBody(_OneDofBody):
         mass,
         inertia,
         axis: ArrayLike = (0.0, 0.0, 1.0),
-        P_a0b: ArrayLike = np.eye(3),
+        P_a0b: ArrayLike = _I3,
         theta0: float = 0.0,
         theta_dot0: float = 0.0,
         **kwargs,
@@ -584,7 +601,7 @@ class PrismaticBody(_OneDofBody):
         mass,
         inertia,
         axis: ArrayLike = (1.0, 0.0, 0.0),
-        P_ab: ArrayLike = np.eye(3),
+        P_ab: ArrayLike = _I3,
         x0: float = 0.0,
         x_dot0: float = 0.0,
         **kwargs,
@@ -603,7 +620,7 @@ class RevoluteBodyInverse(RevoluteBody):
     kind = "revolute_body_inverse"
     inverse = True
 
-    def __init__(self, name: str, mass, inertia, axis=(0.0, 0.0, 1.0), P_a0b=np.eye(3), **kwargs):
+    def __init__(self, name: str, mass, inertia, axis=(0.0, 0.0, 1.0), P_a0b=_I3, **kwargs):
         super().__init__(name, mass, inertia, axis=axis, P_a0b=P_a0b, **kwargs)
 
 
@@ -616,6 +633,5 @@ class PrismaticBodyInverse(PrismaticBody):
     kind = "prismatic_body_inverse"
     inverse = True
 
-    def __init__(self, name: str, mass, inertia, axis=(1.0, 0.0, 0.0), P_ab=np.eye(3), **kwargs):
+    def __init__(self, name: str, mass, inertia, axis=(1.0, 0.0, 0.0), P_ab=_I3, **kwargs):
         super().__init__(name, mass, inertia, axis=axis, P_ab=P_ab, **kwargs)
-

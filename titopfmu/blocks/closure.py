@@ -41,8 +41,9 @@ class LoopClosure(Block):
     Ports ``left`` and ``right`` are parent-kind: each receives the motion vector of one side of
     the cut (projected in that side's frame) and returns the wrench the closure applies on it.
     Relative motion is taken in the left frame: δp = [IC_r - IC_l], δθ the rotation vector of
-    P_{l/i}^T P_{r/i}, δv and δω the differences of the point velocities and angular rates. The wrench
-    on the left side is ``K δx + D δx'`` and its opposite acts on the right side (projected in R_r).
+    P_{l/i}^T P_{r/i}, δv and δω the differences of the point velocities and angular rates. The
+    wrench on the left side is ``K δx + D δx'`` and its opposite acts on the right side (projected
+    in R_r).
     """
 
     kind = "loop_closure"

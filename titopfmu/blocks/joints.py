@@ -21,7 +21,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..spatial.algebra import FloatArray, dual_dcm, kinematic_model
-from ..spatial.rotations import axis_rotation
 from .base import ParameterError, check_axis, check_dcm
 
 
@@ -88,19 +87,29 @@ class RevoluteJoint(JointModel):
         self.R_a0b = check_dcm(block, "P_a0b", p_a0b)
         self.S = np.concatenate([np.zeros(3), self.axis]).reshape(6, 1)
         r = self.axis
-        self.K = np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
+        K = np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
+        self.K = K
+        # P_{aθ/b} = P_{a0/b} (1 + sin θ K + (1 - cos θ) K²) (Rodrigues form of eq. 16)
+        self._R0K = self.R_a0b @ K
+        self._R0K2 = self.R_a0b @ K @ K
+        self._K6 = np.zeros((6, 6))
+        self._K6[0:3, 0:3] = K
+        self._K6[3:6, 3:6] = K
+        self._s = self.S[:, 0].copy()
 
     def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
-        R_ab = self.R_a0b @ axis_rotation(self.axis, float(q[0]))
-        G = dual_dcm(R_ab.T)
+        th = float(q[0])
+        R_ab = self.R_a0b + math.sin(th) * self._R0K + (1.0 - math.cos(th)) * self._R0K2
+        Rt = R_ab.T
+        G = np.zeros((6, 6))
+        G[0:3, 0:3] = Rt
+        G[3:6, 3:6] = Rt
         tw0 = G @ twist_b  # parent twist at P, projected in R_a (v_P^B, ω^B)
         thd = float(qd[0])
-        K = self.K
         # eq. (17): ẋ'_A = ẋ'_B - θ̇ [(*r̃) v_P^B ; (*r̃) ω^B] + θ̈ [0 ; r̃]
-        e = np.concatenate([-thd * (K @ tw0[0:3]), -thd * (K @ tw0[3:6])])
-        twist = tw0.copy()
-        twist[3:6] += thd * self.axis
-        return JointKinematics(G, e, twist, R_ab.T @ ip_b, R_bi @ R_ab, R_ab)
+        e = (-thd) * (self._K6 @ tw0)
+        twist = tw0 + thd * self._s
+        return JointKinematics(G, e, twist, Rt @ ip_b, R_bi @ R_ab, R_ab)
 
 
 class PrismaticJoint(JointModel):

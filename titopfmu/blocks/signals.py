@@ -65,7 +65,9 @@ class JointSpringDamper(SignalBlock):
 
     def __init__(self, name: str, k: float = 0.0, d: float = 0.0, q_ref: float = 0.0) -> None:
         super().__init__(name)
-        self.k, self.d, self.q_ref = (float(v) for v in as_vector(name, "k,d,q_ref", [k, d, q_ref], 3))
+        self.k, self.d, self.q_ref = (
+            float(v) for v in as_vector(name, "k,d,q_ref", [k, d, q_ref], 3)
+        )
         if self.k < 0 or self.d < 0:
             raise ParameterError(name, "k" if self.k < 0 else "d", "must be >= 0")
         self._add_port("m", "signal_in", 3, "joint motion [q̈, q̇, q]")

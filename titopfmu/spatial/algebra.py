@@ -7,7 +7,8 @@ Conventions (DEVELOPERS.md):
 * a *motion vector* ``m_P`` (18) is ``[v̇_P, ω̇, v_P, ω, IP, Θ]``: spatial acceleration w.r.t. the
   body frame (m/s², rad/s²), twist (m/s, rad/s) and position (m), all projected in the body frame,
   and the Euler angles Θ = [φ, θ, ψ] (rad, 3-2-1 sequence), which do not depend on a projection;
-* ``P_{a/b}`` is the DCM whose columns are x_a, y_a, z_a expressed in R_b: ``[v]_b = P_{a/b} [v]_a``.
+* ``P_{a/b}`` is the DCM whose columns are x_a, y_a, z_a expressed in R_b:
+  ``[v]_b = P_{a/b} [v]_a``.
 
 Everything here is pure numpy on small arrays, no I/O.
 """

@@ -1,7 +1,7 @@
 """Attitude parameterisations: Euler angles (3-2-1), DCMs and unit quaternions.
 
-Euler angles Θ = [φ, θ, ψ] (rad) follow DEVELOPERS.md: ``P_{b/i} = R_z(ψ) R_y(θ) R_x(φ)``, i.e. scipy
-``Rotation.from_euler("ZYX", [ψ, θ, φ])``. Attitudes are *integrated* as unit quaternions
+Euler angles Θ = [φ, θ, ψ] (rad) follow DEVELOPERS.md: ``P_{b/i} = R_z(ψ) R_y(θ) R_x(φ)``, i.e.
+scipy ``Rotation.from_euler("ZYX", [ψ, θ, φ])``. Attitudes are *integrated* as unit quaternions
 ``q = [w, x, y, z]`` (scalar first) so no Euler singularity is ever met; Θ is only computed for
 the ports and for output.
 """
