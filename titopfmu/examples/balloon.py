@@ -105,3 +105,34 @@ def build_balloon(params: BalloonParameters | None = None) -> System:
         s.connect(f"{joint}.joint.m", f"{joint}_law.m")
         s.connect(f"{joint}_law.tau", f"{joint}.joint.tau")
     return s
+
+
+#: Units of the CSV columns.
+UNITS = {
+    "x": "m", "y": "m", "z": "m", "phi": "rad", "theta": "rad", "psi": "rad",
+    "p": "m", "theta1": "rad", "theta2": "rad",
+}  # fmt: skip
+
+
+def run_balloon(
+    t_final: float = 20.0,
+    output_interval: float = 0.01,
+    *,
+    method: str = "DOP853",
+    rtol: float = 1e-8,
+    atol: float = 1e-10,
+    params: BalloonParameters | None = None,
+    progress: bool = False,
+):
+    """Simulate the balloon in process; returns a SimulationResult with the 9 dof of COLUMNS."""
+    from ..assembly.engine import Engine
+
+    return Engine(build_balloon(params)).simulate(
+        t_final,
+        output_interval=output_interval,
+        record=COLUMNS,
+        method=method,
+        rtol=rtol,
+        atol=atol,
+        progress=progress,
+    )

@@ -1,0 +1,43 @@
+"""The command line: the README's demo command, on a short horizon."""
+
+import csv
+import subprocess
+import sys
+
+from titopfmu.cli import build_parser, main
+
+
+def test_example_balloon_writes_csv_and_plot(tmp_path):
+    out, png = tmp_path / "b.csv", tmp_path / "b.png"
+    code = main(
+        ["example", "balloon", "--t-final", "0.5", "--output-interval", "0.1",
+         "--out", str(out), "--plot", str(png), "--quiet"]
+    )  # fmt: skip
+    assert code == 0
+    rows = list(csv.reader(open(out)))
+    assert rows[0] == ["time", "x", "y", "z", "phi", "theta", "psi", "p", "theta1", "theta2"]
+    assert len(rows) == 7
+    assert abs(float(rows[1][8]) - 170 * 3.141592653589793 / 180) < 1e-12  # theta1(0)
+    assert png.stat().st_size > 10_000
+
+
+def test_help_explains_every_option():
+    helptext = build_parser()._subparsers._group_actions[0].choices["example"].format_help()
+    for opt in (
+        "--t-final",
+        "--output-interval",
+        "--out",
+        "--plot",
+        "--rtol",
+        "--atol",
+        "--method",
+    ):
+        assert opt in helptext
+
+
+def test_bad_option_value_is_refused(tmp_path):
+    p = subprocess.run(
+        [sys.executable, "-m", "titopfmu.cli", "example", "balloon", "--rtol", "-1"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert p.returncode == 2 and "must be positive" in p.stderr
