@@ -156,37 +156,37 @@ class Plan:
                     parent[b.name] = (pb, pp)
                 else:
                     parent[b.name] = None
-        # each tree block must reach a root: otherwise there is a kinematic cycle
+        # each tree block must reach a root: otherwise there is a kinematic cycle (linear time:
+        # every block is walked once, memoising the blocks known to reach a root)
+        reaches_root: set[str] = set()
         for name in parent:
-            seen = [name]
+            path: list[str] = []
+            on_path: set[str] = set()
             cur = name
-            while parent[cur] is not None:
-                cur = parent[cur][0]
-                if cur in seen:
-                    cyc = " -> ".join(seen[seen.index(cur) :] + [cur])
+            while cur not in reaches_root and parent[cur] is not None:
+                if cur in on_path:
+                    cyc = " -> ".join(path[path.index(cur) :] + [cur])
                     raise AssemblyError(
                         f"kinematic cycle without a loop-closure block: {cyc}; cut the loop with "
                         "a LoopClosure block"
                     )
-                seen.append(cur)
-        # order parents first (depth-first from the roots, children in port order)
-        children_of: dict[str, list[tuple[str, str]]] = {n: [] for n in parent}
+                path.append(cur)
+                on_path.add(cur)
+                cur = parent[cur][0]
+            reaches_root.update(path)
+            reaches_root.add(cur)
+        # order parents first (depth-first from the roots, children in port order), iteratively
+        children_of: dict[str, dict[str, str]] = {n: {} for n in parent}
         for name, par in parent.items():
             if par is not None:
-                children_of[par[0]].append((par[1], name))
+                children_of[par[0]][par[1]] = name
         order: list[str] = []
-
-        def visit(n: str) -> None:
+        stack = [n for n in reversed(list(parent)) if parent[n] is None]
+        while stack:
+            n = stack.pop()
             order.append(n)
-            blk = blocks[n]
-            for cport in blk.child_names:
-                for port, ch in children_of[n]:
-                    if port == cport:
-                        visit(ch)
-
-        for name in parent:
-            if parent[name] is None:
-                visit(name)
+            chs = children_of[n]
+            stack.extend(chs[c] for c in reversed(blocks[n].child_names) if c in chs)
         self.tree = order
         index = {n: i for i, n in enumerate(order)}
         for n in order:
@@ -252,21 +252,24 @@ class Plan:
             else:
                 raise AssemblyError(f"block '{b.name}' of type {type(b).__name__} is not supported")
         order: list[tuple[str, str]] = []
-        state: dict[tuple[str, str], int] = {}
-
-        def visit(n, path):
-            st = state.get(n, 0)
-            if st == 2:
-                return
-            if st == 1:
-                cyc = " -> ".join(x[1] for x in path[path.index(n) :] + [n])
-                raise AssemblyError(f"algebraic loop through signal connections: {cyc}")
-            state[n] = 1
-            for d in deps[n]:
-                visit(d, path + [n])
-            state[n] = 2
-            order.append(n)
-
-        for n in deps:
-            visit(n, [])
+        state: dict[tuple[str, str], int] = {}  # 1: on the stack, 2: done
+        for start in deps:
+            if state.get(start):
+                continue
+            stack = [(start, iter(deps[start]))]
+            state[start] = 1
+            while stack:
+                node, it = stack[-1]
+                nxt = next(it, None)
+                if nxt is None:
+                    stack.pop()
+                    state[node] = 2
+                    order.append(node)
+                elif state.get(nxt) == 1:
+                    path = [n for n, _ in stack]
+                    cyc = " -> ".join(x[1] for x in path[path.index(nxt) :] + [nxt])
+                    raise AssemblyError(f"algebraic loop through signal connections: {cyc}")
+                elif not state.get(nxt):
+                    state[nxt] = 1
+                    stack.append((nxt, iter(deps[nxt])))
         self.pre_loop = order
