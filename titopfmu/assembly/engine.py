@@ -153,7 +153,11 @@ class Engine:
                     dof = b.joint.dof
                     sig[(name, "joint.m")] = np.concatenate([self._nans[dof], xs[dof:], xs[:dof]])
             elif kind == "sig":
-                for p, v in b.evaluate(t, {p: sig[s] for p, s in self.inputs[name]}).items():
+                try:
+                    out = b.evaluate(t, {p: sig[s] for p, s in self.inputs[name]})
+                except (ValueError, TypeError, KeyError, ArithmeticError) as exc:
+                    raise SimulationError(f"{type(exc).__name__}: {exc}", t, name) from exc
+                for p, v in out.items():
                     sig[(name, p)] = v
             else:  # loop closure
                 (lb, li), (rb, ri) = self.closure_sides[name]
@@ -186,7 +190,16 @@ class Engine:
             self._diagnose(ev, dx)
         return dx
 
-    def _diagnose(self, ev: Evaluation, dx: FloatArray) -> None:
+    def check_finite(self, ev: Evaluation) -> None:
+        """Raise a SimulationError if any signal or loop value of ``ev`` is not finite."""
+        sol = ev.sol
+        ok = all(np.all(np.isfinite(v)) for v in sol.extra) and all(
+            np.all(np.isfinite(v)) for v in sol.w_c
+        )
+        if not ok or not all(np.all(np.isfinite(v)) for v in ev.sig.values()):
+            self._diagnose(ev, None)
+
+    def _diagnose(self, ev: Evaluation, dx: FloatArray | None) -> None:
         """Raise a SimulationError naming the first block whose values are not finite."""
         for b in self.system.blocks.values():
             if not np.all(np.isfinite(ev.x[self.plan.state_slices[b.name]])):
@@ -195,7 +208,7 @@ class Engine:
             if kind == "sig":
                 for p in b.ports.values():
                     v = ev.sig.get((b.name, p.name))
-                    if v is not None and not np.all(np.isfinite(v)):
+                    if v is not None and p.kind == "signal_out" and not np.all(np.isfinite(v)):
                         raise SimulationError(
                             f"signal '{p.name}' is not finite ({v.tolist()}); a signal block may "
                             "only use positions and rates (accelerations are not known before "
@@ -208,6 +221,8 @@ class Engine:
             vals = [sol.w_c[i], sol.extra[i]] + ([sol.acc_p[i]] if sol.acc_p[i] is not None else [])
             if not all(np.all(np.isfinite(v)) for v in vals):
                 raise SimulationError("non-finite loop inputs or outputs", ev.t, b.name)
+        if dx is None:
+            raise SimulationError("non-finite value", ev.t)
         for _, b, sl in self.stateful:
             if not np.all(np.isfinite(dx[sl])):
                 raise SimulationError("non-finite state derivative", ev.t, b.name)
@@ -367,18 +382,28 @@ class Engine:
             raise TitopError(f"output_interval must be positive, got {output_interval}")
         if rtol <= 0 or atol <= 0:
             raise TitopError(f"tolerances must be positive (rtol={rtol}, atol={atol})")
-        columns = _columns(self, record)
+        x = self.initial_state() if x0 is None else np.array(x0, dtype=float)
+        if x.shape != (self.n_states,):
+            raise TitopError(f"x0 must have {self.n_states} components, got {x.shape}")
+        columns = _columns(self, record, t0, x)
         n_out = int(math.floor((t_final - t0) / output_interval + 1e-9)) + 1
         grid = t0 + output_interval * np.arange(n_out)
         if grid[-1] < t_final - 1e-12 * max(1.0, abs(t_final)):
             grid = np.append(grid, t_final)
         result = SimulationResult([c for c, _, _ in columns])
-        x = self.initial_state() if x0 is None else np.array(x0, dtype=float)
         k = 0
 
         def sample(t: float, xs: FloatArray) -> None:
             ev = self.evaluate(t, xs)
-            row = [self.signal(ev, sname)[idx] for _, sname, idx in columns]
+            if not self.n_states:
+                self.check_finite(ev)  # no derivative check catches it otherwise
+            values: dict[str, FloatArray] = {}
+            row = []
+            for _, sname, idx in columns:
+                v = values.get(sname)
+                if v is None:
+                    v = values[sname] = self.signal(ev, sname)
+                row.append(v[idx])
             result.append(t, row)
 
         bar = _progress_bar(progress, t0, t_final)
@@ -430,12 +455,12 @@ def _progress_bar(enabled: bool, t0: float, t_final: float):
 _INDEX = re.compile(r"^(.*)\[(\d+)\]$")
 
 
-def _columns(engine: Engine, record) -> list[tuple[str, str, slice | int]]:
+def _columns(engine: Engine, record, t0: float, x0: FloatArray) -> list[tuple[str, str, int]]:
     """Resolve recording requests into (column name, signal name, index) triples."""
     items = list(record.items()) if isinstance(record, Mapping) else [(r, r) for r in record]
     if not items:
         raise TitopError("nothing to record: give signal names (see Engine.signal_names())")
-    ev = engine.evaluate(0.0, engine.initial_state())
+    ev = engine.evaluate(t0, x0)
     cols = []
     for alias, name in items:
         m = _INDEX.match(name)

@@ -238,6 +238,13 @@ class Plan:
                     d.append(("kin", parent[b.name][0]))
                 for p in sig_inputs:
                     producer = self._producer_node(f"{b.name}.{p}", src[(b.name, p)])
+                    if p in b.kinematic_inputs and producer[0] == "kin":
+                        raise AssemblyError(
+                            f"'{b.name}.{p}' imposes a motion with accelerations, but "
+                            f"'{src[(b.name, p)][0]}.{src[(b.name, p)][1]}' only knows its "
+                            "acceleration once the algebraic loop is solved; feed imposed "
+                            "motions from signal blocks (e.g. TimeFunction)"
+                        )
                     # efforts and external wrenches are only needed by the loop, which runs after
                     # every pre-loop node; kinematic inputs (imposed motions) order the sweep
                     if p in b.kinematic_inputs:

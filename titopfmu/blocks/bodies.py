@@ -147,7 +147,18 @@ class BodyBlock(Block):
         self._ext_tauT: list[FloatArray] = []
         for ename, spec in (external or {}).items():
             if isinstance(spec, Mapping):
-                spec = ExternalWrench(**spec)
+                try:
+                    spec = ExternalWrench(**spec)
+                except TypeError:
+                    raise ParameterError(
+                        name,
+                        f"external[{ename}]",
+                        f"expected keys 'point' and 'frame', got {sorted(spec)}",
+                    ) from None
+            elif not isinstance(spec, ExternalWrench):
+                raise ParameterError(
+                    name, f"external[{ename}]", f"not an ExternalWrench or a dict: {spec!r}"
+                )
             if spec.frame not in ("body", "inertial"):
                 raise ParameterError(
                     name, f"external[{ename}].frame", f"'body' or 'inertial', not {spec.frame!r}"
@@ -549,9 +560,9 @@ class WeldedBody(JointBody):
 
 
 class _OneDofBody(JointBody):
-    def _init_state(self, q0: float, qd0: float) -> None:
-        self.q0 = _finite_scalar(self.name, "q0", q0)
-        self.qd0 = _finite_scalar(self.name, "qd0", qd0)
+    def _init_state(self, q0: float, qd0: float, names: tuple[str, str]) -> None:
+        self.q0 = _finite_scalar(self.name, names[0], q0)
+        self.qd0 = _finite_scalar(self.name, names[1], qd0)
         if not self.inverse:
             self.state_names = ("q", "qd")
 
@@ -581,7 +592,7 @@ class RevoluteBody(_OneDofBody):
         **kwargs,
     ) -> None:
         super().__init__(name, mass, inertia, RevoluteJoint(name, axis, P_a0b), **kwargs)
-        self._init_state(theta0, theta_dot0)
+        self._init_state(theta0, theta_dot0, ("theta0", "theta_dot0"))
 
 
 class PrismaticBody(_OneDofBody):
@@ -607,7 +618,7 @@ class PrismaticBody(_OneDofBody):
         **kwargs,
     ) -> None:
         super().__init__(name, mass, inertia, PrismaticJoint(name, axis, P_ab), **kwargs)
-        self._init_state(x0, x_dot0)
+        self._init_state(x0, x_dot0, ("x0", "x_dot0"))
 
 
 class RevoluteBodyInverse(RevoluteBody):

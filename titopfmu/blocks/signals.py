@@ -48,11 +48,16 @@ class TimeFunction(SignalBlock):
         if not callable(f):
             raise ParameterError(name, "f", "must be callable f(t)")
         self.f = f
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise ParameterError(name, "size", f"must be a positive integer, got {size!r}")
         self.size = int(size)
         self._add_port("y", "signal_out", self.size, "f(t)")
 
     def evaluate(self, t, inputs):
-        return {"y": np.asarray(self.f(t), dtype=float).reshape(self.size)}
+        y = np.asarray(self.f(t), dtype=float).reshape(-1)
+        if y.size != self.size:
+            raise ValueError(f"f(t) returned {y.size} values, the port 'y' has {self.size}")
+        return {"y": y}
 
 
 class JointSpringDamper(SignalBlock):
@@ -105,4 +110,10 @@ class Function(SignalBlock):
 
     def evaluate(self, t, inputs):
         out = self.f(t, inputs)
-        return {p: np.asarray(out[p], dtype=float).reshape(n) for p, n in self._sizes.items()}
+        res = {}
+        for p, n in self._sizes.items():
+            v = np.asarray(out[p], dtype=float).reshape(-1)
+            if v.size != n:
+                raise ValueError(f"output '{p}' has {v.size} values, its port has {n}")
+            res[p] = v
+        return res
