@@ -9,23 +9,12 @@ the algebraic loop: the loop stays a forest.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..spatial.algebra import FloatArray
+from ..spatial.rotations import small_rotation_vector
 from .base import Block, ParameterError, as_matrix
-
-
-def small_rotation_vector(R: FloatArray) -> FloatArray:
-    """Rotation vector (rad) of a DCM, accurate for the small relative rotations of a closure."""
-    w = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    s = float(np.linalg.norm(w))
-    c = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
-    if s < 1e-12:
-        return w
-    return w * (math.atan2(s, c) / s)
 
 
 class LoopClosure(Block):

@@ -94,3 +94,13 @@ def rotation_error(p: ArrayLike) -> float:
 def rotation_vector(p: ArrayLike) -> FloatArray:
     """Rotation vector (axis × angle, rad) of the DCM ``p``."""
     return Rotation.from_matrix(np.asarray(p, dtype=float)).as_rotvec()
+
+
+def small_rotation_vector(R: FloatArray) -> FloatArray:
+    """Rotation vector (rad) of a DCM, accurate for the small relative rotations of a closure."""
+    w = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    s = float(np.linalg.norm(w))
+    c = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
+    if s < 1e-12:
+        return w
+    return w * (math.atan2(s, c) / s)
