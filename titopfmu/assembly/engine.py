@@ -132,9 +132,6 @@ class Engine:
             x[self.plan.state_slices[b.name]] = b.initial_state()
         return x
 
-    def _block_inputs(self, ev: Evaluation, name: str) -> dict[str, FloatArray]:
-        return {p: ev.sig[s] for p, s in self.inputs[name]}
-
     def evaluate(self, t: float, x: FloatArray) -> Evaluation:
         """Evaluate every block at time t (s) and state x; the algebraic loop is solved exactly."""
         self.n_evaluations += 1

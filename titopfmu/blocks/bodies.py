@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..spatial.algebra import FloatArray, dynamic_model, kinematic_model
+from ..spatial.algebra import FloatArray, coriolis_operator, dynamic_model, kinematic_model
 from ..spatial.rotations import (
     dcm_from_euler,
     dcm_from_quaternion,
@@ -204,18 +204,7 @@ class BodyBlock(Block):
 
         With it, Newton-Euler reads ``D_P ẋ'_P + h = Σ τ_{C_i P}^T W_{./A,C_i} + W_{./A,P}``.
         """
-        vx, vy, vz, wx, wy, wz = twist.tolist()
-        c = np.array(
-            [
-                [0.0, -wz, wy, 0.0, 0.0, 0.0],
-                [wz, 0.0, -wx, 0.0, 0.0, 0.0],
-                [-wy, wx, 0.0, 0.0, 0.0, 0.0],
-                [0.0, -vz, vy, 0.0, -wz, wy],
-                [vz, 0.0, -vx, wz, 0.0, -wx],
-                [-vy, vx, 0.0, -wy, wx, 0.0],
-            ]
-        )  # C(x'), eq. (7)
-        h = c @ (self.D @ twist) - self._D3 @ (self.gravity @ R)
+        h = coriolis_operator(twist) @ (self.D @ twist) - self._D3 @ (self.gravity @ R)
         if self.external:
             for (ename, spec), tauT in zip(self.external.items(), self._ext_tauT, strict=True):
                 wext = signals[ename]

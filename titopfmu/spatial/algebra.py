@@ -59,13 +59,17 @@ def dynamic_model(mass: float, inertia_b: ArrayLike, bp: ArrayLike) -> FloatArra
 
 def coriolis_operator(twist: ArrayLike) -> FloatArray:
     """Operator ``C(x') = [[(*ω), 0], [(*v), (*ω)]]`` of eq. (7), for the twist ``x' = [v, ω]``."""
-    twist = np.asarray(twist, dtype=float)
-    c = np.zeros((6, 6))
-    w = skew(twist[3:6])
-    c[0:3, 0:3] = w
-    c[3:6, 3:6] = w
-    c[3:6, 0:3] = skew(twist[0:3])
-    return c
+    vx, vy, vz, wx, wy, wz = np.asarray(twist, dtype=float).tolist()
+    return np.array(
+        [
+            [0.0, -wz, wy, 0.0, 0.0, 0.0],
+            [wz, 0.0, -wx, 0.0, 0.0, 0.0],
+            [-wy, wx, 0.0, 0.0, 0.0, 0.0],
+            [0.0, -vz, vy, 0.0, -wz, wy],
+            [vz, 0.0, -vx, wz, 0.0, -wx],
+            [-vy, vx, 0.0, -wy, wx, 0.0],
+        ]
+    )
 
 
 def newton_euler_residual(

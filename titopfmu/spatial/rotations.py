@@ -91,11 +91,6 @@ def rotation_error(p: ArrayLike) -> float:
     return float(max(np.max(np.abs(p.T @ p - np.eye(3))), abs(np.linalg.det(p) - 1.0)))
 
 
-def rotation_vector(p: ArrayLike) -> FloatArray:
-    """Rotation vector (axis × angle, rad) of the DCM ``p``."""
-    return Rotation.from_matrix(np.asarray(p, dtype=float)).as_rotvec()
-
-
 def small_rotation_vector(R: FloatArray) -> FloatArray:
     """Rotation vector (rad) of a DCM, accurate for the small relative rotations of a closure."""
     w = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
