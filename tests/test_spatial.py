@@ -435,3 +435,23 @@ def test_axis_rotation_matches_rotvec(seed):
     )
     # e^{θ (*r)} leaves r invariant and rotates a perpendicular vector by θ
     np.testing.assert_allclose(axis_rotation(r, angle) @ r, r, atol=1e-13)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+@pytest.mark.parametrize("phi_psi", [(0.3, 0.2), (-2.0, 1.0), (3.0, -3.0)])
+def test_euler_at_gimbal_lock_follows_scipy(sign, phi_psi):
+    """At θ = ±90° the closed form must give a valid attitude and scipy's φ = 0 convention."""
+    phi, psi = phi_psi
+    p = dcm_from_euler([phi, sign * np.pi / 2, psi])
+    theta = euler_from_dcm(p)
+    np.testing.assert_allclose(dcm_from_euler(theta), p, atol=1e-14)
+    with pytest.warns(UserWarning, match="Gimbal lock"):
+        psi_s, th_s, phi_s = Rotation.from_matrix(p).as_euler("ZYX")
+    np.testing.assert_allclose(theta, [phi_s, th_s, psi_s], atol=1e-12)
+
+
+def test_euler_from_dcm_matches_scipy_everywhere():
+    rng = np.random.default_rng(7)
+    for p in Rotation.random(2000, random_state=rng).as_matrix():
+        psi, th, phi = Rotation.from_matrix(p).as_euler("ZYX")
+        np.testing.assert_allclose(euler_from_dcm(p), [phi, th, psi], atol=1e-10)

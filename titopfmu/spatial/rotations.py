@@ -21,15 +21,39 @@ DCM_TOLERANCE = 1e-9
 
 
 def dcm_from_euler(theta: ArrayLike) -> FloatArray:
-    """``P_{./i}(Θ)``: DCM P_{b/i} of the 3-2-1 Euler angles Θ = [φ, θ, ψ] (rad)."""
-    phi, th, psi = np.asarray(theta, dtype=float)
-    return Rotation.from_euler("ZYX", [psi, th, phi]).as_matrix()
+    """``P_{./i}(Θ)``: DCM P_{b/i} = R_z(ψ) R_y(θ) R_x(φ) of the 3-2-1 Euler angles Θ = [φ, θ, ψ]
+    (rad); the same matrix as scipy's ``Rotation.from_euler("ZYX", [ψ, θ, φ])``, in closed form
+    (scipy costs ~17 µs a call, this ~2 µs; FMUs evaluate it on every port)."""
+    phi, th, psi = theta
+    sf, cf = math.sin(phi), math.cos(phi)
+    st, ct = math.sin(th), math.cos(th)
+    sp, cp = math.sin(psi), math.cos(psi)
+    return np.array(
+        [
+            [cp * ct, cp * st * sf - sp * cf, cp * st * cf + sp * sf],
+            [sp * ct, sp * st * sf + cp * cf, sp * st * cf - cp * sf],
+            [-st, ct * sf, ct * cf],
+        ]
+    )
+
+
+#: Below this cos θ the 3-2-1 angles are at gimbal lock and scipy's convention (φ = 0) is used.
+_GIMBAL_LOCK = 1e-9
 
 
 def euler_from_dcm(p_bi: ArrayLike) -> FloatArray:
-    """``Θ(P_{b/i})``: 3-2-1 Euler angles [φ, θ, ψ] (rad) of the DCM P_{b/i}."""
-    psi, th, phi = Rotation.from_matrix(np.asarray(p_bi, dtype=float)).as_euler("ZYX")
-    return np.array([phi, th, psi])
+    """``Θ(P_{b/i})``: 3-2-1 Euler angles [φ, θ, ψ] (rad) of the DCM P_{b/i}, θ in [-π/2, π/2].
+
+    Closed form (atan2 throughout, accurate near θ = ±π/2); at gimbal lock (cos θ below
+    1e-9) φ and ψ are not separable and scipy's ``as_euler("ZYX")`` convention is followed:
+    φ = 0 and ψ carries the whole rotation about the vertical.
+    """
+    r = p_bi
+    r00, r10, r20, r21, r22 = r[0][0], r[1][0], r[2][0], r[2][1], r[2][2]
+    c = math.hypot(r00, r10)
+    if c < _GIMBAL_LOCK:
+        return np.array([0.0, math.atan2(-r20, c), math.atan2(-r[0][1], r[1][1])])
+    return np.array([math.atan2(r21, r22), math.atan2(-r20, c), math.atan2(r10, r00)])
 
 
 def euler_of(p_bi: ArrayLike, p_ab: ArrayLike) -> FloatArray:

@@ -1,0 +1,183 @@
+"""One block evaluated on its own, from the values on its ports.
+
+This is what an FMU slave computes (and what a co-simulation master probes): the block's inputs
+are given — the parent's motion vector, the children's wrenches, the signals — and its outputs
+follow from its own equations, with no algebraic loop to solve (the loop is between blocks). The
+equations are the block's ``kinematics`` and ``loop_map`` (:mod:`titopfmu.blocks.bodies`); this
+module only wires port values to them.
+
+Channels (port values, SI units, frames as in :mod:`titopfmu.blocks.base`):
+
+* body with a parent: in ``P.m`` (18, parent frame R_b), out ``P.W`` (6, R_b);
+* each child port ``c``: out ``c.m`` (18, body frame R_a), in ``c.W`` (6, R_a);
+* the block's signal ports (``joint.tau``, ``joint.m``, external wrenches, ``m``, ``W``, ...);
+* every body: out ``body.m`` (18), its own motion vector at its reference point P, in R_a:
+  [ẋ'_P, x'_P, [IP]_{R_a}, Θ];
+* loop closure: in ``left.m``, ``right.m`` (18 each), out ``left.W``, ``right.W`` (6 each).
+
+A motion vector is [v̇_P (3), ω̇ (3), v_P (3), ω (3), IP (3), Θ = [φ, θ, ψ] (3)] (DEVELOPERS.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..spatial.algebra import FloatArray
+from ..spatial.rotations import dcm_from_euler, euler_from_dcm
+from .base import Block
+from .bodies import BodyBlock, Ground, ImposedMotionBody, JointBody, PortKinematics, RigidBody
+from .closure import LoopClosure
+from .signals import SignalBlock
+
+
+@dataclass(frozen=True)
+class Channel:
+    """One port value of a standalone block: name, size, direction and description."""
+
+    name: str
+    size: int
+    direction: str  # "in" or "out"
+    description: str
+
+
+def motion_vector(acc: FloatArray, pk) -> FloatArray:
+    """The 18-component motion vector [ẋ', x', IP, Θ] of a port, from its acceleration and its
+    :class:`~titopfmu.blocks.bodies.PortKinematics` (twist, position, DCM)."""
+    out = np.empty(18)
+    out[0:6] = acc
+    out[6:12] = pk.twist
+    out[12:15] = pk.ip
+    out[15:18] = euler_from_dcm(pk.R)
+    return out
+
+
+def port_kinematics(m: FloatArray) -> PortKinematics:
+    """Twist, position and attitude carried by a motion vector (the pre-loop part)."""
+    return PortKinematics(m[6:12], m[12:15], dcm_from_euler(m[15:18]))
+
+
+def acceleration_at_reference(block: Block, kin, acc_p, extra, signals) -> FloatArray:
+    """Spatial acceleration ẋ'_P of a body at its reference point P, in its own frame.
+
+    ``acc_p`` is the parent's acceleration at the joint (R_b) and ``extra`` the block's extra
+    outputs of its loop map (q̈ of a forward joint, ẋ'_P of a root).
+    """
+    if isinstance(block, RigidBody):
+        return extra
+    if isinstance(block, ImposedMotionBody):
+        return kin.imposed_acc
+    if isinstance(block, Ground):
+        return np.zeros(6)
+    jk = kin.joint
+    acc = jk.G @ acc_p + jk.e
+    k = block.joint.dof
+    if k:
+        qdd = signals["joint.m"][0:k] if block.inverse else extra
+        acc = acc + block.S @ qdd
+    return acc
+
+
+class StandaloneBlock:
+    """A block evaluated from its port values: outputs and state derivative.
+
+    ``inputs`` and ``outputs`` list the :class:`Channel` s in a fixed order (parent port first,
+    then child ports, then signals). :meth:`evaluate` takes and returns dicts of arrays keyed by
+    channel name.
+    """
+
+    def __init__(self, block: Block) -> None:
+        self.block = block
+        ins: list[Channel] = []
+        outs: list[Channel] = []
+        b = block
+        self.is_body = isinstance(b, (BodyBlock, Ground))
+        if isinstance(b, LoopClosure):
+            for side in ("left", "right"):
+                ins.append(Channel(f"{side}.m", 18, "in", f"motion vector of the {side} side"))
+                outs.append(Channel(f"{side}.W", 6, "out", f"wrench on the {side} side"))
+        elif self.is_body:
+            if b.has_parent:
+                ins.append(Channel("P.m", 18, "in", "motion vector of the parent at P"))
+                outs.append(Channel("P.W", 6, "out", f"wrench applied by {b.name} on its parent"))
+            for c in b.child_names:
+                outs.append(Channel(f"{c}.m", 18, "out", f"motion vector at child port {c}"))
+                ins.append(Channel(f"{c}.W", 6, "in", f"wrench of child port {c} on {b.name}"))
+        elif not isinstance(b, SignalBlock):
+            raise TypeError(f"{type(b).__name__} cannot be evaluated on its own")
+        for p in b.ports.values():
+            if p.kind == "signal_in":
+                ins.append(Channel(p.name, p.size, "in", p.description))
+            elif p.kind == "signal_out":
+                outs.append(Channel(p.name, p.size, "out", p.description))
+        if self.is_body:
+            outs.append(Channel("body.m", 18, "out", f"motion vector of {b.name} at P"))
+        self.inputs: tuple[Channel, ...] = tuple(ins)
+        self.outputs: tuple[Channel, ...] = tuple(outs)
+        self.signal_inputs = tuple(p.name for p in b.ports.values() if p.kind == "signal_in")
+        self.n_states = b.n_states
+
+    def initial_state(self) -> FloatArray:
+        return np.asarray(self.block.initial_state(), dtype=float)
+
+    def evaluate(
+        self, t: float, x: FloatArray, u: dict[str, FloatArray], *, derivative: bool = True
+    ) -> tuple[dict[str, FloatArray], FloatArray | None]:
+        """Outputs (dict by channel) and, if asked and the block has states, dx/dt at (t, x, u)."""
+        b = self.block
+        if isinstance(b, SignalBlock):
+            return dict(b.evaluate(t, {p: u[p] for p in self.signal_inputs})), None
+        if isinstance(b, LoopClosure):
+            wl, wr = b.wrenches(port_kinematics(u["left.m"]), port_kinematics(u["right.m"]))
+            return {"left.W": wl, "right.W": wr}, None
+        sig = {p: u[p] for p in self.signal_inputs}
+        out: dict[str, FloatArray] = {}
+        acc_p = None
+        parent = None
+        if b.has_parent:
+            m = u["P.m"]
+            parent = port_kinematics(m)
+            acc_p = m[0:6]
+        kin = b.kinematics(x, parent, sig)
+        lm = b.loop_map(kin, sig)
+        n = b.n_children
+        w_c = np.concatenate([u[f"{c}.W"] for c in b.child_names]) if n else None
+        if acc_p is not None:
+            w = lm.PP @ acc_p + lm.cP
+            if n:
+                w = w + lm.PC @ w_c
+            out["P.W"] = w
+        if n:
+            acc_c = lm.cC.copy()
+            if acc_p is not None and lm.CP is not None:
+                acc_c += lm.CP @ acc_p
+            if lm.U is not None:
+                acc_c += lm.U @ (lm.V @ w_c)
+            elif lm.CC is not None:
+                acc_c += lm.CC @ w_c
+            for j, c in enumerate(b.child_names):
+                out[f"{c}.m"] = motion_vector(acc_c[6 * j : 6 * j + 6], kin.children[j])
+        extra = None
+        if lm.xc is not None:
+            extra = lm.xc
+            if acc_p is not None and lm.XP is not None:
+                extra = extra + lm.XP @ acc_p
+            if n and lm.XC is not None:
+                extra = extra + lm.XC @ w_c
+        # signal outputs of body blocks (see the engine's post-loop signals)
+        if isinstance(b, JointBody) and b.joint.dof:
+            k = b.joint.dof
+            if b.inverse:
+                out["joint.tau"] = extra
+            else:
+                out["joint.m"] = np.concatenate([extra, x[k : 2 * k], x[0:k]])
+        elif isinstance(b, (ImposedMotionBody, Ground)):
+            out["W"] = extra
+        out["body.m"] = motion_vector(acceleration_at_reference(b, kin, acc_p, extra, sig), kin)
+        dx = b.derivative(x, kin, extra) if derivative and self.n_states else None
+        return out, dx
+
+    def derivative(self, t: float, x: FloatArray, u: dict[str, FloatArray]) -> FloatArray:
+        """dx/dt with the inputs ``u`` held."""
+        return self.evaluate(t, x, u)[1]

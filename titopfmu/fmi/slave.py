@@ -1,0 +1,423 @@
+"""The pythonfmu slave behind every titopfmu FMU: a thin adapter around one core block.
+
+Each generated FMU module defines ``class TitopXxxCn(Fmi2Slave)`` with ``FMU_TYPE`` and
+``N_CHILDREN`` set; ``Fmi2Slave`` there is :class:`BlockSlave` (pythonfmu's loader finds the
+class by that literal text). The slave
+
+* registers the FMI variables of its :class:`~titopfmu.fmi.catalog.FmuType`: ports first, each
+  port's components consecutive in value references, then the parameters;
+* builds the core block from the parameter values (the block's own checks give the errors) and
+  evaluates it through :class:`~titopfmu.blocks.standalone.StandaloneBlock`; no physics here;
+* computes all outputs once when an input or the state has changed and serves every
+  ``fmi2GetReal`` from that cache;
+* integrates its states over a communication step with the inputs held (classical RK4, sub-steps
+  no longer than the parameter ``solver.max_step``);
+* saves and restores its complete internal state (mode, time, states, every variable value) as
+  an immutable ``bytes`` object, which is also its serialized form;
+* writes a complete ``ModelStructure`` (output dependencies measured on the core block with
+  random parameters, ``InitialUnknowns``) and units into ``modelDescription.xml``.
+
+pythonfmu's C++ layer turns any Python exception into a logged ``fmi2Fatal``/``fmi2Error``
+status; every exception raised here is a :class:`FmuError` whose message names the instance and
+the FMI variable concerned.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, ClassVar
+from xml.etree.ElementTree import Element, SubElement
+
+import numpy as np
+from pythonfmu import Fmi2Slave
+from pythonfmu.enums import Fmi2Causality, Fmi2Variability
+from pythonfmu.variables import Boolean, Real
+
+from ..blocks.base import ParameterError, TitopError
+from ..blocks.standalone import StandaloneBlock
+from .catalog import FMU_TYPES, FmuType, Param, default_values, random_values
+from .ports import UNIT_DEFINITIONS, port_variables
+
+# modes of the FMI 2.0 co-simulation state machine
+INSTANTIATED, INITIALIZATION, STEPPING, TERMINATED = 0, 1, 2, 3
+_MODE_NAMES = ("instantiated", "initialization mode", "step mode", "terminated")
+_STATE_MAGIC = 7.0e7 + 1  # first value of a serialized state (format version 1)
+
+_SOLVER_PARAMS = [
+    Param(
+        "solver.max_step", (), "s", 1e-3,
+        "largest internal RK4 step within a communication step (inputs are held over the step)",
+    ),
+]  # fmt: skip
+
+
+class FmuError(TitopError):
+    """An FMI call was refused: bad value, wrong calling sequence or failed computation."""
+
+
+def block_name(instance_name: str) -> str:
+    """A core block name (no '.', '[' or ']') made from an FMU instance name."""
+    name = re.sub(r"[.\[\]\s]", "_", instance_name or "")
+    return name or "fmu"
+
+
+class BlockSlave(Fmi2Slave):
+    """FMI 2.0 co-simulation slave of one titopfmu block (see the module docstring)."""
+
+    FMU_TYPE: ClassVar[str] = ""
+    N_CHILDREN: ClassVar[int] = 0
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        ftype: FmuType = FMU_TYPES[self.FMU_TYPE]
+        n = self.N_CHILDREN
+        self._type = ftype
+        self._name = block_name(self.instance_name)
+        self._params = ftype.params(n) + _SOLVER_PARAMS
+        proto = ftype.make(self._name, default_values(ftype.params(n)), n)
+        self._channels = port_variables(StandaloneBlock(proto), ftype)
+        self._values: list[Any] = []
+        self._kind: list[int] = []  # 0 input, 1 output, 2 parameter
+        self._units: list[str] = []
+        self._in_slices: list[tuple[str, int, int]] = []
+        self._out_slices: list[tuple[str, int, int]] = []
+        self._param_slots: list[tuple[Param, list[tuple[int, tuple[int, ...]]]]] = []
+        for ch in self._channels:
+            vr0 = len(self._values)
+            for comp in ch.components:
+                causality = Fmi2Causality.input if ch.direction == "in" else Fmi2Causality.output
+                self._register(
+                    Real(comp.name, causality=causality, variability=Fmi2Variability.continuous,
+                         description=comp.description),
+                    0.0, 0 if ch.direction == "in" else 1, comp.unit,
+                )  # fmt: skip
+            target = self._in_slices if ch.direction == "in" else self._out_slices
+            target.append((ch.core, vr0, len(ch.components)))
+        for p in self._params:
+            slots = []
+            default = np.array(p.default, dtype=float)
+            for fname, idx in p.names():
+                vr = len(self._values)
+                if p.boolean:
+                    var = Boolean(fname, causality=Fmi2Causality.parameter,
+                                  variability=Fmi2Variability.fixed, description=p.description)
+                    self._register(var, bool(p.default), 2, "")
+                else:
+                    var = Real(fname, causality=Fmi2Causality.parameter,
+                               variability=Fmi2Variability.fixed, description=p.description)
+                    self._register(var, float(default[idx]), 2, p.unit)
+                slots.append((vr, idx))
+            self._param_slots.append((p, slots))
+        self._out_vrs = frozenset(i for i, k in enumerate(self._kind) if k == 1)
+        self._mode = INSTANTIATED
+        self._t = 0.0
+        self._sa: StandaloneBlock | None = None
+        self._block_key: tuple | None = None
+        self._x = np.zeros(0)
+        self._stale = True
+        self._dx: np.ndarray | None = None
+
+    # -- variables --------------------------------------------------------------------------
+
+    def _register(self, var, value: Any, kind: int, unit: str) -> None:
+        vr = len(self._values)
+        self._values.append(value)
+        self._kind.append(kind)
+        self._units.append(unit)
+        values = self._values
+        var.getter = lambda: values[vr]
+        if kind != 1:
+            var.setter = lambda v: self._set(vr, v)
+        self.register_variable(var, nested=False)
+        assert var.value_reference == vr
+
+    def _name_of(self, vr: int) -> str:
+        return self.vars[vr].name
+
+    def _fail(self, message: str) -> FmuError:
+        return FmuError(f"FMU instance '{self.instance_name}' ({self.modelName}): {message}")
+
+    def _check_vr(self, vr: int, real: bool) -> None:
+        if not (0 <= vr < len(self._values)):
+            raise self._fail(f"no variable with value reference {vr}")
+        if isinstance(self.vars[vr], Real) != real:
+            kind = "Real" if real else "Boolean"
+            raise self._fail(f"variable '{self._name_of(vr)}' is not of type {kind}")
+
+    def _set(self, vr: int, value: Any) -> None:
+        kind = self._kind[vr]
+        if kind == 1:
+            raise self._fail(f"'{self._name_of(vr)}' is an output and cannot be set")
+        if self._mode == TERMINATED:
+            raise self._fail(f"cannot set '{self._name_of(vr)}' after fmi2Terminate")
+        if kind == 2:
+            if self._mode == STEPPING:
+                raise self._fail(
+                    f"parameter '{self._name_of(vr)}' has variability 'fixed': it can only be set "
+                    "before fmi2ExitInitializationMode"
+                )
+            if isinstance(value, float) and not math.isfinite(value):
+                raise self._fail(f"parameter '{self._name_of(vr)}' = {value} is not finite")
+            self._values[vr] = value
+            self._sa = None
+            self._stale = True
+            return
+        if not math.isfinite(value):
+            raise self._fail(
+                f"input '{self._name_of(vr)}' = {value} is not finite at t = {self._t:.9g} s"
+            )
+        if self._values[vr] != value:
+            self._values[vr] = value
+            self._stale = True
+
+    def get_real(self, vrs: list[int]) -> list[float]:
+        if self._stale and not self._out_vrs.isdisjoint(vrs):
+            self._compute_outputs()
+        values = self._values
+        try:
+            return [float(values[vr]) for vr in vrs]
+        except IndexError:
+            for vr in vrs:
+                self._check_vr(vr, True)
+            raise
+
+    def set_real(self, vrs: list[int], values: list[float]) -> None:
+        for vr, value in zip(vrs, values, strict=True):
+            self._check_vr(vr, True)
+            self._set(vr, value)
+
+    def get_boolean(self, vrs: list[int]) -> list[bool]:
+        for vr in vrs:
+            self._check_vr(vr, False)
+        return [bool(self._values[vr]) for vr in vrs]
+
+    def set_boolean(self, vrs: list[int], values: list[bool]) -> None:
+        for vr, value in zip(vrs, values, strict=True):
+            self._check_vr(vr, False)
+            self._set(vr, bool(value))
+
+    # -- the core block ---------------------------------------------------------------------
+
+    def _parameter_values(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for p, slots in self._param_slots:
+            if p.boolean:
+                out[p.name] = bool(self._values[slots[0][0]])
+                continue
+            a = np.zeros(p.shape)
+            for vr, idx in slots:
+                a[idx] = self._values[vr]
+            out[p.name] = a
+        return out
+
+    def _ensure_block(self) -> StandaloneBlock:
+        if self._sa is not None:
+            return self._sa
+        values = self._parameter_values()
+        max_step = float(values.pop("solver.max_step"))
+        if not max_step > 0:
+            raise self._fail(f"parameter 'solver.max_step' = {max_step} must be positive (s)")
+        try:
+            block = self._type.make(self._name, values, self.N_CHILDREN)
+        except ParameterError as exc:
+            fmi = self._type.param_names.get(exc.parameter, exc.parameter)
+            raise self._fail(f"{exc} (FMI parameter {fmi})") from None
+        self._max_step = max_step
+        self._sa = StandaloneBlock(block)
+        key = tuple(self._values[vr] for p, s in self._param_slots for vr, _ in s)
+        if key != self._block_key:  # new parameters: states restart from their initial values
+            self._x = self._sa.initial_state()
+            self._block_key = key
+        self._stale = True
+        return self._sa
+
+    def _inputs(self) -> dict[str, np.ndarray]:
+        v = self._values
+        return {core: np.array(v[vr0 : vr0 + n]) for core, vr0, n in self._in_slices}
+
+    def _compute_outputs(self) -> None:
+        if self._mode == INSTANTIATED:
+            raise self._fail("outputs are available from fmi2EnterInitializationMode on")
+        sa = self._ensure_block()
+        try:
+            out, dx = sa.evaluate(self._t, self._x, self._inputs())
+        except (ArithmeticError, ValueError) as exc:
+            raise self._fail(f"evaluation failed at t = {self._t:.9g} s: {exc}") from None
+        v = self._values
+        for core, vr0, n in self._out_slices:
+            y = out[core]
+            if not np.all(np.isfinite(y)):
+                raise self._fail(f"output '{self._name_of(vr0)}'.. is not finite at t = {self._t}")
+            v[vr0 : vr0 + n] = y.tolist()
+        self._dx = dx
+        self._stale = False
+
+    # -- FMI calling sequence ---------------------------------------------------------------
+
+    def setup_experiment(self, start_time: float, stop_time=None, tolerance=None) -> None:
+        if self._mode != INSTANTIATED:
+            raise self._fail(f"fmi2SetupExperiment called in {_MODE_NAMES[self._mode]}")
+        if not math.isfinite(start_time):
+            raise self._fail(f"start time {start_time} is not finite")
+        self._t = float(start_time)
+
+    def enter_initialization_mode(self) -> None:
+        if self._mode != INSTANTIATED:
+            raise self._fail(f"fmi2EnterInitializationMode called in {_MODE_NAMES[self._mode]}")
+        self._mode = INITIALIZATION
+        self._ensure_block()
+
+    def exit_initialization_mode(self) -> None:
+        if self._mode != INITIALIZATION:
+            raise self._fail(f"fmi2ExitInitializationMode called in {_MODE_NAMES[self._mode]}")
+        self._ensure_block()
+        self._mode = STEPPING
+
+    def terminate(self) -> None:
+        self._mode = TERMINATED
+
+    def do_step(self, current_time: float, step_size: float) -> bool:
+        if self._mode != STEPPING:
+            raise self._fail(f"fmi2DoStep called in {_MODE_NAMES[self._mode]}")
+        if not (step_size > 0 and math.isfinite(step_size)):
+            raise self._fail(f"fmi2DoStep: communication step size {step_size} must be > 0")
+        if not math.isfinite(current_time):
+            raise self._fail(f"fmi2DoStep: current time {current_time} is not finite")
+        sa = self._ensure_block()
+        t0 = float(current_time)
+        if sa.n_states:
+            if self._stale:
+                self._compute_outputs()
+            x = self._x
+            u = self._inputs()
+            n = max(1, math.ceil(step_size / self._max_step - 1e-9))
+            dt = step_size / n
+            f = sa.derivative
+            k1 = self._dx
+            try:
+                for i in range(n):
+                    t = t0 + i * dt
+                    if i:
+                        k1 = f(t, x, u)
+                    k2 = f(t + 0.5 * dt, x + (0.5 * dt) * k1, u)
+                    k3 = f(t + 0.5 * dt, x + (0.5 * dt) * k2, u)
+                    k4 = f(t + dt, x + dt * k3, u)
+                    x = x + (dt / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)
+            except (ArithmeticError, ValueError) as exc:
+                raise self._fail(f"fmi2DoStep failed at t = {t0:.9g} s: {exc}") from None
+            if not np.all(np.isfinite(x)):
+                raise self._fail(
+                    f"fmi2DoStep from t = {t0:.9g} s over {step_size:.3g} s: the state became "
+                    "non-finite (step too large for the dynamics, or inputs out of range); "
+                    "the state before the step is kept"
+                )
+            self._x = x
+        self._t = t0 + step_size
+        self._stale = True
+        return True
+
+    # -- FMU state --------------------------------------------------------------------------
+
+    def _get_fmu_state(self) -> bytes:
+        head = [_STATE_MAGIC, float(self._mode), self._t, float(len(self._x)),
+                float(len(self._values))]  # fmt: skip
+        vals = [float(v) for v in self._values]
+        return np.concatenate([head, self._x, vals]).tobytes()
+
+    def _set_fmu_state(self, state: bytes) -> None:
+        a = np.frombuffer(bytes(state), dtype=float)
+        if len(a) < 5 or a[0] != _STATE_MAGIC or int(a[4]) != len(self._values):
+            raise self._fail("not an FMU state of this FMU type (or of another titopfmu version)")
+        nx = int(a[3])
+        if len(a) != 5 + nx + len(self._values):
+            raise self._fail("corrupt FMU state (wrong length)")
+        self._mode = int(a[1])
+        self._t = float(a[2])
+        vals = a[5 + nx :].tolist()
+        for vr, v in enumerate(vals):
+            self._values[vr] = bool(v) if isinstance(self.vars[vr], Boolean) else v
+        self._sa = None
+        key = tuple(self._values[vr] for p, s in self._param_slots for vr, _ in s)
+        if key != self._block_key:
+            self._block_key = None  # rebuilt on demand, then the saved states are put back
+        if self._mode != INSTANTIATED:
+            self._ensure_block()
+        self._x = a[5 : 5 + nx].copy()
+        self._stale = True
+
+    @staticmethod
+    def _fmu_state_to_bytes(state: bytes) -> bytes:
+        return state
+
+    @staticmethod
+    def _fmu_state_from_bytes(state: bytes) -> bytes:
+        return bytes(state)
+
+    # -- model description ------------------------------------------------------------------
+
+    def to_xml(self, model_options: dict[str, str] | None = None) -> Element:
+        """pythonfmu's model description plus units and a complete ModelStructure."""
+        root = super().to_xml(model_options or {})
+        used = {u for u in self._units if u}
+        units = Element("UnitDefinitions")
+        for name, exps in UNIT_DEFINITIONS.items():
+            if name in used:
+                unit = SubElement(units, "Unit", name=name)
+                SubElement(unit, "BaseUnit", {k: str(v) for k, v in exps.items()})
+        children = list(root)
+        pos = [c.tag for c in children].index("CoSimulation") + 1
+        if len(units):
+            root.insert(pos, units)
+        for vr, sv in enumerate(root.find("ModelVariables")):
+            if self._units[vr]:
+                sv.find("Real").set("unit", self._units[vr])
+        structure = root.find("ModelStructure")
+        for c in list(structure):
+            structure.remove(c)
+        deps = self._dependencies()
+        outputs = SubElement(structure, "Outputs")
+        initial = Element("InitialUnknowns")
+        params = [vr + 1 for vr, k in enumerate(self._kind) if k == 2]
+        for vr in sorted(deps):
+            d = " ".join(str(i + 1) for i in sorted(deps[vr]))
+            SubElement(outputs, "Unknown", index=str(vr + 1), dependencies=d)
+            di = " ".join(str(i) for i in sorted([i + 1 for i in deps[vr]] + params))
+            SubElement(initial, "Unknown", index=str(vr + 1), dependencies=di)
+        if len(outputs):
+            structure.append(initial)
+        else:
+            structure.remove(outputs)
+        return root
+
+    def _dependencies(self) -> dict[int, set[int]]:
+        """Which inputs each output depends on, measured on the core block: every input is
+        perturbed at three random points (random parameters, states and inputs); a dependency
+        is declared where an output moves by more than 1e-9 of the perturbation."""
+        deps: dict[int, set[int]] = {vr: set() for vr in self._out_vrs}
+        rng = np.random.default_rng(20261121)
+        ftype, n = self._type, self.N_CHILDREN
+        in_vrs = [vr for vr, k in enumerate(self._kind) if k == 0]
+        for sample in range(3):
+            values = random_values(ftype.params(n), rng)
+            for p in ftype.params(n):
+                if p.boolean:
+                    values[p.name] = sample > 0
+            sa = StandaloneBlock(ftype.make("probe", values, n))
+            x = sa.initial_state() + 0.3 * rng.standard_normal(sa.n_states)
+            base = {core: rng.normal(0.0, 0.7, k) for core, _, k in self._in_slices}
+            for core, _, k in self._in_slices:
+                if core == "joint.m" or core == "m":  # keep joint motions plausible
+                    base[core] = rng.uniform(-1.0, 1.0, k)
+            y0, _ = sa.evaluate(0.0, x, base, derivative=False)
+            for core, vr0, k in self._in_slices:
+                for i in range(k):
+                    u = {c: v.copy() for c, v in base.items()}
+                    u[core][i] += 1e-3
+                    y, _ = sa.evaluate(0.0, x, u, derivative=False)
+                    for ocore, ovr0, on in self._out_slices:
+                        diff = np.abs(y[ocore] - y0[ocore])
+                        for j in np.nonzero(diff > 1e-12)[0]:
+                            deps[ovr0 + int(j)].add(vr0 + i)
+        assert all(vr in in_vrs for d in deps.values() for vr in d)
+        return deps
