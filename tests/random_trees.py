@@ -6,6 +6,8 @@ joint with random axis, random constant DCM and random child-port offset. Masses
 random SPD inertias (point masses allowed off the root when the joint still sees an inertia),
 off-centre COMs, one gravity vector for all blocks, a constant external wrench on the root (and
 sometimes on other bodies), random constant joint efforts (some joints get a spring-damper law).
+With ``multi_dof=True`` the joints may also be spherical (3 dof) or free (6 dof) ones, with
+constant efforts of their size and no point masses (their apparent inertia would be singular).
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from scipy.spatial.transform import Rotation
 from titopfmu import (
     Constant,
     Engine,
+    FreeBody,
     JointSpringDamper,
     PrismaticBody,
     RevoluteBody,
     RigidBody,
+    SphericalBody,
     System,
     WeldedBody,
 )
@@ -33,13 +37,13 @@ class TreeSpec:
 
     seed: int
     n_bodies: int
-    kinds: dict[str, str] = field(default_factory=dict)  # block -> root/revolute/prismatic/welded
+    kinds: dict[str, str] = field(default_factory=dict)  # root/revolute/prismatic/welded/...
     parents: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
-        counts = {
-            k: list(self.kinds.values()).count(k) for k in ("revolute", "prismatic", "welded")
-        }
+        kinds = list(self.kinds.values())
+        counts = {k: kinds.count(k) for k in ("revolute", "prismatic", "welded")}
+        counts.update({k: kinds.count(k) for k in ("spherical", "free") if k in kinds})
         return f"seed={self.seed} n_bodies={self.n_bodies} {counts}"
 
 
@@ -77,8 +81,11 @@ def random_tree(
     point_masses: bool = True,
     laws: bool = True,
     extra_wrenches: bool = True,
+    multi_dof: bool = False,
 ) -> tuple[System, TreeSpec]:
     """A random tree of ``n_bodies`` (2-12; random when None) bodies, seeded.
+
+    ``multi_dof``: also draw spherical and free joints (the default trees are unchanged).
 
     Blocks: ``root`` (RigidBody), ``b1``... (joint bodies); signal blocks ``tau_<b>`` (Constant
     efforts) or ``law_<b>`` (JointSpringDamper), ``w_root`` (root wrench), ``w_<b>`` (others).
@@ -95,6 +102,15 @@ def random_tree(
     kinds = ["root"]
     for _ in range(1, n_bodies):
         u = rng.uniform()
+        if multi_dof:
+            if welded and u < 0.08:
+                kinds.append("welded")
+            else:
+                kinds.append(
+                    "revolute" if u < 0.32 else "prismatic" if u < 0.5 else
+                    "spherical" if u < 0.78 else "free"
+                )  # fmt: skip
+            continue
         if welded and u < 0.12:
             kinds.append("welded")
         elif u < 0.56:
@@ -112,7 +128,7 @@ def random_tree(
         kind = kinds[i]
         mass = float(rng.uniform(0.5, 5.0))
         com = random_offset(rng, 0.05, 0.5)
-        point = point_masses and kind != "root" and rng.uniform() < 0.2
+        point = point_masses and kind not in ("root", "spherical", "free") and rng.uniform() < 0.2
         inertia = np.zeros((3, 3)) if point else random_inertia(rng, 0.5)
         common = dict(com=com, children=children[i] or None, gravity=g)
         ext = None
@@ -133,6 +149,10 @@ def random_tree(
         elif kind == "prismatic":
             axis = random_unit(rng)
             b = PrismaticBody(name, mass, inertia, axis=axis, P_ab=random_rotation(rng), **common)
+        elif kind == "spherical":
+            b = SphericalBody(name, mass, inertia, P_a0b=random_rotation(rng), **common)
+        elif kind == "free":
+            b = FreeBody(name, mass, inertia, P_a0b=random_rotation(rng), **common)
         else:
             b = WeldedBody(name, mass, inertia, P_ab=random_rotation(rng), **common)
         s.add(b)
@@ -157,6 +177,9 @@ def random_tree(
             else:
                 s.add(Constant(f"tau_{name}", float(rng.normal(0.0, 2.0))))
                 s.connect(f"tau_{name}.y", f"{name}.joint.tau")
+        elif kind in ("spherical", "free"):
+            s.add(Constant(f"tau_{name}", rng.normal(0.0, 1.0, b.joint.dof)))
+            s.connect(f"tau_{name}.y", f"{name}.joint.tau")
     return s, spec
 
 
@@ -170,7 +193,9 @@ def random_state(
 ) -> np.ndarray:
     """A random engine state: root position, attitude (uniform), twist; joint q and q̇.
 
-    Revolute angles in ±``angle`` rad, prismatic strokes in ±``stroke`` m, rates in ±``speed``.
+    Revolute angles in ±``angle`` rad, prismatic strokes in ±``stroke`` m, rates in ±``speed``;
+    spherical and free joints: uniform random relative attitude, free-joint translation
+    components in ±``stroke`` m, relative velocities and angular velocities in ±``speed``.
     """
     x = engine.initial_state()
     for b in engine.tree_blocks:
@@ -189,4 +214,11 @@ def random_state(
             x[sl] = [rng.uniform(-angle, angle), rng.uniform(-speed, speed)]
         elif isinstance(b, PrismaticBody):
             x[sl] = [rng.uniform(-stroke, stroke), rng.uniform(-speed, speed)]
+        elif isinstance(b, (SphericalBody, FreeBody)):
+            qx, qy, qz, qw = Rotation.random(random_state=rng).as_quat()
+            quat = [qw, qx, qy, qz]
+            k = b.joint.dof
+            if isinstance(b, FreeBody):
+                quat = np.concatenate([rng.uniform(-stroke, stroke, 3), quat])
+            x[sl] = np.concatenate([quat, rng.uniform(-speed, speed, k)])
     return x

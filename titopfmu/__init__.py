@@ -9,6 +9,8 @@ from .assembly import AssemblyError, Engine, SimulationError, SimulationResult, 
 from .blocks import (
     Constant,
     ExternalWrench,
+    FreeBody,
+    FreeBodyInverse,
     Function,
     Ground,
     ImposedMotionBody,
@@ -21,6 +23,8 @@ from .blocks import (
     RevoluteBody,
     RevoluteBodyInverse,
     RigidBody,
+    SphericalBody,
+    SphericalBodyInverse,
     TimeFunction,
     TitopError,
     WeldedBody,
@@ -29,9 +33,9 @@ from .blocks import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "AssemblyError", "Constant", "Engine", "ExternalWrench", "Function", "Ground",
-    "ImposedMotionBody", "InertiaWarning", "JointSpringDamper", "LoopClosure", "ParameterError",
-    "PrismaticBody", "PrismaticBodyInverse", "RevoluteBody", "RevoluteBodyInverse", "RigidBody",
-    "SimulationError", "SimulationResult", "System", "TimeFunction", "TitopError", "WeldedBody",
-    "simulate",
+    "AssemblyError", "Constant", "Engine", "ExternalWrench", "FreeBody", "FreeBodyInverse",
+    "Function", "Ground", "ImposedMotionBody", "InertiaWarning", "JointSpringDamper",
+    "LoopClosure", "ParameterError", "PrismaticBody", "PrismaticBodyInverse", "RevoluteBody",
+    "RevoluteBodyInverse", "RigidBody", "SimulationError", "SimulationResult", "SphericalBody",
+    "SphericalBodyInverse", "System", "TimeFunction", "TitopError", "WeldedBody", "simulate",
 ]  # fmt: skip

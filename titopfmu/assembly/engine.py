@@ -146,9 +146,8 @@ class Engine:
                 parent = kin[ps[0]].children[ps[1]] if ps else None
                 xs = x[slices[name]]
                 kin[name] = b.kinematics(xs, parent, {p: sig[s] for p, s in self.kin_inputs[name]})
-                if name in self.joint_outputs:  # pre-loop joint motion [NaN (q̈), q̇, q]
-                    dof = b.joint.dof
-                    sig[(name, "joint.m")] = np.concatenate([self._nans[dof], xs[dof:], xs[:dof]])
+                if name in self.joint_outputs:  # pre-loop joint motion [NaN (u̇), u, p]
+                    sig[(name, "joint.m")] = b.joint_motion(xs, self._nans[b.joint.dof])
             elif kind == "sig":
                 try:
                     out = b.evaluate(t, {p: sig[s] for p, s in self.inputs[name]})
@@ -336,9 +335,7 @@ class Engine:
     def _post_loop_signal(self, ev: Evaluation, b, port: str) -> FloatArray:
         i = self.tree_index.get(b.name)
         if isinstance(b, JointBody) and port == "joint.m" and not b.inverse:
-            k = b.joint.dof
-            xs = ev.x[self.plan.state_slices[b.name]]
-            return np.concatenate([ev.sol.extra[i], xs[k:], xs[:k]])
+            return b.joint_motion(ev.x[self.plan.state_slices[b.name]], ev.sol.extra[i])
         if isinstance(b, JointBody) and port == "joint.tau" and b.inverse:
             return ev.sol.extra[i]
         if isinstance(b, (ImposedMotionBody, Ground)) and port == "W":

@@ -4,6 +4,8 @@ from .base import Block, InertiaWarning, ParameterError, Port, TitopError
 from .bodies import (
     BodyBlock,
     ExternalWrench,
+    FreeBody,
+    FreeBodyInverse,
     Ground,
     ImposedMotionBody,
     JointBody,
@@ -12,14 +14,17 @@ from .bodies import (
     RevoluteBody,
     RevoluteBodyInverse,
     RigidBody,
+    SphericalBody,
+    SphericalBodyInverse,
     WeldedBody,
 )
 from .closure import LoopClosure
 from .signals import Constant, Function, JointSpringDamper, SignalBlock, TimeFunction
 
 __all__ = [
-    "Block", "BodyBlock", "Constant", "ExternalWrench", "Function", "Ground", "ImposedMotionBody",
-    "InertiaWarning", "JointBody", "JointSpringDamper", "LoopClosure", "ParameterError", "Port",
-    "PrismaticBody", "PrismaticBodyInverse", "RevoluteBody", "RevoluteBodyInverse", "RigidBody",
-    "SignalBlock", "TimeFunction", "TitopError", "WeldedBody",
+    "Block", "BodyBlock", "Constant", "ExternalWrench", "FreeBody", "FreeBodyInverse", "Function",
+    "Ground", "ImposedMotionBody", "InertiaWarning", "JointBody", "JointSpringDamper",
+    "LoopClosure", "ParameterError", "Port", "PrismaticBody", "PrismaticBodyInverse",
+    "RevoluteBody", "RevoluteBodyInverse", "RigidBody", "SignalBlock", "SphericalBody",
+    "SphericalBodyInverse", "TimeFunction", "TitopError", "WeldedBody",
 ]  # fmt: skip

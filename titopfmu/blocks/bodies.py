@@ -39,7 +39,16 @@ from .base import (
     check_inertia,
     check_mass,
 )
-from .joints import JointModel, PrismaticJoint, RevoluteJoint, WeldJoint, _finite_scalar
+from .joints import (
+    FreeJoint,
+    JointModel,
+    PrismaticJoint,
+    RevoluteJoint,
+    SphericalJoint,
+    WeldJoint,
+    _finite_scalar,
+    initial_quaternion,
+)
 from .loop_map import LoopMap
 
 _I3 = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
@@ -415,10 +424,16 @@ class Ground(Block):
 class JointBody(BodyBlock):
     """A body A hanging from its parent B through a joint: the TITOP model ``R^{A,.}_{P,C1..Cn}``.
 
-    One implementation for the welded (eq. 15), revolute (eqs. 16-23) and prismatic (eqs. 24-29)
-    cases, forward (driving effort in, joint acceleration out, eqs. 22 and 28) or inverse
-    (imposed joint motion in, driving effort out, eqs. 21 and 27). The joint point is the
-    reference point P of A; the parent port is projected in R_b, everything else in R_a.
+    One implementation for the welded (eq. 15), revolute (eqs. 16-23), prismatic (eqs. 24-29),
+    spherical and free (:class:`~titopfmu.blocks.joints.SphericalJoint`,
+    :class:`~titopfmu.blocks.joints.FreeJoint`) cases, forward (driving effort in, joint
+    acceleration out, eqs. 22 and 28) or inverse (imposed joint motion in, driving effort out,
+    eqs. 21 and 27). The joint point is the reference point P of A; the parent port is projected
+    in R_b, everything else in R_a.
+
+    A k-dof joint with ``nq`` configuration coordinates has the states ``[q (nq), u (k)]`` (u: the
+    generalized speeds, ``q̇ = f(q, u)`` given by the joint model), the extra output ``u̇`` (k)
+    and the joint motion ``joint.m = [u̇, u, p]`` (3k, p = the joint's position output).
     """
 
     has_parent = True
@@ -441,12 +456,18 @@ class JointBody(BodyBlock):
             self.S = joint.S
             self.StD = self.S.T @ self.D
             j = self.StD @ self.S  # apparent inertia seen from the joint, eq. (20)
-            if abs(float(np.linalg.det(j))) <= 1e-14 * max(1.0, float(np.max(np.abs(self.D)))) ** k:
+            if k == 1:
+                singular = abs(float(j[0, 0])) <= 1e-14 * max(1.0, float(np.max(np.abs(self.D))))
+            else:  # k×k symmetric: smallest against largest principal value (scale-free)
+                ev = np.linalg.eigvalsh(0.5 * (j + j.T))
+                singular = bool(ev[0] <= 1e-12 * max(float(ev[-1]), 0.0))
+            if singular:
                 raise ParameterError(
                     name,
                     "inertia",
-                    f"the apparent inertia seen from the joint (eq. 20) is zero: {j.tolist()}; "
-                    "the body cannot be moved by its joint (e.g. a point mass on a revolute axis)",
+                    f"the apparent inertia seen from the joint (eq. 20) is "
+                    f"{'zero' if k == 1 else 'singular'}: {j.tolist()}; the body cannot be moved "
+                    "by its joint (e.g. a point mass on a revolute axis or on a ball joint)",
                 )
             self.J_inv = np.linalg.inv(j)
             n = self.n_children
@@ -461,28 +482,26 @@ class JointBody(BodyBlock):
             self._StT = self.S.T @ self.T if n else None
             unit = joint.coordinate_unit
             effort = "N m" if unit == "rad" else "N"
+            motion_doc = joint.motion_doc or f"[q̈, q̇, q] ({unit})"
+            effort_doc = joint.effort_doc or f"driving effort C_m / F_m ({effort})"
             if self.inverse:
                 self.kinematic_inputs = ("joint.m",)
-                self._add_port(
-                    "joint.m", "signal_in", 3 * k, f"imposed joint motion [q̈, q̇, q] ({unit})"
-                )
-                self._add_port(
-                    "joint.tau", "signal_out", k, f"driving effort C_m / F_m required ({effort})"
-                )
+                self._add_port("joint.m", "signal_in", 3 * k, f"imposed joint motion {motion_doc}")
+                self._add_port("joint.tau", "signal_out", k, f"{effort_doc}, required")
             else:
-                self._add_port("joint.tau", "signal_in", k, f"driving effort C_m / F_m ({effort})")
-                self._add_port(
-                    "joint.m", "signal_out", 3 * k, f"joint motion m = [q̈, q̇, q] ({unit})"
-                )
+                self._add_port("joint.tau", "signal_in", k, effort_doc)
+                self._add_port("joint.m", "signal_out", 3 * k, f"joint motion m = {motion_doc}")
 
     def kinematics(self, x: FloatArray, parent: PortKinematics, signals) -> BodyKinematics:
-        k = self.joint.dof
+        joint = self.joint
+        k = joint.dof
         if self.inverse:
             m = signals["joint.m"]
-            q, qd = m[2 * k : 3 * k], m[k : 2 * k]
+            q, qd = joint.coordinates_from_position(m[2 * k : 3 * k]), m[k : 2 * k]
         else:
-            q, qd = x[0:k], x[k : 2 * k]
-        jk = self.joint.kinematics(q, qd, parent.twist, parent.ip, parent.R)
+            nq = joint.nq
+            q, qd = x[0:nq], x[nq : nq + k]
+        jk = joint.kinematics(q, qd, parent.twist, parent.ip, parent.R)
         return BodyKinematics(
             jk.twist, jk.ip, jk.R, self.child_kinematics(jk.twist, jk.ip, jk.R), joint=jk
         )
@@ -532,8 +551,17 @@ class JointBody(BodyBlock):
         return LoopMap(PP=PP, PC=Gt @ self.T, CP=ts @ G, cP=cP, cC=ts @ a0, XP=XP, XC=XC, xc=xc)
 
     def derivative(self, x: FloatArray, kin, extra: FloatArray) -> FloatArray:
-        k = self.joint.dof
-        return np.concatenate([x[k : 2 * k], extra])
+        """``[q̇ = f(q, u) (nq), u̇ (k)]``, ``extra`` = u̇ from the loop solution."""
+        joint = self.joint
+        nq, k = joint.nq, joint.dof
+        return np.concatenate([joint.coordinate_rate(x[0:nq], x[nq : nq + k], kin.joint), extra])
+
+    def joint_motion(self, x: FloatArray, acc: FloatArray) -> FloatArray:
+        """Forward block: ``joint.m = [u̇ (k), u (k), p (k)]`` from the states ``x`` and
+        ``acc`` = u̇ (NaN before the loop is solved)."""
+        joint = self.joint
+        nq, k = joint.nq, joint.dof
+        return np.concatenate([acc, x[nq : nq + k], joint.position_output(x[0:nq])])
 
 
 class WeldedBody(JointBody):
@@ -635,3 +663,126 @@ class PrismaticBodyInverse(PrismaticBody):
 
     def __init__(self, name: str, mass, inertia, axis=(1.0, 0.0, 0.0), P_ab=_I3, **kwargs):
         super().__init__(name, mass, inertia, axis=axis, P_ab=P_ab, **kwargs)
+
+
+# ----------------------------------------------------------------------------------------------
+# multi-dof joints with a quaternion attitude
+# ----------------------------------------------------------------------------------------------
+
+
+class SphericalBody(JointBody):
+    """Spherical-joint (ball-and-socket) body, 3 dof, forward dynamics.
+
+    The joint model is :class:`~titopfmu.blocks.joints.SphericalJoint` (its docstring derives
+    the equations, after eqs. 16-23). Parameters beyond :class:`BodyBlock`: ``P_a0b`` = P_{a0/b}
+    (DCM of A w.r.t. the parent at zero rotation), the initial relative attitude P_{a/a0} as
+    ``euler0`` (3-2-1 Euler angles [φ, θ, ψ], rad) or ``quaternion0`` (unit, [w, x, y, z]; at
+    most one of them, identity by default), ``omega0`` = ω_r(0), the relative angular velocity of
+    A w.r.t. its parent in R_a (rad/s).
+
+    States (7): the relative quaternion ``qw, qx, qy, qz`` and ``wx, wy, wz`` = ω_r (R_a).
+    Signal in ``joint.tau`` (3): torque applied by the parent on A (N m, R_a). Signal out
+    ``joint.m`` (9) = [ω̇_r (rad/s², R_a), ω_r (rad/s, R_a), Euler angles of P_{a/a0} (rad)].
+    """
+
+    kind = "spherical_body"
+
+    def __init__(
+        self,
+        name: str,
+        mass,
+        inertia,
+        P_a0b: ArrayLike = _I3,
+        euler0: ArrayLike | None = None,
+        quaternion0: ArrayLike | None = None,
+        omega0: ArrayLike = (0.0, 0.0, 0.0),
+        **kwargs,
+    ) -> None:
+        super().__init__(name, mass, inertia, SphericalJoint(name, P_a0b), **kwargs)
+        if not self.inverse:
+            self.quaternion0 = initial_quaternion(name, euler0, quaternion0)
+            self.omega0 = as_vector(name, "omega0", omega0, 3)
+            self.state_names = ("qw", "qx", "qy", "qz", "wx", "wy", "wz")
+
+    def initial_state(self) -> FloatArray:
+        if self.inverse:
+            return np.zeros(0)
+        return np.concatenate([self.quaternion0, self.omega0])
+
+
+class FreeBody(JointBody):
+    """Free-joint (6-dof) body hanging from a parent body, forward dynamics.
+
+    The joint model is :class:`~titopfmu.blocks.joints.FreeJoint` (its docstring derives the
+    equations). Parameters beyond :class:`BodyBlock`: ``P_a0b`` = P_{a0/b} (DCM of A w.r.t. the
+    parent at zero rotation), ``position0`` = r(0) = [OP]_{R_b} (m; O the parent's port point, P
+    the reference point of A), the initial relative attitude P_{a/a0} as ``euler0`` (rad, 3-2-1)
+    or ``quaternion0`` (unit, [w, x, y, z]; identity by default), ``velocity0`` = v_r(0), the
+    velocity of P relative to the parent frame, in R_a (m/s), and ``omega0`` = ω_r(0), the
+    relative angular velocity in R_a (rad/s).
+
+    States (13): ``x, y, z`` = [OP]_{R_b}, the relative quaternion ``qw, qx, qy, qz``,
+    ``vx, vy, vz`` = v_r and ``wx, wy, wz`` = ω_r (R_a). Signal in ``joint.tau`` (6): wrench
+    [F (N), T (N m) about P] applied by the parent on A, in R_a. Signal out ``joint.m`` (18) =
+    [v̇_r, ω̇_r, v_r, ω_r (R_a), OP (m, R_b), Euler angles of P_{a/a0} (rad)].
+    """
+
+    kind = "free_body"
+
+    def __init__(
+        self,
+        name: str,
+        mass,
+        inertia,
+        P_a0b: ArrayLike = _I3,
+        position0: ArrayLike = (0.0, 0.0, 0.0),
+        euler0: ArrayLike | None = None,
+        quaternion0: ArrayLike | None = None,
+        velocity0: ArrayLike = (0.0, 0.0, 0.0),
+        omega0: ArrayLike = (0.0, 0.0, 0.0),
+        **kwargs,
+    ) -> None:
+        super().__init__(name, mass, inertia, FreeJoint(name, P_a0b), **kwargs)
+        if not self.inverse:
+            self.position0 = as_vector(name, "position0", position0, 3)
+            self.quaternion0 = initial_quaternion(name, euler0, quaternion0)
+            self.velocity0 = as_vector(name, "velocity0", velocity0, 3)
+            self.omega0 = as_vector(name, "omega0", omega0, 3)
+            self.state_names = (
+                "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz",
+            )  # fmt: skip
+
+    def initial_state(self) -> FloatArray:
+        if self.inverse:
+            return np.zeros(0)
+        return np.concatenate([self.position0, self.quaternion0, self.velocity0, self.omega0])
+
+
+class SphericalBodyInverse(SphericalBody):
+    """Spherical-joint body with imposed joint motion (inverse dynamics, eq. 21 with k = 3).
+
+    Signal in ``joint.m`` (9) = [ω̇_r (rad/s², R_a), ω_r (rad/s, R_a), Euler angles of P_{a/a0}
+    (rad, 3-2-1)]; signal out ``joint.tau`` (3) = torque the parent must apply on A (N m, R_a).
+    No state.
+    """
+
+    kind = "spherical_body_inverse"
+    inverse = True
+
+    def __init__(self, name: str, mass, inertia, P_a0b: ArrayLike = _I3, **kwargs) -> None:
+        super().__init__(name, mass, inertia, P_a0b=P_a0b, **kwargs)
+
+
+class FreeBodyInverse(FreeBody):
+    """Free-joint body with imposed joint motion (inverse dynamics, eq. 21 with k = 6).
+
+    Signal in ``joint.m`` (18) = [v̇_r, ω̇_r, v_r, ω_r (R_a), OP (m, R_b), Euler angles of
+    P_{a/a0} (rad)]; signal out ``joint.tau`` (6) = wrench [F, T about P] the parent must apply
+    on A (N, N m, R_a). No state.
+    """
+
+    kind = "free_body_inverse"
+    inverse = True
+
+    def __init__(self, name: str, mass, inertia, P_a0b: ArrayLike = _I3, **kwargs) -> None:
+        super().__init__(name, mass, inertia, P_a0b=P_a0b, **kwargs)

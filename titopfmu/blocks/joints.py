@@ -11,6 +11,15 @@ of seed 004 has the same affine structure, used by :class:`~titopfmu.blocks.bodi
 with ``G`` the 6×6 map from the parent port to P in R_a, ``e`` the velocity-product terms and
 ``S`` (6×k) the joint's motion subspace in R_a. ``G^T`` on wrenches is the power-dual of ``G`` on
 twists, which gives eqs. (18) and (29).
+
+The generalized speeds ``u = q̇`` (k) of the 1-dof joints are the derivatives of their coordinates.
+The spherical and free joints (derived below in the style of sec. 3.2, see
+:class:`SphericalJoint` and :class:`FreeJoint`) carry their relative attitude as a unit
+quaternion, so their configuration ``q`` has ``nq > k`` components and its rate is a function
+``q̇ = f(q, u)`` of the generalized speeds (:meth:`JointModel.coordinate_rate`); ``q̈`` above then
+reads ``u̇``. For every joint, the joint motion signal is ``joint.m = [u̇ (k), u (k), p (k)]`` with
+``p`` the joint's position output (:meth:`JointModel.position_output`: the coordinate of a 1-dof
+joint, Euler angles of the relative attitude for the others).
 """
 
 from __future__ import annotations
@@ -20,8 +29,14 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..spatial.algebra import FloatArray, dual_dcm, kinematic_model
-from .base import ParameterError, check_axis, check_dcm
+from ..spatial.algebra import FloatArray, coriolis_operator, dual_dcm, kinematic_model
+from ..spatial.rotations import (
+    dcm_from_quaternion,
+    euler_from_dcm,
+    quaternion_from_euler,
+    quaternion_rate,
+)
+from .base import ParameterError, as_vector, check_axis, check_dcm
 
 
 class JointKinematics:
@@ -47,16 +62,38 @@ class JointKinematics:
 
 
 class JointModel:
-    """Base of the joint models. ``dof`` coordinates q, with ``S`` constant in R_a."""
+    """Base of the joint models: ``dof`` = k generalized speeds u, ``S`` (6×k) constant in R_a.
+
+    ``nq`` is the number of configuration coordinates q (the joint's position states); for the
+    1-dof joints ``nq = k`` and ``q̇ = u``. ``motion_doc`` / ``effort_doc`` describe the
+    ``joint.m`` / ``joint.tau`` signals (empty: the 1-dof descriptions of :class:`JointBody`).
+    """
 
     dof: int = 0
+    nq: int = 0
     S: FloatArray = np.zeros((6, 0))
     coordinate_unit = ""
+    motion_doc = ""
+    effort_doc = ""
 
     def kinematics(
         self, q: FloatArray, qd: FloatArray, twist_b: FloatArray, ip_b: FloatArray, R_bi: FloatArray
     ) -> JointKinematics:
+        """Kinematics at the configuration ``q`` (nq) and generalized speeds ``qd`` (k), given
+        the parent port's twist ``twist_b`` (R_b), position ``ip_b`` = [IO]_{R_b} and P_{b/i}."""
         raise NotImplementedError
+
+    def coordinate_rate(self, q: FloatArray, u: FloatArray, jk: JointKinematics) -> FloatArray:
+        """``q̇`` (nq) from the generalized speeds ``u`` (k); ``jk`` = kinematics at (q, u)."""
+        return u
+
+    def position_output(self, q: FloatArray) -> FloatArray:
+        """The position part ``p`` (k) of ``joint.m = [u̇, u, p]``."""
+        return q
+
+    def coordinates_from_position(self, p: FloatArray) -> FloatArray:
+        """Inverse of :meth:`position_output` (for the inverse-dynamics blocks)."""
+        return p
 
 
 class WeldJoint(JointModel):
@@ -80,6 +117,7 @@ class RevoluteJoint(JointModel):
     """
 
     dof = 1
+    nq = 1
     coordinate_unit = "rad"
 
     def __init__(self, block: str, axis: ArrayLike, p_a0b: ArrayLike) -> None:
@@ -121,6 +159,7 @@ class PrismaticJoint(JointModel):
     """
 
     dof = 1
+    nq = 1
     coordinate_unit = "m"
 
     def __init__(self, block: str, axis: ArrayLike, p_ab: ArrayLike) -> None:
@@ -142,6 +181,157 @@ class PrismaticJoint(JointModel):
         e[0:3] = -xd * (self.K @ omega)  # -ẋ (*t̃) ω^A
         ip = self.R_ab.T @ ip_b + x * self.axis
         return JointKinematics(G, e, twist, ip, R_bi @ self.R_ab, self.R_ab)
+
+
+def relative_motion_bias(twist0: FloatArray, su: FloatArray) -> FloatArray:
+    """Velocity-product term ``e = x'_0 ×ₘ (S u) = -C(x'_0)^T S u`` of a joint, in R_a.
+
+    ``twist0`` = [v_0, ω_0] is the parent's twist carried to P and projected in R_a (``G x'_B``),
+    ``su`` = [v_r, ω_r] = S u the relative twist of A w.r.t. B at P (m/s, rad/s, R_a), C the
+    operator of eq. (7). Differentiating ``x'_A = x'_0 + S u`` in R_a (``d/dt|_a = d/dt|_b -
+    (*ω_r)``, ``d(PO)/dt|_b = v_r``) gives ``e = [(*ω_0) v_r - (*ω_r) v_0 ; -(*ω_r) ω_0]``: for
+    ``S u = θ̇ [0; r̃]`` it is the velocity-product part of eq. (17), for ``S u = ẋ [t̃; 0]`` that
+    of eq. (24). Used by the spherical and free joints.
+    """
+    return -(coriolis_operator(twist0).T @ su)
+
+
+def initial_quaternion(
+    block: str, euler0: ArrayLike | None, quaternion0: ArrayLike | None
+) -> FloatArray:
+    """Initial relative attitude as a unit quaternion [w, x, y, z], from ``euler0`` (3-2-1 Euler
+    angles [φ, θ, ψ], rad) or ``quaternion0`` (unit to 1e-6, normalised here); identity if
+    neither is given, an error if both are."""
+    if euler0 is not None and quaternion0 is not None:
+        raise ParameterError(block, "quaternion0", "give euler0 or quaternion0, not both")
+    if quaternion0 is not None:
+        q = as_vector(block, "quaternion0", quaternion0, 4)
+        n = float(np.linalg.norm(q))
+        if abs(n - 1.0) > 1e-6:
+            raise ParameterError(
+                block,
+                "quaternion0",
+                f"not a unit quaternion [w, x, y, z] (norm {n:.9g}); scalar first",
+            )
+        return q / n
+    if euler0 is not None:
+        return quaternion_from_euler(as_vector(block, "euler0", euler0, 3))
+    return np.array([1.0, 0.0, 0.0, 0.0])
+
+
+class SphericalJoint(JointModel):
+    """Spherical (ball-and-socket) joint: free relative rotation of A about the joint point P.
+
+    Derived as the revolute joint of sec. 3.2 with the rotation about r̃ replaced by any rotation.
+    P is the reference point of A and the child-port point of B (fixed in both). R_a0 is the
+    frame of A at zero rotation, fixed in B; ``P_a0b`` = P_{a0/b}. Configuration: the unit
+    quaternion q = [w, x, y, z] of P_{a/a0} (integrated, so no Euler singularity), and
+
+        P_{a/b} = P_{a0/b} P_{a/a0}(q)                               (cf. eq. 16)
+
+    Generalized speeds u = ω_r = [ω^{A/B}]_{R_a} (rad/s), the angular velocity of A relative to B
+    in R_a, so ``q̇ = ½ q ⊗ [0; ω_r]`` and ``S = [0_3; 1_3]`` is constant in R_a. With
+    ``x'_0 = [v_0; ω_0] = P^{×2}_{b/a} x'^B_P`` (the parent twist at P in R_a), as eq. (17):
+
+        v^A_P = v^B_P,   ω^A = ω^B + ω_r
+        v̇^A_P = v̇^B_P - (*ω_r) v^B_P,   ω̇^A = ω̇^B - (*ω_r) ω^B + ω̇_r
+
+    i.e. ``ẋ'_A = G ẋ'_B + e + S ω̇_r``, ``G = P^{×2}_{b/a}``,
+    ``e = [-(*ω_r) v_0; -(*ω_r) ω_0]`` (:func:`relative_motion_bias`). With eqs. (18)-(22),
+    the driving effort is the torque ``τ = S^T W_{B/A,P} = T_{B/A,P}`` (N m, R_a, eq. 19) and
+    the apparent inertia ``J = S^T D_P S = I_P`` (the 3×3 inertia of A about P, eq. 20).
+    Position output p: the 3-2-1 Euler angles [φ, θ, ψ] of P_{a/a0} (rad; an output only).
+    """
+
+    dof = 3
+    nq = 4
+    coordinate_unit = "rad"
+    motion_doc = (
+        "relative motion [ω̇_r (rad/s², R_a), ω_r (rad/s, R_a), Euler angles of P_{a/a0} (rad, "
+        "3-2-1)]"
+    )
+    effort_doc = "driving torque T_{B/A,P} applied by the parent on the body (N m, R_a)"
+
+    def __init__(self, block: str, p_a0b: ArrayLike) -> None:
+        self.R_a0b = check_dcm(block, "P_a0b", p_a0b)
+        self.S = np.zeros((6, 3))
+        self.S[3:6, 0:3] = np.eye(3)
+
+    def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
+        R_ab = self.R_a0b @ dcm_from_quaternion(q)
+        Rt = R_ab.T
+        G = dual_dcm(Rt)
+        tw0 = G @ twist_b
+        su = np.concatenate([np.zeros(3), qd])
+        e = relative_motion_bias(tw0, su)
+        return JointKinematics(G, e, tw0 + su, Rt @ ip_b, R_bi @ R_ab, R_ab)
+
+    def coordinate_rate(self, q, u, jk):  # noqa: D102
+        return quaternion_rate(q, u)
+
+    def position_output(self, q):  # noqa: D102
+        return euler_from_dcm(dcm_from_quaternion(q))
+
+    def coordinates_from_position(self, p):  # noqa: D102
+        return quaternion_from_euler(p)
+
+
+class FreeJoint(JointModel):
+    """Free (6-dof) joint: relative translation and rotation of A w.r.t. its parent B.
+
+    O is the child-port point of B (fixed in B), P the reference point of A, r = OP; P ≡ O and
+    R_a ≡ R_a0 (``P_a0b`` = P_{a0/b}, fixed in B) at zero configuration. Configuration (nq = 7):
+    ``r = [OP]_{R_b}`` (m; as seed 003, translations measured in the frame of the lower body) and
+    the unit quaternion q = [w, x, y, z] of P_{a/a0}, with ``P_{a/b} = P_{a0/b} P_{a/a0}(q)``.
+    Generalized speeds (k = 6): ``u = [v_r; ω_r]`` in R_a, with ``v_r = [dOP/dt|_{R_b}]_{R_a}``
+    (m/s, the velocity of P relative to B) and ω_r = ω^{A/B} (rad/s); so ``S = 1_6`` is constant
+    in R_a, ``ṙ = P_{a/b} v_r`` and ``q̇ = ½ q ⊗ [0; ω_r]``. As eqs. (17) and (24), with
+    ``x'_0 = [v_0; ω_0] = G x'^B_O``, ``G = P^{×2}_{b/a} τ_{PO}`` (``τ_{PO}`` = ``τ_{-r}``, the
+    transport of eq. 24 from O to P):
+
+        IP = IO + r,   v^A_P = v_0 + v_r,   ω^A = ω_0 + ω_r
+        v̇^A_P = v̇_0 + (*ω_0) v_r - (*ω_r) v_0 + v̇_r,   ω̇^A = ω̇_0 - (*ω_r) ω_0 + ω̇_r
+
+    i.e. ``ẋ'_A = G ẋ'_B + e + u̇`` with ``e = x'_0 ×ₘ u`` (:func:`relative_motion_bias`). The
+    driving effort is the wrench ``τ = W_{B/A,P} = [F; T]`` (N, N m about P, R_a, eqs. 19/26),
+    the apparent inertia ``J = D_P`` (eq. 4); eq. (22) then gives ``u̇ = D_P^-1 (τ - h + Σ τ_CP^T
+    W_C) - G ẋ'_B - e`` and the wrench on the parent is ``W_{A/B,O} = -G^T τ``.
+    Position output p = [r (m, R_b), 3-2-1 Euler angles of P_{a/a0} (rad)].
+    """
+
+    dof = 6
+    nq = 7
+    coordinate_unit = "m, rad"
+    motion_doc = (
+        "relative motion [v̇_r, ω̇_r (m/s², rad/s², R_a), v_r, ω_r (m/s, rad/s, R_a), "
+        "OP (m, R_parent), Euler angles of P_{a/a0} (rad, 3-2-1)]"
+    )
+    effort_doc = (
+        "driving wrench W_{B/A,P} = [F (N), T (N m) about P] applied by the parent on the body, "
+        "in R_a"
+    )
+
+    def __init__(self, block: str, p_a0b: ArrayLike) -> None:
+        self.R_a0b = check_dcm(block, "P_a0b", p_a0b)
+        self.S = np.eye(6)
+
+    def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
+        r = q[0:3]
+        R_ab = self.R_a0b @ dcm_from_quaternion(q[3:7])
+        Rt = R_ab.T
+        G = dual_dcm(Rt) @ kinematic_model(-r)  # P^{×2}_{b/a} τ_{PO}
+        tw0 = G @ twist_b
+        e = relative_motion_bias(tw0, qd)
+        return JointKinematics(G, e, tw0 + qd, Rt @ (ip_b + r), R_bi @ R_ab, R_ab)
+
+    def coordinate_rate(self, q, u, jk):  # noqa: D102
+        return np.concatenate([jk.R_ab @ u[0:3], quaternion_rate(q[3:7], u[3:6])])
+
+    def position_output(self, q):  # noqa: D102
+        return np.concatenate([q[0:3], euler_from_dcm(dcm_from_quaternion(q[3:7]))])
+
+    def coordinates_from_position(self, p):  # noqa: D102
+        return np.concatenate([p[0:3], quaternion_from_euler(p[3:6])])
 
 
 def _finite_scalar(block: str, parameter: str, value: float) -> float:

@@ -18,6 +18,14 @@ Mapping of the conventions (seed 004 / titopfmu -> Pinocchio):
   of the parent) is a ``JointModelRevoluteUnaligned(r)`` placed at ``SE3(P_a0b, C)``;
 * a :class:`~titopfmu.blocks.PrismaticBody` is a ``JointModelPrismaticUnaligned(t)`` placed at
   ``SE3(P_ab, C)`` (the origin moves by ``x t`` along the axis expressed in the child frame);
+* a :class:`~titopfmu.blocks.SphericalBody` is a ``JointModelSpherical`` placed at
+  ``SE3(P_a0b, C)``: its quaternion is the titopfmu relative quaternion of P_{a/a0} (reordered to
+  ``[x, y, z, w]``), its velocity the relative angular velocity ω_r in the child frame R_a, its
+  acceleration ω̇_r (the derivative of those components), as in titopfmu;
+* a :class:`~titopfmu.blocks.FreeBody` is a ``JointModelFreeFlyer`` placed at ``SE3(P_a0b, C)``:
+  Pinocchio's translation is expressed in the placement frame R_a0, titopfmu's r = [OP]_{R_b},
+  so ``t = P_a0b^T r``; its velocity ``[R^T ṫ, ω_r]`` (local frame) is titopfmu's
+  ``[v_r, ω_r]`` in R_a, its acceleration their derivative;
 * a :class:`~titopfmu.blocks.WeldedBody` adds no joint: its inertia is appended to the joint of
   its parent at the placement ``X_parent * SE3(P_ab, C)``, and its own children hang from there;
 * every block becomes an operational frame named after the block (``model.getFrameId(name)``);
@@ -55,13 +63,21 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from ..assembly.system import System, split_port
 from ..blocks.base import TitopError
-from ..blocks.bodies import BodyBlock, PrismaticBody, RevoluteBody, RigidBody, WeldedBody
+from ..blocks.bodies import (
+    BodyBlock,
+    FreeBody,
+    PrismaticBody,
+    RevoluteBody,
+    RigidBody,
+    SphericalBody,
+    WeldedBody,
+)
 from ..blocks.signals import Constant, JointSpringDamper, SignalBlock, TimeFunction
 
 FloatArray = np.ndarray
 
 #: Block types the reference maps (exact types: the inverse-dynamics subclasses are excluded).
-SUPPORTED_BODIES = (RigidBody, RevoluteBody, PrismaticBody, WeldedBody)
+SUPPORTED_BODIES = (RigidBody, RevoluteBody, PrismaticBody, SphericalBody, FreeBody, WeldedBody)
 
 
 class UnsupportedBlockError(TitopError):
@@ -72,10 +88,11 @@ class UnsupportedBlockError(TitopError):
 class BodyInfo:
     """Where a titopfmu body block lives in the Pinocchio model.
 
-    ``kind`` is ``"root"``, ``"revolute"``, ``"prismatic"`` or ``"welded"``; ``joint_id`` the
-    Pinocchio joint that carries the body; ``placement`` the body frame (origin P) in that joint's
-    frame; ``frame_id`` the operational frame named after the block; ``idx_q``/``idx_v`` the
-    joint's first configuration / velocity index (-1 for a welded body).
+    ``kind`` is ``"root"``, ``"revolute"``, ``"prismatic"``, ``"spherical"``, ``"free"`` or
+    ``"welded"``; ``joint_id`` the Pinocchio joint that carries the body; ``placement`` the body
+    frame (origin P) in that joint's frame; ``frame_id`` the operational frame named after the
+    block; ``idx_q``/``idx_v`` the joint's first configuration / velocity index (-1 for a welded
+    body); ``nv`` its number of velocities (0 for a welded body).
     """
 
     name: str
@@ -85,6 +102,7 @@ class BodyInfo:
     frame_id: int
     idx_q: int
     idx_v: int
+    nv: int = 0
 
 
 @dataclass(frozen=True)
@@ -115,6 +133,22 @@ def rotation_from_quaternion_xyzw(quat: ArrayLike) -> FloatArray:
     )
 
 
+def quaternion_rate_xyzw(quat: ArrayLike, omega: ArrayLike) -> FloatArray:
+    """``d[x, y, z, w]/dt = ½ q ⊗ [ω, 0]`` for the local-frame angular velocity ω (rad/s), plus a
+    norm-restoring term ``λ (1 - |q|²) q`` (the attitude it encodes is unaffected)."""
+    x, y, z, w = quat
+    p, r, s = omega
+    lam = 1.0 - (x * x + y * y + z * z + w * w)
+    return np.array(
+        [
+            0.5 * (w * p + y * s - z * r) + lam * x,
+            0.5 * (w * r + z * p - x * s) + lam * y,
+            0.5 * (w * s + x * r - y * p) + lam * z,
+            -0.5 * (x * p + y * r + z * s) + lam * w,
+        ]
+    )
+
+
 def euler_321(R: ArrayLike) -> FloatArray:
     """Euler angles [φ, θ, ψ] (rad) of the 3-2-1 sequence, ``R = R_z(ψ) R_y(θ) R_x(φ)``."""
     psi, th, phi = Rotation.from_matrix(np.asarray(R, dtype=float)).as_euler("ZYX")
@@ -125,9 +159,10 @@ class PinocchioReference:
     """A Pinocchio model of a titopfmu system plus the conversions between the two.
 
     Attributes: ``model``, ``data`` (Pinocchio), ``system``, ``root`` (root block name),
-    ``bodies`` (name -> :class:`BodyInfo`, titopfmu tree order), ``joints`` (names of the 1-dof
-    bodies in titopfmu tree order: the order of :meth:`accelerations` after the 6 root entries),
-    ``state_slices`` (the titopfmu engine state layout).
+    ``bodies`` (name -> :class:`BodyInfo`, titopfmu tree order), ``joints`` (names of the joint
+    bodies in titopfmu tree order: the order of :meth:`accelerations` after the 6 root entries,
+    each contributing its ``nv`` entries: 1 for revolute and prismatic, 3 for spherical, 6 for
+    free joints), ``state_slices`` (the titopfmu engine state layout).
     """
 
     def __init__(self, system: System) -> None:
@@ -142,8 +177,9 @@ class PinocchioReference:
             if type(b) not in SUPPORTED_BODIES:
                 raise UnsupportedBlockError(
                     f"block '{b.name}' ({type(b).__name__}) is not supported by the Pinocchio "
-                    "reference: only one RigidBody root with RevoluteBody, PrismaticBody and "
-                    "WeldedBody descendants (forward dynamics), fed by signal blocks"
+                    "reference: only one RigidBody root with RevoluteBody, PrismaticBody, "
+                    "SphericalBody, FreeBody and WeldedBody descendants (forward dynamics), fed by "
+                    "signal blocks"
                 )
         tree = [blocks[n] for n in plan.tree]
         roots = [b for b in tree if not b.has_parent]
@@ -184,6 +220,14 @@ class PinocchioReference:
                     jm = pin.JointModelPrismaticUnaligned(_unit(b.joint.axis))
                     jid = model.addJoint(pinfo.joint_id, jm, placement, b.name)
                     kind, X = "prismatic", pin.SE3.Identity()
+                elif isinstance(b, (SphericalBody, FreeBody)):
+                    placement = pinfo.placement * pin.SE3(np.array(b.joint.R_a0b), C)
+                    if isinstance(b, SphericalBody):
+                        jm, kind = pin.JointModelSpherical(), "spherical"
+                    else:
+                        jm, kind = pin.JointModelFreeFlyer(), "free"
+                    jid = model.addJoint(pinfo.joint_id, jm, placement, b.name)
+                    X = pin.SE3.Identity()
                 else:  # WeldedBody
                     jid = pinfo.joint_id
                     kind, X = "welded", pinfo.placement * pin.SE3(np.array(b.joint.R_ab), C)
@@ -192,19 +236,35 @@ class PinocchioReference:
             fid = model.addFrame(pin.Frame(b.name, jid, X, pin.FrameType.OP_FRAME))
             if kind == "welded":
                 iq = iv = -1
+                nv = 0
             else:
                 iq, iv = int(model.idx_qs[jid]), int(model.idx_vs[jid])
+                nv = int(model.nvs[jid])
                 if kind != "root":
                     self.joints.append(b.name)
-            self.bodies[b.name] = BodyInfo(b.name, kind, jid, X, fid, iq, iv)
+            self.bodies[b.name] = BodyInfo(b.name, kind, jid, X, fid, iq, iv, nv)
         self.root = tree[0].name
         self.model = model
         self.data = model.createData()
         self.nq, self.nv = model.nq, model.nv
-        self.n_acc = 6 + len(self.joints)
         self._acc_index = np.array(
-            list(range(6)) + [self.bodies[n].idx_v for n in self.joints], dtype=int
+            list(range(6))
+            + [
+                j
+                for n in self.joints
+                for j in range(self.bodies[n].idx_v, self.bodies[n].idx_v + self.bodies[n].nv)
+            ],
+            dtype=int,
         )
+        self.n_acc = len(self._acc_index)
+        one = [self.bodies[n] for n in self.joints if self.bodies[n].nv == 1]
+        self._q1 = np.array([i.idx_q for i in one], dtype=int)  # 1-dof joints: q̇ = v
+        self._v1 = np.array([i.idx_v for i in one], dtype=int)
+        self._quat_joints = [
+            (i.kind, i.idx_q, i.idx_v)
+            for i in (self.bodies[n] for n in self.joints)
+            if i.kind in ("spherical", "free")
+        ]
         self._build_inputs()
 
     # -- signal sources -------------------------------------------------------------------------
@@ -236,16 +296,20 @@ class PinocchioReference:
 
         return unsupported
 
+    def _joint_slice(self, name: str) -> slice:
+        info = self.bodies[name]
+        return slice(info.idx_v, info.idx_v + info.nv)
+
     def _build_inputs(self) -> None:
         self._tau_const = np.zeros(self.nv)
-        self._tau_dyn: list[tuple[int, str, Callable]] = []
+        self._tau_dyn: list[tuple[slice, str, Callable]] = []
         for name in self.joints:
-            iv = self.bodies[name].idx_v
-            s = self._source_fn(f"{name}.joint.tau", 1)
+            sl = self._joint_slice(name)
+            s = self._source_fn(f"{name}.joint.tau", self.bodies[name].nv)
             if callable(s):
-                self._tau_dyn.append((iv, name, s))
+                self._tau_dyn.append((sl, name, s))
             else:
-                self._tau_const[iv] = s[0]
+                self._tau_const[sl] = s
         self._externals: list[_External] = []
         for name, info in self.bodies.items():
             b: BodyBlock = self.system.blocks[name]
@@ -282,6 +346,16 @@ class PinocchioReference:
                 quat = xs[[4, 5, 6, 3]]
                 q[3:7] = quat / np.linalg.norm(quat)
                 v[0:6] = xs[7:13]
+            elif info.kind == "spherical":
+                quat = xs[[1, 2, 3, 0]]
+                q[info.idx_q : info.idx_q + 4] = quat / np.linalg.norm(quat)
+                v[info.idx_v : info.idx_v + 3] = xs[4:7]
+            elif info.kind == "free":
+                R_a0b = self.system.blocks[name].joint.R_a0b
+                quat = xs[[4, 5, 6, 3]]
+                q[info.idx_q : info.idx_q + 3] = R_a0b.T @ xs[0:3]
+                q[info.idx_q + 3 : info.idx_q + 7] = quat / np.linalg.norm(quat)
+                v[info.idx_v : info.idx_v + 6] = xs[7:13]
             elif info.kind != "welded":
                 q[info.idx_q] = xs[0]
                 v[info.idx_v] = xs[1]
@@ -294,10 +368,18 @@ class PinocchioReference:
         out = np.zeros(self.n_states) if x is None else np.array(x, dtype=float)
         for name, info in self.bodies.items():
             sl = self.state_slices[name]
+            iq, iv = info.idx_q, info.idx_v
             if info.kind == "root":
                 out[sl] = np.concatenate([q[0:3], q[[6, 3, 4, 5]], v[0:6]])
+            elif info.kind == "spherical":
+                out[sl] = np.concatenate([q[[iq + 3, iq, iq + 1, iq + 2]], v[iv : iv + 3]])
+            elif info.kind == "free":
+                R_a0b = self.system.blocks[name].joint.R_a0b
+                out[sl] = np.concatenate(
+                    [R_a0b @ q[iq : iq + 3], q[[iq + 6, iq + 3, iq + 4, iq + 5]], v[iv : iv + 6]]
+                )
             elif info.kind != "welded":
-                out[sl] = [q[info.idx_q], v[info.idx_v]]
+                out[sl] = [q[iq], v[iv]]
         return out
 
     def initial_configuration(self) -> tuple[FloatArray, FloatArray]:
@@ -311,13 +393,23 @@ class PinocchioReference:
                 q[0:3] = b.position0
                 q[3:7] = Rotation.from_euler("ZYX", [psi, th, phi]).as_quat()  # [x, y, z, w]
                 v[0:6] = b.twist0
+            elif info.kind in ("spherical", "free"):
+                quat = np.asarray(b.quaternion0, dtype=float)[[1, 2, 3, 0]]  # [x, y, z, w]
+                iq, iv = info.idx_q, info.idx_v
+                if info.kind == "spherical":
+                    q[iq : iq + 4] = quat
+                    v[iv : iv + 3] = b.omega0
+                else:
+                    q[iq : iq + 3] = b.joint.R_a0b.T @ np.asarray(b.position0, dtype=float)
+                    q[iq + 3 : iq + 7] = quat
+                    v[iv : iv + 6] = np.concatenate([b.velocity0, b.omega0])
             elif info.kind != "welded":
                 q[info.idx_q] = b.q0
                 v[info.idx_v] = b.qd0
         return q, v
 
     def to_titop_acc(self, a: ArrayLike) -> FloatArray:
-        """Pinocchio ``a`` (nv) -> [root acc (6), q̈ of :attr:`joints`] (titopfmu order)."""
+        """Pinocchio ``a`` (nv) -> [root acc (6), u̇ of :attr:`joints`] (titopfmu order)."""
         return np.asarray(a)[self._acc_index]
 
     # -- inputs ---------------------------------------------------------------------------------
@@ -329,29 +421,36 @@ class PinocchioReference:
         v: FloatArray,
         overrides: Mapping[str, float] | Sequence[float] | None = None,
     ) -> FloatArray:
-        """Generalised force vector ``tau`` (nv; zero on the free flyer) at (t, q, v).
+        """Generalised force vector ``tau`` (nv; zero on the root free flyer) at (t, q, v).
 
-        ``overrides``: joint name -> effort, or one effort per :attr:`joints`; the others come from
-        the signal blocks wired to ``joint.tau``.
+        ``overrides``: joint name -> effort (``nv`` values of that joint: the ``joint.tau`` of the
+        block), or all of them in :attr:`joints` order (``n_acc - 6`` values); the others come
+        from the signal blocks wired to ``joint.tau``.
         """
         tau = self._tau_const.copy()
-        given: dict[str, float] = {}
+        given: dict[str, FloatArray] = {}
         if overrides is not None:
             if isinstance(overrides, Mapping):
-                given = {k: float(np.asarray(val).reshape(-1)[0]) for k, val in overrides.items()}
+                unknown = set(overrides) - set(self.joints)
+                if unknown:
+                    raise KeyError(f"no joint(s) {sorted(unknown)}; joints: {self.joints}")
+                given = {k: np.asarray(w, dtype=float).reshape(-1) for k, w in overrides.items()}
+                for k, val in given.items():
+                    if val.size != self.bodies[k].nv:
+                        raise ValueError(
+                            f"joint {k!r} takes {self.bodies[k].nv} effort(s), got {val.size}"
+                        )
             else:
                 vals = np.asarray(overrides, dtype=float).reshape(-1)
-                if vals.size != len(self.joints):
-                    raise ValueError(f"expected {len(self.joints)} efforts, got {vals.size}")
-                given = dict(zip(self.joints, vals.tolist(), strict=True))
-            unknown = set(given) - set(self.joints)
-            if unknown:
-                raise KeyError(f"no joint(s) {sorted(unknown)}; joints: {self.joints}")
-        for iv, name, fn in self._tau_dyn:
+                if vals.size != self.n_acc - 6:
+                    raise ValueError(f"expected {self.n_acc - 6} efforts, got {vals.size}")
+                sizes = np.cumsum([0] + [self.bodies[n].nv for n in self.joints])
+                given = {n: vals[sizes[j] : sizes[j + 1]] for j, n in enumerate(self.joints)}
+        for sl, name, fn in self._tau_dyn:
             if name not in given:
-                tau[iv] = fn(t, q, v)[0]
+                tau[sl] = fn(t, q, v)
         for name, val in given.items():
-            tau[self.bodies[name].idx_v] = val
+            tau[self._joint_slice(name)] = val
         return tau
 
     def external_forces(
@@ -432,23 +531,26 @@ class PinocchioReference:
         quat = y[3:7]
         n2 = float(quat @ quat)
         q[3:7] = quat / math.sqrt(n2)
+        for kind, iq, _ in self._quat_joints:
+            j = iq if kind == "spherical" else iq + 3
+            q[j : j + 4] /= np.linalg.norm(q[j : j + 4])
         tau = self._tau_const.copy()
-        for iv, _, fn in self._tau_dyn:
-            tau[iv] = fn(t, q, v)[0]
+        for sl, _, fn in self._tau_dyn:
+            tau[sl] = fn(t, q, v)
         if self._externals:
             a = pin.aba(self.model, self.data, q, v, tau, self.external_forces(t, q, v))
         else:
             a = pin.aba(self.model, self.data, q, v, tau)
         dy = np.empty(nq + self.nv)
         dy[0:3] = rotation_from_quaternion_xyzw(q[3:7]) @ v[0:3]
-        x, yq, z, w = quat
-        p, r, s = v[3:6]
-        lam = 1.0 - n2
-        dy[3] = 0.5 * (w * p + yq * s - z * r) + lam * x
-        dy[4] = 0.5 * (w * r + z * p - x * s) + lam * yq
-        dy[5] = 0.5 * (w * s + x * r - yq * p) + lam * z
-        dy[6] = -0.5 * (x * p + yq * r + z * s) + lam * w
-        dy[7:nq] = v[6:]  # 1-dof joints: nq = nv = 1 each
+        dy[3:7] = quaternion_rate_xyzw(quat, v[3:6])
+        dy[self._q1] = v[self._v1]  # 1-dof joints: q̇ = v
+        for kind, iq, iv in self._quat_joints:
+            if kind == "spherical":
+                dy[iq : iq + 4] = quaternion_rate_xyzw(y[iq : iq + 4], v[iv : iv + 3])
+            else:  # free flyer: ṫ = R v (local linear velocity), q̇ from ω
+                dy[iq : iq + 3] = rotation_from_quaternion_xyzw(q[iq + 3 : iq + 7]) @ v[iv : iv + 3]
+                dy[iq + 3 : iq + 7] = quaternion_rate_xyzw(y[iq + 3 : iq + 7], v[iv + 3 : iv + 6])
         dy[nq:] = a
         return dy
 
@@ -487,14 +589,40 @@ class PinocchioReference:
         """Inertial position of the block's reference point P (m) and its DCM P_{a/i}."""
         q = np.asarray(q, dtype=float).copy()
         q[3:7] /= np.linalg.norm(q[3:7])
+        for kind, iq, _ in self._quat_joints:
+            j = iq if kind == "spherical" else iq + 3
+            q[j : j + 4] /= np.linalg.norm(q[j : j + 4])
         pin.framesForwardKinematics(self.model, self.data, q)
         M = self.data.oMf[self.bodies[name].frame_id]
         return M.translation.copy(), M.rotation.copy()
 
     def joint_coordinates(self, q: ArrayLike) -> FloatArray:
-        """The joint coordinates of :attr:`joints` (rad or m) in a configuration q (or q rows)."""
+        """The joint positions of :attr:`joints` in a configuration q (nq) or in the columns of
+        an (nq × T) array, as titopfmu's ``joint.m[2k:3k]``: q (rad or m) for a 1-dof joint, the
+        3-2-1 Euler angles of the relative attitude P_{a/a0} (rad) for a spherical joint,
+        ``[OP]_{R_b}`` (m) and those Euler angles for a free joint."""
         q = np.asarray(q, dtype=float)
-        return q[[self.bodies[n].idx_q for n in self.joints]]
+        if all(self.bodies[n].nv == 1 for n in self.joints):
+            return q[[self.bodies[n].idx_q for n in self.joints]]
+        cols = q.reshape(self.nq, -1)
+        rows = []
+        for n in self.joints:
+            info = self.bodies[n]
+            iq = info.idx_q
+            if info.kind == "spherical":
+                rows += list(self._euler_columns(cols[iq : iq + 4]))
+            elif info.kind == "free":
+                rows += list(self.system.blocks[n].joint.R_a0b @ cols[iq : iq + 3])
+                rows += list(self._euler_columns(cols[iq + 3 : iq + 7]))
+            else:
+                rows.append(cols[iq])
+        out = np.array(rows)
+        return out[:, 0] if q.ndim == 1 else out
+
+    @staticmethod
+    def _euler_columns(quats: FloatArray) -> FloatArray:
+        """3-2-1 Euler angles (3 × T) of the [x, y, z, w] quaternions in the columns of quats."""
+        return np.array([euler_321(rotation_from_quaternion_xyzw(c)) for c in quats.T]).T
 
 
 def to_pinocchio(system: System) -> PinocchioReference:
@@ -507,6 +635,7 @@ __all__ = [
     "PinocchioReference",
     "UnsupportedBlockError",
     "euler_321",
+    "quaternion_rate_xyzw",
     "rotation_from_quaternion_xyzw",
     "to_pinocchio",
 ]
