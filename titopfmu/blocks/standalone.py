@@ -11,8 +11,8 @@ Channels (port values, SI units, frames as in :mod:`titopfmu.blocks.base`):
 * body with a parent: in ``P.m`` (18, parent frame R_b), out ``P.W`` (6, R_b);
 * each child port ``c``: out ``c.m`` (18, body frame R_a), in ``c.W`` (6, R_a);
 * the block's signal ports (``joint.tau``, ``joint.m``, external wrenches, ``m``, ``W``, ...);
-* every body: out ``body.m`` (18), its own motion vector at its reference point P, in R_a:
-  [ẋ'_P, x'_P, [IP]_{R_a}, Θ];
+* every body but the imposed-motion one (whose input it is): out ``body.m`` (18), its own
+  motion vector at its reference point P, in R_a: [ẋ'_P, x'_P, [IP]_{R_a}, Θ];
 * loop closure: in ``left.m``, ``right.m`` (18 each), out ``left.W``, ``right.W`` (6 each).
 
 A motion vector is [v̇_P (3), ω̇ (3), v_P (3), ω (3), IP (3), Θ = [φ, θ, ψ] (3)] (DEVELOPERS.md).
@@ -111,7 +111,9 @@ class StandaloneBlock:
                 ins.append(Channel(p.name, p.size, "in", p.description))
             elif p.kind == "signal_out":
                 outs.append(Channel(p.name, p.size, "out", p.description))
-        if self.is_body:
+        # a body's own motion at P (an imposed-motion body has it as its input already)
+        self.own_motion = self.is_body and not isinstance(b, ImposedMotionBody)
+        if self.own_motion:
             outs.append(Channel("body.m", 18, "out", f"motion vector of {b.name} at P"))
         self.inputs: tuple[Channel, ...] = tuple(ins)
         self.outputs: tuple[Channel, ...] = tuple(outs)
@@ -122,9 +124,16 @@ class StandaloneBlock:
         return np.asarray(self.block.initial_state(), dtype=float)
 
     def evaluate(
-        self, t: float, x: FloatArray, u: dict[str, FloatArray], *, derivative: bool = True
+        self,
+        t: float,
+        x: FloatArray,
+        u: dict[str, FloatArray],
+        *,
+        derivative: bool = True,
+        outputs: bool = True,
     ) -> tuple[dict[str, FloatArray], FloatArray | None]:
-        """Outputs (dict by channel) and, if asked and the block has states, dx/dt at (t, x, u)."""
+        """Outputs (dict by channel; empty if not ``outputs``) and, if ``derivative`` and the
+        block has states, dx/dt at (t, x, u)."""
         b = self.block
         if isinstance(b, SignalBlock):
             return dict(b.evaluate(t, {p: u[p] for p in self.signal_inputs})), None
@@ -143,6 +152,13 @@ class StandaloneBlock:
         lm = b.loop_map(kin, sig)
         n = b.n_children
         w_c = np.concatenate([u[f"{c}.W"] for c in b.child_names]) if n else None
+        if not outputs:
+            extra = lm.xc
+            if acc_p is not None and lm.XP is not None:
+                extra = extra + lm.XP @ acc_p
+            if n and lm.XC is not None:
+                extra = extra + lm.XC @ w_c
+            return out, b.derivative(x, kin, extra) if self.n_states else None
         if acc_p is not None:
             w = lm.PP @ acc_p + lm.cP
             if n:
@@ -167,17 +183,18 @@ class StandaloneBlock:
                 extra = extra + lm.XC @ w_c
         # signal outputs of body blocks (see the engine's post-loop signals)
         if isinstance(b, JointBody) and b.joint.dof:
-            k = b.joint.dof
             if b.inverse:
                 out["joint.tau"] = extra
             else:
-                out["joint.m"] = np.concatenate([extra, x[k : 2 * k], x[0:k]])
+                out["joint.m"] = b.joint_motion(x, extra)
         elif isinstance(b, (ImposedMotionBody, Ground)):
             out["W"] = extra
-        out["body.m"] = motion_vector(acceleration_at_reference(b, kin, acc_p, extra, sig), kin)
+        if self.own_motion:
+            acc = acceleration_at_reference(b, kin, acc_p, extra, sig)
+            out["body.m"] = motion_vector(acc, kin)
         dx = b.derivative(x, kin, extra) if derivative and self.n_states else None
         return out, dx
 
     def derivative(self, t: float, x: FloatArray, u: dict[str, FloatArray]) -> FloatArray:
         """dx/dt with the inputs ``u`` held."""
-        return self.evaluate(t, x, u)[1]
+        return self.evaluate(t, x, u, outputs=False)[1]

@@ -70,6 +70,10 @@ layers; see documentation/index.html for the variables.
 
 # pythonfmu's loader looks for the literal text "class <Name>(Fmi2Slave):"
 from {vendor}.fmi.slave import BlockSlave as Fmi2Slave
+from {vendor}.fmi.slave import pin_module_globals
+
+# balances a reference pythonfmu 0.7.0's loader releases at each instantiation (see the function)
+pin_module_globals(globals())
 
 
 class {model}(Fmi2Slave):
@@ -132,8 +136,9 @@ states with its inputs held (RK4, sub-steps of at most <code>solver.max_step</co
 <li>Non-finite inputs, non-positive steps and calls out of the FMI calling sequence are refused
 with a logged message naming the variable.</li>
 <li>The FMU can get, set and serialize its complete state (rollback).</li>
-<li>Run-time requirements: Python 3.10+ with numpy and scipy (<code>resources/requirements.txt</code>,
-<code>pythonfmu deploy</code>); on Linux hosts that are not Python processes, preload libpython
+<li>Run-time requirements: Python 3.10+ with numpy and scipy
+(<code>resources/requirements.txt</code>, <code>pythonfmu deploy</code>); on Linux hosts that
+are not Python processes, preload libpython
 (<code>LD_PRELOAD=libpython3.X.so</code>); on Windows, Python must be on the PATH.</li>
 </ul>
 <h2>Variables</h2>
@@ -177,7 +182,9 @@ def build_fmus(
             model = ftype.model_name(n)
             script_dir = stage / model
             script_dir.mkdir()
-            script = script_dir / f"{model.lower()}_slave.py"
+            # a module name per FMU and per titopfmu source: pythonfmu imports the slave module
+            # by name, and modules of one process share sys.modules
+            script = script_dir / f"{model.lower()}_{runtime_hash()}.py"
             script.write_text(
                 _TEMPLATE.format(
                     title=_description(ftype, n), version=__version__, vendor=vendor.name,

@@ -24,8 +24,10 @@ the FMI variable concerned.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+from collections.abc import Callable
 from typing import Any, ClassVar
 from xml.etree.ElementTree import Element, SubElement
 
@@ -52,8 +54,56 @@ _SOLVER_PARAMS = [
 ]  # fmt: skip
 
 
+#: One extra reference to a slave module's globals per execution of that module (see below).
+_PINNED_GLOBALS: list[dict] = []
+
+
+def pin_module_globals(namespace: dict) -> None:
+    """Take one reference to a generated slave module's globals.
+
+    pythonfmu 0.7.0's loader (``findClass`` in its C++ layer) executes the slave module once more
+    each time it creates an instance, with the module's ``__dict__`` as globals, and afterwards
+    releases a reference to that dict which it only borrowed. After a few instantiations the
+    dict is freed while the module still uses it: "module has no attribute" errors and crashes
+    in the garbage collector. The generated module calls this function on every execution, so
+    each wrongful release is balanced (a fixed pythonfmu just keeps a few more references)."""
+    _PINNED_GLOBALS.append(namespace)
+
+
 class FmuError(TitopError):
     """An FMI call was refused: bad value, wrong calling sequence or failed computation."""
+
+
+#: Objects kept alive after an FMI call failed (see :func:`_fmi_entry`).
+_PINNED_AFTER_ERROR: list[Any] = []
+
+
+def _fmi_entry(method: Callable) -> Callable:
+    """Wrap a method that pythonfmu's C++ layer calls.
+
+    When such a method raises, pythonfmu 0.7.0 logs the exception, returns an error status, and
+    releases its references to the instance, its class and its log queue; it releases them again
+    when the instance is freed. The second release would free live objects (a crash later, in
+    the garbage collector), so every failure takes two more references to each (one balances
+    the extra release, one keeps them): the failed instance is leaked (a few kB) instead of
+    corrupting the host. Unexpected exceptions become
+    :class:`FmuError` naming the instance and the call.
+    """
+
+    @functools.wraps(method)
+    def entry(self, *args):
+        try:
+            return method(self, *args)
+        except BaseException as exc:
+            # one reference for the list, one for pythonfmu's extra release
+            _PINNED_AFTER_ERROR.extend((self, type(self), self.log_queue) * 2)
+            if isinstance(exc, FmuError):
+                raise
+            raise self._fail(
+                f"internal error in {method.__name__}: {type(exc).__name__}: {exc}"
+            ) from exc
+
+    return entry
 
 
 def block_name(instance_name: str) -> str:
@@ -69,6 +119,14 @@ class BlockSlave(Fmi2Slave):
     N_CHILDREN: ClassVar[int] = 0
 
     def __init__(self, **kwargs: Any) -> None:
+        try:
+            self._init(**kwargs)
+        except BaseException:
+            # pythonfmu releases the class once more when the constructor fails
+            _PINNED_AFTER_ERROR.extend((type(self), type(self)))
+            raise
+
+    def _init(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         ftype: FmuType = FMU_TYPES[self.FMU_TYPE]
         n = self.N_CHILDREN
@@ -171,6 +229,7 @@ class BlockSlave(Fmi2Slave):
             self._values[vr] = value
             self._stale = True
 
+    @_fmi_entry
     def get_real(self, vrs: list[int]) -> list[float]:
         if self._stale and not self._out_vrs.isdisjoint(vrs):
             self._compute_outputs()
@@ -182,16 +241,28 @@ class BlockSlave(Fmi2Slave):
                 self._check_vr(vr, True)
             raise
 
+    @_fmi_entry
     def set_real(self, vrs: list[int], values: list[float]) -> None:
+        kind = self._kind
+        if all(0 <= vr < len(kind) and kind[vr] == 0 for vr in vrs) and math.isfinite(
+            math.fsum(values)
+        ):  # the common case: finite inputs
+            v = self._values
+            for vr, value in zip(vrs, values, strict=True):
+                v[vr] = value
+            self._stale = True
+            return
         for vr, value in zip(vrs, values, strict=True):
             self._check_vr(vr, True)
             self._set(vr, value)
 
+    @_fmi_entry
     def get_boolean(self, vrs: list[int]) -> list[bool]:
         for vr in vrs:
             self._check_vr(vr, False)
         return [bool(self._values[vr]) for vr in vrs]
 
+    @_fmi_entry
     def set_boolean(self, vrs: list[int], values: list[bool]) -> None:
         for vr, value in zip(vrs, values, strict=True):
             self._check_vr(vr, False)
@@ -245,16 +316,26 @@ class BlockSlave(Fmi2Slave):
         except (ArithmeticError, ValueError) as exc:
             raise self._fail(f"evaluation failed at t = {self._t:.9g} s: {exc}") from None
         v = self._values
-        for core, vr0, n in self._out_slices:
-            y = out[core]
-            if not np.all(np.isfinite(y)):
-                raise self._fail(f"output '{self._name_of(vr0)}'.. is not finite at t = {self._t}")
-            v[vr0 : vr0 + n] = y.tolist()
+        ys = [out[core] for core, _, _ in self._out_slices]
+        flat = np.concatenate(ys).tolist()
+        if not math.isfinite(math.fsum(flat)):
+            for (_, vr0, _), y in zip(self._out_slices, ys, strict=True):
+                bad = np.nonzero(~np.isfinite(y))[0]
+                if len(bad):
+                    raise self._fail(
+                        f"output '{self._name_of(vr0 + int(bad[0]))}' is not finite at "
+                        f"t = {self._t:.9g} s (inputs or states out of range)"
+                    )
+        i = 0
+        for _, vr0, n in self._out_slices:
+            v[vr0 : vr0 + n] = flat[i : i + n]
+            i += n
         self._dx = dx
         self._stale = False
 
     # -- FMI calling sequence ---------------------------------------------------------------
 
+    @_fmi_entry
     def setup_experiment(self, start_time: float, stop_time=None, tolerance=None) -> None:
         if self._mode != INSTANTIATED:
             raise self._fail(f"fmi2SetupExperiment called in {_MODE_NAMES[self._mode]}")
@@ -262,21 +343,25 @@ class BlockSlave(Fmi2Slave):
             raise self._fail(f"start time {start_time} is not finite")
         self._t = float(start_time)
 
+    @_fmi_entry
     def enter_initialization_mode(self) -> None:
         if self._mode != INSTANTIATED:
             raise self._fail(f"fmi2EnterInitializationMode called in {_MODE_NAMES[self._mode]}")
         self._mode = INITIALIZATION
         self._ensure_block()
 
+    @_fmi_entry
     def exit_initialization_mode(self) -> None:
         if self._mode != INITIALIZATION:
             raise self._fail(f"fmi2ExitInitializationMode called in {_MODE_NAMES[self._mode]}")
         self._ensure_block()
         self._mode = STEPPING
 
+    @_fmi_entry
     def terminate(self) -> None:
         self._mode = TERMINATED
 
+    @_fmi_entry
     def do_step(self, current_time: float, step_size: float) -> bool:
         if self._mode != STEPPING:
             raise self._fail(f"fmi2DoStep called in {_MODE_NAMES[self._mode]}")
@@ -319,12 +404,14 @@ class BlockSlave(Fmi2Slave):
 
     # -- FMU state --------------------------------------------------------------------------
 
+    @_fmi_entry
     def _get_fmu_state(self) -> bytes:
         head = [_STATE_MAGIC, float(self._mode), self._t, float(len(self._x)),
                 float(len(self._values))]  # fmt: skip
         vals = [float(v) for v in self._values]
         return np.concatenate([head, self._x, vals]).tobytes()
 
+    @_fmi_entry
     def _set_fmu_state(self, state: bytes) -> None:
         a = np.frombuffer(bytes(state), dtype=float)
         if len(a) < 5 or a[0] != _STATE_MAGIC or int(a[4]) != len(self._values):
@@ -415,7 +502,7 @@ class BlockSlave(Fmi2Slave):
                     u = {c: v.copy() for c, v in base.items()}
                     u[core][i] += 1e-3
                     y, _ = sa.evaluate(0.0, x, u, derivative=False)
-                    for ocore, ovr0, on in self._out_slices:
+                    for ocore, ovr0, _ in self._out_slices:
                         diff = np.abs(y[ocore] - y0[ocore])
                         for j in np.nonzero(diff > 1e-12)[0]:
                             deps[ovr0 + int(j)].add(vr0 + i)
