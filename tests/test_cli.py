@@ -41,3 +41,18 @@ def test_bad_option_value_is_refused(tmp_path):
         capture_output=True, text=True,
     )  # fmt: skip
     assert p.returncode == 2 and "must be positive" in p.stderr
+
+
+def test_build_command_writes_validated_fmus(tmp_path, capsys):
+    code = main(["build", "--out", str(tmp_path), "--type", "revolute_body", "--max-children", "1"])
+    assert code == 0
+    assert sorted(p.name for p in tmp_path.glob("*.fmu")) == [
+        "TitopRevoluteBodyC0.fmu",
+        "TitopRevoluteBodyC1.fmu",
+    ]
+    assert "0 problems" in capsys.readouterr().out
+
+
+def test_build_command_rejects_unknown_type(tmp_path, capsys):
+    assert main(["build", "--out", str(tmp_path), "--type", "no_such_block"]) == 2
+    assert "no_such_block" in capsys.readouterr().err

@@ -72,13 +72,43 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument(
         "--quiet", action="store_true", help="do not print the summary or the inertia warning"
     )
+    b = sub.add_parser(
+        "build",
+        help="build the FMI 2.0 co-simulation FMUs of every block type",
+        description="Build one FMI 2.0 co-simulation FMU per block type and child-port variant "
+        "with pythonfmu (needs the 'fmi' extra: pip install -e '.[fmi]'), each validated with "
+        "fmpy's validator.",
+    )
+    b.add_argument("--out", default="fmus", help="output folder (default fmus/)")
+    b.add_argument(
+        "--type",
+        action="append",
+        dest="types",
+        metavar="TYPE",
+        help="only this FMU type (repeatable): " + ", ".join(_fmu_type_keys()),
+    )
+    b.add_argument(
+        "--max-children",
+        type=int,
+        default=None,
+        help="skip body variants with more child ports than this",
+    )
+    b.add_argument("--no-validate", action="store_true", help="skip fmpy's validator")
     return parser
+
+
+def _fmu_type_keys() -> list[str]:
+    from .fmi.catalog import FMU_TYPES
+
+    return sorted(FMU_TYPES)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "example":
         return _example(args)
+    if args.command == "build":
+        return _build(args)
     return 2  # pragma: no cover - argparse requires a command
 
 
@@ -130,6 +160,37 @@ def _example(args) -> int:
             + (f" and {args.plot}" if args.plot else "")
         )
     return 0
+
+
+def _build(args) -> int:
+    try:
+        from .fmi.build import build_fmus
+    except ImportError as exc:
+        print(
+            f"titopfmu: error: building FMUs needs pythonfmu ({exc}); "
+            "install the extra: pip install -e '.[fmi]'",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        paths = build_fmus(args.out, types=args.types, max_children=args.max_children)
+    except ValueError as exc:
+        print(f"titopfmu: error: {exc}", file=sys.stderr)
+        return 2
+    problems = 0
+    if not args.no_validate:
+        from fmpy.validation import validate_fmu
+
+        for p in paths:
+            found = validate_fmu(str(p))
+            problems += len(found)
+            for text in found:
+                print(f"{p.name}: {text}", file=sys.stderr)
+    print(
+        f"built {len(paths)} FMUs in {args.out}"
+        + ("" if args.no_validate else f"; fmpy validator: {problems} problems")
+    )
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

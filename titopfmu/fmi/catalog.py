@@ -20,6 +20,8 @@ import numpy as np
 
 from ..blocks.base import Block
 from ..blocks.bodies import (
+    FreeBody,
+    FreeBodyInverse,
     Ground,
     ImposedMotionBody,
     PrismaticBody,
@@ -27,6 +29,8 @@ from ..blocks.bodies import (
     RevoluteBody,
     RevoluteBodyInverse,
     RigidBody,
+    SphericalBody,
+    SphericalBodyInverse,
     WeldedBody,
 )
 from ..blocks.closure import LoopClosure
@@ -77,6 +81,8 @@ class FmuType:
     #: core parameter name -> FMI parameter name, for error messages
     param_names: dict[str, str] = field(default_factory=dict)
     joint_unit: str = ""
+    #: (label, unit) of each component of ``joint.m`` and ``joint.tau`` (multi-dof joints)
+    joint_layout: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
     def model_name(self, n_children: int) -> str:
         """modelIdentifier of a variant, e.g. ``TitopRevoluteBodyC2``."""
@@ -231,6 +237,73 @@ def _joint_names(kind: str) -> dict[str, str]:
             "x_dot0": "joint.qd0"}  # fmt: skip
 
 
+def _xyz(label: str, unit: str) -> tuple[tuple[str, str], ...]:
+    return tuple((f"{label} {a}", unit) for a in "xyz")
+
+
+_EULER_REL = tuple(
+    (f"3-2-1 Euler angle {a} of P_{{a/a0}}", "rad") for a in ("roll φ", "pitch θ", "yaw ψ")
+)
+_SPHERICAL_LAYOUT = {
+    "m": _xyz("relative angular acceleration ω̇_r (R_a)", "rad/s2")
+    + _xyz("relative angular velocity ω_r (R_a)", "rad/s")
+    + _EULER_REL,
+    "tau": _xyz("torque applied by the parent (R_a)", "N.m"),
+}
+_FREE_LAYOUT = {
+    "m": _xyz("relative linear acceleration v̇_r (R_a)", "m/s2")
+    + _xyz("relative angular acceleration ω̇_r (R_a)", "rad/s2")
+    + _xyz("relative velocity v_r (R_a)", "m/s")
+    + _xyz("relative angular velocity ω_r (R_a)", "rad/s")
+    + _xyz("relative position OP (R_b)", "m")
+    + _EULER_REL,
+    "tau": _xyz("force applied by the parent (R_a)", "N")
+    + _xyz("torque about P applied by the parent (R_a)", "N.m"),
+}
+
+
+def _ball_params(free: bool, inverse: bool) -> Callable[[int], list[Param]]:
+    def params(n: int) -> list[Param]:
+        ps = _common_body_params(n, root=False)
+        ps.append(Param("joint.P_a0b", (3, 3), "", _I3,
+                        "DCM P_{a0/b} of the body frame in the parent's at zero joint rotation"))
+        if not inverse:
+            if free:
+                ps.append(Param("joint.position0", (3,), "m", (0.0, 0.0, 0.0),
+                                "initial position of P from the joint point, parent frame R_b"))
+            ps.append(Param("joint.euler0", (3,), "rad", (0.0, 0.0, 0.0),
+                            "initial 3-2-1 Euler angles of the joint rotation P_{a/a0}"))
+            if free:
+                ps.append(Param("joint.velocity0", (3,), "m/s", (0.0, 0.0, 0.0),
+                                "initial relative velocity v_r, body frame R_a"))
+            ps.append(Param("joint.omega0", (3,), "rad/s", (0.0, 0.0, 0.0),
+                            "initial relative angular velocity ω_r, body frame R_a"))
+        return ps  # fmt: skip
+
+    return params
+
+
+def _make_ball(cls: type, free: bool, inverse: bool) -> Callable[[str, dict, int], Block]:
+    def make(name: str, p: dict, n: int) -> Block:
+        kw = _body_kwargs(p, n)
+        kw["P_a0b"] = p["joint.P_a0b"]
+        if not inverse:
+            kw["euler0"] = p["joint.euler0"]
+            kw["omega0"] = p["joint.omega0"]
+            if free:
+                kw["position0"] = p["joint.position0"]
+                kw["velocity0"] = p["joint.velocity0"]
+        return cls(name, p["mass"], p["inertia"], **kw)
+
+    return make
+
+
+_BALL_NAMES = {
+    "P_a0b": "joint.P_a0b[i,j]", "euler0": "joint.euler0[i]", "omega0": "joint.omega0[i]",
+    "position0": "joint.position0[i]", "velocity0": "joint.velocity0[i]",
+}  # fmt: skip
+
+
 def _imposed_params(n: int) -> list[Param]:
     return _common_body_params(n, root=False)
 
@@ -320,6 +393,23 @@ FMU_TYPES: dict[str, FmuType] = {
                 _make_joint(PrismaticBodyInverse, "prismatic", True),
                 _joint_params("prismatic", True), _VARIANTS, {"ext": "ext.W"},
                 {**_BODY_NAMES, **_joint_names("prismatic")}, "m"),
+        FmuType("spherical_body", "TitopSphericalBody",
+                "spherical-joint body (3 dof, quaternion state), forward dynamics",
+                _make_ball(SphericalBody, False, False), _ball_params(False, False), _VARIANTS,
+                {"ext": "ext.W"}, {**_BODY_NAMES, **_BALL_NAMES}, "rad", _SPHERICAL_LAYOUT),
+        FmuType("free_body", "TitopFreeBody",
+                "free-joint body (6 dof relative to its parent), forward dynamics",
+                _make_ball(FreeBody, True, False), _ball_params(True, False), _VARIANTS,
+                {"ext": "ext.W"}, {**_BODY_NAMES, **_BALL_NAMES}, "", _FREE_LAYOUT),
+        FmuType("spherical_body_inverse", "TitopSphericalBodyInverse",
+                "spherical-joint body with imposed joint motion, inverse dynamics",
+                _make_ball(SphericalBodyInverse, False, True), _ball_params(False, True),
+                _VARIANTS, {"ext": "ext.W"}, {**_BODY_NAMES, **_BALL_NAMES}, "rad",
+                _SPHERICAL_LAYOUT),
+        FmuType("free_body_inverse", "TitopFreeBodyInverse",
+                "free-joint body with imposed joint motion, inverse dynamics",
+                _make_ball(FreeBodyInverse, True, True), _ball_params(True, True), _VARIANTS,
+                {"ext": "ext.W"}, {**_BODY_NAMES, **_BALL_NAMES}, "", _FREE_LAYOUT),
         FmuType("imposed_motion_body", "TitopImposedMotionBody",
                 "body with imposed motion: its direct dynamic model (seed 004, Fig. 1, eq. 11)",
                 _make_imposed, _imposed_params, _VARIANTS, _IMPOSED_RENAME, dict(_BODY_NAMES)),

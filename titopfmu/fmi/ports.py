@@ -132,6 +132,12 @@ def port_variables(sa: StandaloneBlock, ftype: FmuType) -> list[PortVariables]:
                 if port == "ext":
                     frame = "body frame R_a, or R_i if ext.inertial"
                 comps = _wrench(name, what, frame)
+            elif name in ("joint.m", "joint.tau") and ftype.joint_layout:
+                layout = ftype.joint_layout["m" if name == "joint.m" else "tau"]
+                comps = [
+                    Component(f"{name}[{i + 1}]", unit, label)
+                    for i, (label, unit) in enumerate(layout)
+                ]
             elif name == "joint.m":
                 k = c.size // 3
                 rate = {"rad": "rad/s", "m": "m/s"}.get(q_unit, "")
