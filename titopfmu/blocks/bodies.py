@@ -86,6 +86,21 @@ class BodyKinematics:
         self.imposed_acc = imposed_acc
 
 
+class Response:
+    """A body's outputs at given loop inputs (see ``respond``): the wrench on its parent
+    ``w_p`` (R_b, None for a root), its own acceleration ``acc`` at P (R_a), its child ports'
+    accelerations ``acc_c`` (6 per port, R_a) and its extra outputs ``extra`` (q̈ of a forward
+    joint, the effort of an inverse one, ẋ'_P of a root, the wrench of an imposed-motion body)."""
+
+    __slots__ = ("w_p", "acc", "acc_c", "extra")
+
+    def __init__(self, w_p, acc, acc_c, extra) -> None:
+        self.w_p = w_p
+        self.acc = acc
+        self.acc_c = acc_c
+        self.extra = extra
+
+
 @dataclass(frozen=True)
 class ExternalWrench:
     """An external-wrench input: applied at ``point`` (m, vector P→point in the body frame),
@@ -309,6 +324,14 @@ class RigidBody(BodyBlock):
             return LoopMap(xc=xc)
         return LoopMap(U=self._U, V=self._V, cC=self.tau_stack @ xc, XC=self._XC, xc=xc)
 
+    def respond(self, kin: BodyKinematics, signals, acc_p, w_c) -> Response:
+        """Eq. (11) at given child wrenches: ``ẋ'_P = D_P^-1 (Σ τ_{C_iP}^T W_C_i - h)``."""
+        r = -self.bias(kin.twist, kin.R, signals)
+        if self.n_children:
+            r = r + self.T @ w_c
+        acc = self.D_inv @ r
+        return Response(None, acc, self.tau_stack @ acc if self.n_children else None, acc)
+
     def derivative(self, x: FloatArray, kin: BodyKinematics, extra: FloatArray) -> FloatArray:
         """[ d[IP]_{R_i}/dt = P_{b/i} v_P ; q̇ ; ẋ'_P ] (eq. 12 with a quaternion attitude)."""
         return np.concatenate(
@@ -353,6 +376,14 @@ class ImposedMotionBody(BodyBlock):
         if not self.n_children:
             return LoopMap(xc=xc)
         return LoopMap(cC=self.tau_stack @ acc, XC=self._XC, xc=xc)
+
+    def respond(self, kin, signals, acc_p, w_c) -> Response:
+        """Eq. (11) solved for the wrench at given child wrenches."""
+        acc = kin.imposed_acc
+        w = self.D @ acc + self.bias(kin.twist, kin.R, signals)
+        if self.n_children:
+            w = w - self.T @ w_c
+        return Response(None, acc, self.tau_stack @ acc if self.n_children else None, w)
 
 
 class Ground(Block):
@@ -414,6 +445,12 @@ class Ground(Block):
 
     def loop_map(self, kin, signals) -> LoopMap:
         return self._map
+
+    def respond(self, kin, signals, acc_p, w_c) -> Response:
+        """The base does not move; it holds its children: ``W = -Σ τ_{C_iO}^T W_C_i``."""
+        n = self.n_children
+        return Response(None, np.zeros(6), np.zeros(6 * n) if n else None,
+                        -(self.T @ w_c) if n else np.zeros(6))  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------------
@@ -549,6 +586,37 @@ class JointBody(BodyBlock):
         if not n:
             return LoopMap(PP=PP, cP=cP, XP=XP, xc=xc)
         return LoopMap(PP=PP, PC=Gt @ self.T, CP=ts @ G, cP=cP, cC=ts @ a0, XP=XP, XC=XC, xc=xc)
+
+    def respond(self, kin: BodyKinematics, signals, acc_p, w_c) -> Response:
+        """The equations of :meth:`loop_map` at given inputs, without building its matrices.
+
+        ``ẋ'_A = G ẋ'_B + e + S q̈`` with, forward, ``q̈ = J^-1 (τ - S^T (D (G ẋ'_B + e) + h -
+        T W_C))`` (eqs. 22/28) or, inverse, q̈ imposed; the wrench of the parent on A at P,
+        ``W_A = D ẋ'_A + h - T W_C`` (eqs. 18/25), goes up as ``W_P = -G^T W_A`` and gives the
+        inverse effort ``τ = S^T W_A`` (eqs. 19/26).
+        """
+        jk = kin.joint
+        D = self.D
+        h = self.bias(kin.twist, kin.R, signals)
+        n = self.n_children
+        k = self.joint.dof
+        acc = jk.G @ acc_p + jk.e
+        tw = self.T @ w_c if n else None
+        extra = None
+        if k and not self.inverse:
+            r = D @ acc + h
+            if n:
+                r = r - tw
+            extra = self.J_inv @ (signals["joint.tau"] - self.S.T @ r)
+            acc = acc + self.S @ extra
+        elif k:
+            acc = acc + self.S @ signals["joint.m"][0:k]
+        wa = D @ acc + h
+        if n:
+            wa = wa - tw
+        if k and self.inverse:
+            extra = self.S.T @ wa
+        return Response(-(jk.G.T @ wa), acc, self.tau_stack @ acc if n else None, extra)
 
     def derivative(self, x: FloatArray, kin, extra: FloatArray) -> FloatArray:
         """``[q̇ = f(q, u) (nq), u̇ (k)]``, ``extra`` = u̇ from the loop solution."""

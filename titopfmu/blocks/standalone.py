@@ -27,7 +27,7 @@ import numpy as np
 from ..spatial.algebra import FloatArray
 from ..spatial.rotations import dcm_from_euler, euler_from_dcm
 from .base import Block
-from .bodies import BodyBlock, Ground, ImposedMotionBody, JointBody, PortKinematics, RigidBody
+from .bodies import BodyBlock, Ground, ImposedMotionBody, JointBody, PortKinematics
 from .closure import LoopClosure
 from .signals import SignalBlock
 
@@ -56,27 +56,6 @@ def motion_vector(acc: FloatArray, pk) -> FloatArray:
 def port_kinematics(m: FloatArray) -> PortKinematics:
     """Twist, position and attitude carried by a motion vector (the pre-loop part)."""
     return PortKinematics(m[6:12], m[12:15], dcm_from_euler(m[15:18]))
-
-
-def acceleration_at_reference(block: Block, kin, acc_p, extra, signals) -> FloatArray:
-    """Spatial acceleration ẋ'_P of a body at its reference point P, in its own frame.
-
-    ``acc_p`` is the parent's acceleration at the joint (R_b) and ``extra`` the block's extra
-    outputs of its loop map (q̈ of a forward joint, ẋ'_P of a root).
-    """
-    if isinstance(block, RigidBody):
-        return extra
-    if isinstance(block, ImposedMotionBody):
-        return kin.imposed_acc
-    if isinstance(block, Ground):
-        return np.zeros(6)
-    jk = kin.joint
-    acc = jk.G @ acc_p + jk.e
-    k = block.joint.dof
-    if k:
-        qdd = signals["joint.m"][0:k] if block.inverse else extra
-        acc = acc + block.S @ qdd
-    return acc
 
 
 class StandaloneBlock:
@@ -119,6 +98,7 @@ class StandaloneBlock:
         self.outputs: tuple[Channel, ...] = tuple(outs)
         self.signal_inputs = tuple(p.name for p in b.ports.values() if p.kind == "signal_in")
         self.n_states = b.n_states
+        self._child_w = tuple(f"{c}.W" for c in getattr(b, "child_names", ()))
 
     def initial_state(self) -> FloatArray:
         return np.asarray(self.block.initial_state(), dtype=float)
@@ -141,7 +121,6 @@ class StandaloneBlock:
             wl, wr = b.wrenches(port_kinematics(u["left.m"]), port_kinematics(u["right.m"]))
             return {"left.W": wl, "right.W": wr}, None
         sig = {p: u[p] for p in self.signal_inputs}
-        out: dict[str, FloatArray] = {}
         acc_p = None
         parent = None
         if b.has_parent:
@@ -149,50 +128,31 @@ class StandaloneBlock:
             parent = port_kinematics(m)
             acc_p = m[0:6]
         kin = b.kinematics(x, parent, sig)
-        lm = b.loop_map(kin, sig)
         n = b.n_children
-        w_c = np.concatenate([u[f"{c}.W"] for c in b.child_names]) if n else None
+        w_c = (
+            (u[self._child_w[0]] if n == 1 else np.concatenate([u[c] for c in self._child_w]))
+            if n
+            else None
+        )
+        r = b.respond(kin, sig, acc_p, w_c)
+        dx = b.derivative(x, kin, r.extra) if derivative and self.n_states else None
+        out: dict[str, FloatArray] = {}
         if not outputs:
-            extra = lm.xc
-            if acc_p is not None and lm.XP is not None:
-                extra = extra + lm.XP @ acc_p
-            if n and lm.XC is not None:
-                extra = extra + lm.XC @ w_c
-            return out, b.derivative(x, kin, extra) if self.n_states else None
+            return out, dx
         if acc_p is not None:
-            w = lm.PP @ acc_p + lm.cP
-            if n:
-                w = w + lm.PC @ w_c
-            out["P.W"] = w
-        if n:
-            acc_c = lm.cC.copy()
-            if acc_p is not None and lm.CP is not None:
-                acc_c += lm.CP @ acc_p
-            if lm.U is not None:
-                acc_c += lm.U @ (lm.V @ w_c)
-            elif lm.CC is not None:
-                acc_c += lm.CC @ w_c
-            for j, c in enumerate(b.child_names):
-                out[f"{c}.m"] = motion_vector(acc_c[6 * j : 6 * j + 6], kin.children[j])
-        extra = None
-        if lm.xc is not None:
-            extra = lm.xc
-            if acc_p is not None and lm.XP is not None:
-                extra = extra + lm.XP @ acc_p
-            if n and lm.XC is not None:
-                extra = extra + lm.XC @ w_c
-        # signal outputs of body blocks (see the engine's post-loop signals)
+            out["P.W"] = r.w_p
+        for j, c in enumerate(b.child_names):
+            out[f"{c}.m"] = motion_vector(r.acc_c[6 * j : 6 * j + 6], kin.children[j])
+        # signal outputs of body blocks
         if isinstance(b, JointBody) and b.joint.dof:
             if b.inverse:
-                out["joint.tau"] = extra
+                out["joint.tau"] = r.extra
             else:
-                out["joint.m"] = b.joint_motion(x, extra)
+                out["joint.m"] = b.joint_motion(x, r.extra)
         elif isinstance(b, (ImposedMotionBody, Ground)):
-            out["W"] = extra
+            out["W"] = r.extra
         if self.own_motion:
-            acc = acceleration_at_reference(b, kin, acc_p, extra, sig)
-            out["body.m"] = motion_vector(acc, kin)
-        dx = b.derivative(x, kin, extra) if derivative and self.n_states else None
+            out["body.m"] = motion_vector(r.acc, kin)
         return out, dx
 
     def derivative(self, t: float, x: FloatArray, u: dict[str, FloatArray]) -> FloatArray:
