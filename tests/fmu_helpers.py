@@ -75,6 +75,9 @@ def set_parameters(fmu: FMU2Slave, loaded: LoadedFmu, params: list[Param], value
         if p.boolean:
             fmu.setBoolean([vr[p.name]], [bool(values[p.name])])
             continue
+        if p.integer:
+            fmu.setInteger([vr[p.name]], [int(values[p.name])])
+            continue
         a = np.asarray(values[p.name], dtype=float)
         for fname, idx in p.names():
             reals_vr.append(vr[fname])

@@ -345,6 +345,58 @@ def test_bad_parameter_is_refused_with_its_name(loaded, variable, value, words):
         fmu.freeInstance()
 
 
+def test_bad_solver_method_is_refused_with_its_name(loaded):
+    lf = loaded["TitopRevoluteBodyC1"]
+    log = Log()
+    fmu = _fresh(lf, log)
+    try:
+        fmu.setInteger([lf.vr["solver.method"]], [3])
+        with pytest.raises(FMICallException):
+            fmu.exitInitializationMode()
+        assert "solver.method" in log.text()
+    finally:
+        fmu.freeInstance()
+
+
+@pytest.mark.parametrize("method, tol", [(1, 2e-2), (2, 2e-4), (4, 1e-9)])
+def test_solver_methods_converge_with_their_order(loaded, method, tol):
+    """Euler, Heun and RK4 over one 2.5 ms step (inputs held) against DOP853."""
+    lf = loaded["TitopRevoluteBodyC0"]
+    ftype, n = fmu_type_of(lf)
+    params = ftype.params(n)
+    rng = np.random.default_rng(8)
+    values = random_values(params, rng)
+    values["solver.method"] = method
+    values["joint.qd0"] = 3.0
+    sa = StandaloneBlock(ftype.make("ref", values, n))
+    ports = port_variables(sa, ftype)
+    u = random_inputs(sa, rng)
+    h = 2.5e-3
+    sol = solve_ivp(lambda t, x: sa.derivative(t, x, u), (0.0, h), sa.initial_state(),
+                    method="DOP853", rtol=1e-13, atol=1e-13)  # fmt: skip
+    fmu = lf.instantiate("methods")
+    try:
+        start(fmu, lf, params + [p for p in _solver_params() if p.name == "solver.method"],
+              values)  # fmt: skip
+        vrs, vals = fmi_values(lf, ports, u)
+        fmu.setReal(vrs, vals)
+        fmu.doStep(0.0, h)
+        q, qd = fmu.getReal([lf.vr["joint.m[3]"], lf.vr["joint.m[2]"]])
+        err = max(abs(q - sol.y[0, -1]), abs(qd - sol.y[1, -1]))
+        assert err < tol * h * 3.0
+        if method < 4:  # really a lower-order method: not as accurate as RK4
+            assert err > 1e-9 * h
+    finally:
+        fmu.terminate()
+        fmu.freeInstance()
+
+
+def _solver_params():
+    from titopfmu.fmi.slave import _SOLVER_PARAMS
+
+    return _SOLVER_PARAMS
+
+
 def test_non_finite_input_is_refused_with_its_name(loaded):
     lf = loaded["TitopRevoluteBodyC1"]
     log = Log()

@@ -52,6 +52,7 @@ class Param:
     default: object
     description: str
     boolean: bool = False
+    integer: bool = False
 
     def names(self) -> list[tuple[str, tuple[int, ...]]]:
         """FMI names of the scalar variables, with their 0-based index in the array."""
@@ -438,7 +439,12 @@ def all_variants() -> list[tuple[FmuType, int]]:
 def default_values(params: list[Param]) -> dict[str, object]:
     """Parameter values (arrays / bools) at their defaults."""
     return {
-        p.name: bool(p.default) if p.boolean else np.array(p.default, dtype=float) for p in params
+        p.name: bool(p.default)
+        if p.boolean
+        else int(p.default)
+        if p.integer
+        else np.array(p.default, dtype=float)
+        for p in params
     }
 
 
@@ -480,6 +486,8 @@ def random_values(params: list[Param], rng: np.random.Generator) -> dict[str, ob
         n = p.name
         if p.boolean:
             v[n] = bool(rng.integers(0, 2))
+        elif p.integer:
+            v[n] = int(p.default)
         elif n == "mass":
             v[n] = np.array(rng.uniform(0.5, 5.0))
         elif n == "inertia":

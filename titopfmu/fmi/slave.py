@@ -34,7 +34,7 @@ from xml.etree.ElementTree import Element, SubElement
 import numpy as np
 from pythonfmu import Fmi2Slave
 from pythonfmu.enums import Fmi2Causality, Fmi2Variability
-from pythonfmu.variables import Boolean, Real
+from pythonfmu.variables import Boolean, Integer, Real
 
 from ..blocks.base import ParameterError, TitopError
 from ..blocks.standalone import StandaloneBlock
@@ -49,9 +49,17 @@ _STATE_MAGIC = 7.0e7 + 1  # first value of a serialized state (format version 1)
 _SOLVER_PARAMS = [
     Param(
         "solver.max_step", (), "s", 1e-3,
-        "largest internal RK4 step within a communication step (inputs are held over the step)",
+        "largest internal step within a communication step (inputs are held over the step)",
+    ),
+    Param(
+        "solver.method", (), "", 4,
+        "order of the internal explicit Runge-Kutta method over a communication step: 4 "
+        "(classical RK4, default), 2 (Heun) or 1 (Euler, reuses the derivative computed with "
+        "the outputs: cheapest)",
+        integer=True,
     ),
 ]  # fmt: skip
+_METHODS = (1, 2, 4)
 
 
 #: One extra reference to a slave module's globals per execution of that module (see below).
@@ -161,6 +169,10 @@ class BlockSlave(Fmi2Slave):
                     var = Boolean(fname, causality=Fmi2Causality.parameter,
                                   variability=Fmi2Variability.fixed, description=p.description)
                     self._register(var, bool(p.default), 2, "")
+                elif p.integer:
+                    var = Integer(fname, causality=Fmi2Causality.parameter,
+                                  variability=Fmi2Variability.fixed, description=p.description)
+                    self._register(var, int(p.default), 2, "")
                 else:
                     var = Real(fname, causality=Fmi2Causality.parameter,
                                variability=Fmi2Variability.fixed, description=p.description)
@@ -196,12 +208,11 @@ class BlockSlave(Fmi2Slave):
     def _fail(self, message: str) -> FmuError:
         return FmuError(f"FMU instance '{self.instance_name}' ({self.modelName}): {message}")
 
-    def _check_vr(self, vr: int, real: bool) -> None:
+    def _check_vr(self, vr: int, kind: type) -> None:
         if not (0 <= vr < len(self._values)):
             raise self._fail(f"no variable with value reference {vr}")
-        if isinstance(self.vars[vr], Real) != real:
-            kind = "Real" if real else "Boolean"
-            raise self._fail(f"variable '{self._name_of(vr)}' is not of type {kind}")
+        if not isinstance(self.vars[vr], kind):
+            raise self._fail(f"variable '{self._name_of(vr)}' is not of type {kind.__name__}")
 
     def _set(self, vr: int, value: Any) -> None:
         kind = self._kind[vr]
@@ -238,7 +249,7 @@ class BlockSlave(Fmi2Slave):
             return [float(values[vr]) for vr in vrs]
         except IndexError:
             for vr in vrs:
-                self._check_vr(vr, True)
+                self._check_vr(vr, Real)
             raise
 
     @_fmi_entry
@@ -253,19 +264,31 @@ class BlockSlave(Fmi2Slave):
             self._stale = True
             return
         for vr, value in zip(vrs, values, strict=True):
-            self._check_vr(vr, True)
+            self._check_vr(vr, Real)
             self._set(vr, value)
 
     @_fmi_entry
     def get_boolean(self, vrs: list[int]) -> list[bool]:
         for vr in vrs:
-            self._check_vr(vr, False)
+            self._check_vr(vr, Boolean)
         return [bool(self._values[vr]) for vr in vrs]
+
+    @_fmi_entry
+    def get_integer(self, vrs: list[int]) -> list[int]:
+        for vr in vrs:
+            self._check_vr(vr, Integer)
+        return [int(self._values[vr]) for vr in vrs]
+
+    @_fmi_entry
+    def set_integer(self, vrs: list[int], values: list[int]) -> None:
+        for vr, value in zip(vrs, values, strict=True):
+            self._check_vr(vr, Integer)
+            self._set(vr, int(value))
 
     @_fmi_entry
     def set_boolean(self, vrs: list[int], values: list[bool]) -> None:
         for vr, value in zip(vrs, values, strict=True):
-            self._check_vr(vr, False)
+            self._check_vr(vr, Boolean)
             self._set(vr, bool(value))
 
     # -- the core block ---------------------------------------------------------------------
@@ -273,8 +296,8 @@ class BlockSlave(Fmi2Slave):
     def _parameter_values(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for p, slots in self._param_slots:
-            if p.boolean:
-                out[p.name] = bool(self._values[slots[0][0]])
+            if p.boolean or p.integer:
+                out[p.name] = self._values[slots[0][0]]
                 continue
             a = np.zeros(p.shape)
             for vr, idx in slots:
@@ -289,6 +312,10 @@ class BlockSlave(Fmi2Slave):
         max_step = float(values.pop("solver.max_step"))
         if not max_step > 0:
             raise self._fail(f"parameter 'solver.max_step' = {max_step} must be positive (s)")
+        method = values.pop("solver.method")
+        if method not in _METHODS:
+            raise self._fail(f"parameter 'solver.method' = {method} must be one of {_METHODS}")
+        self._method = method
         try:
             block = self._type.make(self._name, values, self.N_CHILDREN)
         except ParameterError as exc:
@@ -379,16 +406,23 @@ class BlockSlave(Fmi2Slave):
             n = max(1, math.ceil(step_size / self._max_step - 1e-9))
             dt = step_size / n
             f = sa.derivative
-            k1 = self._dx
+            k1 = self._dx  # at (t0, x), computed with the outputs
+            method = self._method
             try:
                 for i in range(n):
                     t = t0 + i * dt
                     if i:
                         k1 = f(t, x, u)
-                    k2 = f(t + 0.5 * dt, x + (0.5 * dt) * k1, u)
-                    k3 = f(t + 0.5 * dt, x + (0.5 * dt) * k2, u)
-                    k4 = f(t + dt, x + dt * k3, u)
-                    x = x + (dt / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)
+                    if method == 1:
+                        x = x + dt * k1
+                    elif method == 2:
+                        k2 = f(t + dt, x + dt * k1, u)
+                        x = x + (0.5 * dt) * (k1 + k2)
+                    else:
+                        k2 = f(t + 0.5 * dt, x + (0.5 * dt) * k1, u)
+                        k3 = f(t + 0.5 * dt, x + (0.5 * dt) * k2, u)
+                        k4 = f(t + dt, x + dt * k3, u)
+                        x = x + (dt / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)
             except (ArithmeticError, ValueError) as exc:
                 raise self._fail(f"fmi2DoStep failed at t = {t0:.9g} s: {exc}") from None
             if not np.all(np.isfinite(x)):
@@ -423,7 +457,10 @@ class BlockSlave(Fmi2Slave):
         self._t = float(a[2])
         vals = a[5 + nx :].tolist()
         for vr, v in enumerate(vals):
-            self._values[vr] = bool(v) if isinstance(self.vars[vr], Boolean) else v
+            var = self.vars[vr]
+            self._values[vr] = (
+                bool(v) if isinstance(var, Boolean) else int(v) if isinstance(var, Integer) else v
+            )
         self._sa = None
         key = tuple(self._values[vr] for p, s in self._param_slots for vr, _ in s)
         if key != self._block_key:

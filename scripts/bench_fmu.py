@@ -1,0 +1,149 @@
+"""Cost of the FMUs through fmpy, side by side with the core block they wrap (issue 3).
+
+For each FMU type (one child port where the type has ports) this prints the median cost of
+
+* one evaluation: ``fmi2SetReal`` of every input (changed values) and ``fmi2GetReal`` of every
+  output, i.e. what a co-simulation master pays per probe;
+* one ``fmi2DoStep`` of 1 ms (explicit Runge-Kutta of order ``--method`` with the inputs held;
+  the step includes computing the derivative at its start, as after new inputs);
+* the same work on the core block directly (``StandaloneBlock.evaluate`` and the same step),
+
+and the ratios FMU / core, measured in the same run (the machines are shared and noisy).
+Targets (issue 3): a revolute-joint evaluation <= 60 µs and a doStep <= 40 µs.
+
+    python scripts/bench_fmu.py [--repeat 2000] [--types revolute_body rigid_body ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from fmu_helpers import fmu_type_of, load, start  # noqa: E402
+
+from titopfmu.blocks.standalone import StandaloneBlock  # noqa: E402
+from titopfmu.fmi.build import build_fmus  # noqa: E402
+from titopfmu.fmi.catalog import FMU_TYPES, random_values  # noqa: E402
+from titopfmu.fmi.slave import _SOLVER_PARAMS  # noqa: E402
+
+DEFAULT_TYPES = [
+    "rigid_body", "revolute_body", "prismatic_body", "spherical_body", "welded_body",
+    "revolute_body_inverse", "loop_closure",
+]  # fmt: skip
+
+
+def median_us(f, repeat: int, batches: int = 7) -> float:
+    per = max(1, repeat // batches)
+    times = []
+    for _ in range(batches):
+        t0 = time.perf_counter()
+        for _ in range(per):
+            f()
+        times.append((time.perf_counter() - t0) / per * 1e6)
+    return statistics.median(times)
+
+
+def core_step(sa: StandaloneBlock, x, u, h, method: int):
+    """The same step on the core block: the outputs and derivative at the step start (which the
+    FMU computes when its outputs are read), then the Runge-Kutta stages."""
+    _, k1 = sa.evaluate(0.0, x, u)
+    f = sa.derivative
+    if method == 1:
+        return x + h * k1
+    if method == 2:
+        return x + 0.5 * h * (k1 + f(0.0, x + h * k1, u))
+    k2 = f(0.0, x + 0.5 * h * k1, u)
+    k3 = f(0.0, x + 0.5 * h * k2, u)
+    k4 = f(0.0, x + h * k3, u)
+    return x + (h / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)
+
+
+def bench(path: Path, repeat: int, method: int) -> dict:
+    lf = load(path)
+    ftype, n = fmu_type_of(lf)
+    rng = np.random.default_rng(0)
+    values = random_values(ftype.params(n), rng)
+    sa = StandaloneBlock(ftype.make("bench", values, n))
+    fmu = lf.instantiate("bench")
+    start(fmu, lf, ftype.params(n) + list(_SOLVER_PARAMS), {**values, "solver.method": method})
+    ins = [v.valueReference for v in lf.variables("input")]
+    outs = [v.valueReference for v in lf.variables("output")]
+    u_list = list(rng.normal(0.0, 0.5, len(ins)))
+    counter = [0]
+
+    def fmu_eval():
+        counter[0] += 1
+        u_list[0] = 1e-6 * counter[0]  # a changed input: no cache hit
+        fmu.setReal(ins, u_list)
+        fmu.getReal(outs)
+
+    x = sa.initial_state()
+    u = {ch.name: rng.normal(0.0, 0.5, ch.size) for ch in sa.inputs}
+
+    def core_eval():
+        sa.evaluate(0.0, x, u)
+
+    t = [0.0]
+
+    def fmu_step():  # a step always follows new inputs in a co-simulation: outputs recomputed
+        fmu.doStep(t[0], 1e-3)
+        t[0] += 1e-3
+
+    fmu_eval()
+    res = {
+        "fmu": path.stem,
+        "n_in": len(ins),
+        "n_out": len(outs),
+        "fmu_eval": median_us(fmu_eval, repeat),
+        "core_eval": median_us(core_eval, repeat),
+    }
+    if sa.n_states:
+        res["fmu_step"] = median_us(fmu_step, repeat)
+        res["core_step"] = median_us(lambda: core_step(sa, x, u, 1e-3, method), repeat)
+    fmu.terminate()
+    fmu.freeInstance()
+    return res
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=2000)
+    ap.add_argument("--types", nargs="*", default=DEFAULT_TYPES, choices=sorted(FMU_TYPES))
+    ap.add_argument(
+        "--method", type=int, default=4, choices=(1, 2, 4),
+        help="the FMUs' solver.method (internal Runge-Kutta order; default 4)",
+    )  # fmt: skip
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = build_fmus(tmp, types=args.types)
+        chosen = [p for p in paths if p.stem.endswith("C1") or not p.stem[-1].isdigit()]
+        print(f"{'FMU':32s} {'in':>4s} {'out':>4s} {'eval µs':>9s} {'core µs':>8s} {'ratio':>6s}"
+              f" {'doStep µs':>10s} {'core µs':>8s} {'ratio':>6s}")  # fmt: skip
+        for p in chosen:
+            r = bench(p, args.repeat, args.method)
+            line = (
+                f"{r['fmu']:32s} {r['n_in']:4d} {r['n_out']:4d} {r['fmu_eval']:9.1f} "
+                f"{r['core_eval']:8.1f} {r['fmu_eval'] / r['core_eval']:6.2f}"
+            )
+            if "fmu_step" in r:
+                line += (
+                    f" {r['fmu_step']:10.1f} {r['core_step']:8.1f} "
+                    f"{r['fmu_step'] / r['core_step']:6.2f}"
+                )
+            print(line, flush=True)
+    print("targets: TitopRevoluteBodyC1 evaluation <= 60 µs, doStep <= 40 µs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
