@@ -21,13 +21,10 @@ bit-identical numbers: the two importers feed the FMUs the same doubles.
 
 from __future__ import annotations
 
-import importlib
 import math
 import os
 import re
 import sys
-import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -212,34 +209,6 @@ def core_outputs(engine: Engine, t: float) -> dict[str, np.ndarray]:
 
 # -- fixtures ----------------------------------------------------------------------------------
 
-#: references that keep the FMUs' slave-module dicts alive (see ``fmu_paths``); never released
-_PINNED_MODULE_DICTS: list[dict] = []
-
-
-def _pin_slave_module(fmu: str, stage: Path) -> None:
-    """Work around a pythonfmu 0.7 bug that frees the slave module's globals while the module is
-    still in ``sys.modules`` (use after free; the process segfaults at a later garbage
-    collection, or a second instantiation fails or crashes).
-
-    pythonfmu's ``findClass`` (run by every ``fmi2Instantiate``) does ``Py_DECREF`` on the
-    *borrowed* reference returned by ``PyModule_GetDict``: each instantiation takes one reference
-    off the module's dict, and the slave module, which defines no function, has only one. The
-    module is imported here first, from a copy of the same FMU's resources (identical files), and
-    its dict gets spare references for every instantiation this process will do. The FMUs run
-    unchanged: pythonfmu finds the module in ``sys.modules`` and uses its class.
-    """
-    with zipfile.ZipFile(fmu) as z:
-        z.extractall(stage)
-    resources = stage / "resources"
-    name = (resources / "slavemodule.txt").read_text().strip()
-    sys.path.insert(0, str(resources))
-    try:
-        module = importlib.import_module(name)
-    finally:
-        sys.path.remove(str(resources))
-    _PINNED_MODULE_DICTS.extend([module.__dict__] * 256)
-
-
 @pytest.fixture(scope="module")
 def fmu_paths(tmp_path_factory) -> dict[str, str]:
     from titopfmu.fmi.build import build_fmus
@@ -247,10 +216,9 @@ def fmu_paths(tmp_path_factory) -> dict[str, str]:
     out = tmp_path_factory.mktemp("fmus_libcosim")
     types = ["ground", "revolute_body_inverse", "prismatic_body_inverse"]
     by_model = {p.stem: str(p) for p in build_fmus(out, types=types, max_children=1)}
-    paths = {inst: by_model[model] for inst, (model, _) in CHAIN.items()}
-    for model in sorted({m for m, _ in CHAIN.values()}):
-        _pin_slave_module(by_model[model], out / f"{model}_unzipped")
-    return paths
+    # the generated slaves balance pythonfmu 0.7's extra reference release themselves
+    # (titopfmu.fmi.slave.pin_module_globals): nothing to work around here
+    return {inst: by_model[model] for inst, (model, _) in CHAIN.items()}
 
 
 def _libcosim_error() -> str:
