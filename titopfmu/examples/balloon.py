@@ -136,3 +136,84 @@ def run_balloon(
         atol=atol,
         progress=progress,
     )
+
+
+# -- the same system as FMUs (co-simulation master) -----------------------------------------------
+
+#: FMU of each component of the co-simulated balloon.
+COSIM_FMUS = {
+    "balloon": "TitopRigidBodyC1",
+    "slider": "TitopPrismaticBodyC1",
+    "pend1": "TitopRevoluteBodyC1",
+    "pend2": "TitopRevoluteBodyC0",
+    "slider_law": "TitopJointSpringDamper",
+    "pend1_law": "TitopJointSpringDamper",
+    "pend2_law": "TitopJointSpringDamper",
+}
+
+#: Variables recorded for the CSV columns (x, y, z and the attitude come from the balloon's
+#: motion vector: [IP]_{R_b} and Θ, rotated into R_i afterwards).
+COSIM_RECORD = {
+    "balloon_m": "balloon.body.m",
+    "p": "slider.joint.m[3]",
+    "theta1": "pend1.joint.m[3]",
+    "theta2": "pend2.joint.m[3]",
+}
+
+
+def build_balloon_cosim(fmu_dir, params: BalloonParameters | None = None, solver_method: int = 4):
+    """The balloon of :func:`build_balloon` as a :class:`~titopfmu.master.CoSimulation` of the
+    FMUs in ``fmu_dir`` (``titopfmu build``): same parameters, same wiring, the joint laws as
+    ``TitopJointSpringDamper`` FMUs and the buoyancy as a constant inertial ``ext.W``."""
+    from pathlib import Path
+
+    from ..master import CoSimulation
+
+    p = params or BalloonParameters()
+    d = Path(fmu_dir)
+    zero3 = np.zeros((3, 3))
+    g = list(p.gravity)
+    method = {"solver.method": solver_method}
+    cs = CoSimulation()
+    cs.add("balloon", d / "TitopRigidBodyC1.fmu", {
+        "mass": p.m_balloon, "inertia": p.J_balloon, "C1.point": -np.array(p.CB),
+        "gravity": g, "ext.inertial": True, **method,
+    })  # fmt: skip
+    cs.add("slider", d / "TitopPrismaticBodyC1.fmu", {
+        "mass": p.m_slider, "inertia": zero3, "joint.axis": p.t_axis, "gravity": g, **method,
+    })  # fmt: skip
+    cs.add("pend1", d / "TitopRevoluteBodyC1.fmu", {
+        "mass": p.m_p1, "inertia": zero3, "com": p.SP1, "C1.point": p.SP1,
+        "joint.axis": [0.0, 0.0, 1.0], "joint.q0": p.theta1_0, "gravity": g, **method,
+    })  # fmt: skip
+    cs.add("pend2", d / "TitopRevoluteBodyC0.fmu", {
+        "mass": p.m_p2, "inertia": zero3, "com": p.P1P2, "joint.axis": [0.0, 0.0, 1.0],
+        "joint.q0": p.theta2_0, "gravity": g, **method,
+    })  # fmt: skip
+    cs.add("slider_law", d / "TitopJointSpringDamper.fmu", {"k": p.k, "d": p.d_s})
+    cs.add("pend1_law", d / "TitopJointSpringDamper.fmu", {"d": p.d_p1})
+    cs.add("pend2_law", d / "TitopJointSpringDamper.fmu", {"d": p.d_p2})
+    cs.connect("balloon.C1", "slider.P")
+    cs.connect("slider.C1", "pend1.P")
+    cs.connect("pend1.C1", "pend2.P")
+    for joint in ("slider", "pend1", "pend2"):
+        cs.connect(f"{joint}.joint.m", f"{joint}_law.joint.m")
+        cs.connect(f"{joint}_law.joint.tau", f"{joint}.joint.tau")
+    buoyancy = np.concatenate([-p.total_mass * np.array(g), np.zeros(3)]) * float(p.buoyancy)
+    cs.set_input("balloon.ext.W", buoyancy)
+    return cs
+
+
+def balloon_columns_from_cosim(result) -> dict[str, np.ndarray]:
+    """The 9 CSV columns of :data:`COLUMNS` from a co-simulation recorded with
+    :data:`COSIM_RECORD`: inertial position of B = P_{b/i}(Θ) [IP]_{R_b}."""
+    from ..spatial.rotations import dcm_from_euler
+
+    m = np.column_stack([result[f"balloon_m[{i}]"] for i in range(1, 19)])
+    pos = np.array([dcm_from_euler(row[15:18]) @ row[12:15] for row in m])
+    return {
+        "time": result["time"],
+        "x": pos[:, 0], "y": pos[:, 1], "z": pos[:, 2],
+        "phi": m[:, 15], "theta": m[:, 16], "psi": m[:, 17],
+        "p": result["p"], "theta1": result["theta1"], "theta2": result["theta2"],
+    }  # fmt: skip

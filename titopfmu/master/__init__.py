@@ -1,0 +1,11 @@
+"""Co-simulation master: TITOP FMUs loaded with fmpy, their algebraic loop solved exactly.
+
+:class:`~titopfmu.master.cosim.CoSimulation` holds the components, connections and the run;
+:mod:`titopfmu.master.components` loads FMUs and recognises their TITOP ports. Needs the ``fmi``
+extra (fmpy).
+"""
+
+from .components import CosimError
+from .cosim import CosimResult, CoSimulation
+
+__all__ = ["CoSimulation", "CosimError", "CosimResult"]

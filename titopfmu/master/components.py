@@ -1,0 +1,200 @@
+"""FMUs as components of a co-simulation: loading, parameters, ports and dependencies.
+
+A component is one instance of an FMI 2.0 co-simulation FMU, loaded with fmpy. Its TITOP ports
+are recognised by name (titopfmu's layout, README "FMUs"):
+
+* a *parent-kind* port ``X`` has inputs ``X.m[1..18]`` and outputs ``X.W[1..6]`` (a body's
+  ``P``, a loop closure's ``left`` and ``right``);
+* a *child-kind* port ``X`` has outputs ``X.m[1..18]`` and inputs ``X.W[1..6]``.
+
+Any FMU can be a component; one without TITOP ports takes part through signal connections only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from fmpy import extract, read_model_description
+from fmpy.fmi2 import FMU2Slave
+
+from ..blocks.base import TitopError
+
+M = 18  # motion vector components
+W = 6  # wrench components
+
+
+class CosimError(TitopError):
+    """A co-simulation could not be set up or run. Names the component and variable involved;
+    a run-time error carries the time and the results computed so far (``result``)."""
+
+    def __init__(self, message: str, time: float | None = None, result=None) -> None:
+        self.time = time
+        self.result = result
+        where = f"at t = {time:.9g} s: " if time is not None else ""
+        super().__init__(where + message)
+
+
+@dataclass
+class FmuFile:
+    """A loaded FMU file: model description and one extraction shared by its instances."""
+
+    path: Path
+    md: object
+    directory: str
+    vr: dict[str, int] = field(default_factory=dict)
+    variables: dict[str, object] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: str | Path) -> FmuFile:
+        path = Path(path)
+        if not path.is_file():
+            raise CosimError(f"FMU file '{path}' not found")
+        try:
+            md = read_model_description(str(path))
+        except Exception as exc:  # fmpy raises several kinds
+            raise CosimError(f"'{path}' is not a readable FMU: {exc}") from None
+        if md.coSimulation is None:
+            raise CosimError(f"'{path}' is not a co-simulation FMU")
+        f = cls(path, md, extract(str(path)))
+        f.vr = {v.name: v.valueReference for v in md.modelVariables}
+        f.variables = {v.name: v for v in md.modelVariables}
+        return f
+
+
+def _port_names(names: set[str], causality_m: str, causality_w: str, variables) -> list[str]:
+    ports = []
+    for name in sorted(names):
+        mm = re.fullmatch(r"(.+)\.m\[1\]", name)
+        if not mm:
+            continue
+        p = mm.group(1)
+        ok = all(
+            f"{p}.m[{i}]" in variables and variables[f"{p}.m[{i}]"].causality == causality_m
+            for i in range(1, M + 1)
+        ) and all(
+            f"{p}.W[{i}]" in variables and variables[f"{p}.W[{i}]"].causality == causality_w
+            for i in range(1, W + 1)
+        )
+        if ok:
+            ports.append(p)
+    return ports
+
+
+class Component:
+    """One FMU instance in a co-simulation."""
+
+    def __init__(self, name: str, fmu: FmuFile, parameters: dict | None = None) -> None:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise CosimError(f"component name {name!r} must be an identifier")
+        self.name = name
+        self.file = fmu
+        self.vr = fmu.vr
+        self.variables = fmu.variables
+        vs = fmu.md.modelVariables
+        self.inputs = [v.name for v in vs if v.causality == "input"]
+        self.outputs = [v.name for v in vs if v.causality == "output"]
+        names = set(self.variables)
+        self.parent_ports = _port_names(names, "input", "output", self.variables)
+        self.child_ports = _port_names(names, "output", "input", self.variables)
+        deps: dict[str, list[str] | None] = {}
+        for u in fmu.md.outputs:
+            deps[u.variable.name] = (
+                None if u.dependencies is None else [d.name for d in u.dependencies]
+            )
+        #: output name -> input names it depends on (None: all inputs, FMI default)
+        self.dependencies = deps
+        self.parameters = self._expand(parameters or {})
+        self.slave: FMU2Slave | None = None
+
+    @property
+    def is_closure(self) -> bool:
+        return set(self.parent_ports) >= {"left", "right"} and not self.child_ports
+
+    @property
+    def is_body(self) -> bool:
+        return not self.is_closure and (
+            "P" in self.parent_ports or bool(self.child_ports) or "body.m[1]" in self.vr
+        )
+
+    @property
+    def has_parent(self) -> bool:
+        return "P" in self.parent_ports
+
+    def depends(self, output: str, inp: str) -> bool:
+        d = self.dependencies.get(output)
+        return True if d is None else inp in d
+
+    # -- parameters -------------------------------------------------------------------------
+
+    def _expand(self, parameters: dict) -> dict[str, object]:
+        """Scalar FMI names -> values; arrays given by base name expand to ``name[i]`` /
+        ``name[i,j]`` (1-based)."""
+        out: dict[str, object] = {}
+        for name, value in parameters.items():
+            if name in self.variables:
+                out[name] = value
+                continue
+            a = np.asarray(value)
+            if a.ndim == 0:
+                raise CosimError(f"component '{self.name}': no variable '{name}' in its FMU")
+            for idx in np.ndindex(a.shape):
+                fname = f"{name}[{','.join(str(i + 1) for i in idx)}]"
+                if fname not in self.variables:
+                    raise CosimError(
+                        f"component '{self.name}': parameter '{name}' has shape {a.shape} but "
+                        f"the FMU has no variable '{fname}'"
+                    )
+                out[fname] = a[idx].item()
+        for fname in out:
+            v = self.variables[fname]
+            if v.causality not in ("parameter", "input"):
+                raise CosimError(
+                    f"component '{self.name}': '{fname}' is an {v.causality}, not a parameter"
+                )
+        return out
+
+    # -- FMI calls --------------------------------------------------------------------------
+
+    def instantiate(self, logger=None) -> None:
+        f = self.file
+        self.slave = FMU2Slave(
+            guid=f.md.guid,
+            unzipDirectory=f.directory,
+            modelIdentifier=f.md.coSimulation.modelIdentifier,
+            instanceName=self.name,
+        )
+        self.slave.instantiate(loggingOn=False)
+
+    def apply_parameters(self) -> None:
+        reals, rvals, bools, bvals, ints, ivals = [], [], [], [], [], []
+        for name, value in self.parameters.items():
+            t = self.variables[name].type
+            if t == "Real":
+                reals.append(self.vr[name])
+                rvals.append(float(value))
+            elif t == "Boolean":
+                bools.append(self.vr[name])
+                bvals.append(bool(value))
+            elif t in ("Integer", "Enumeration"):
+                ints.append(self.vr[name])
+                ivals.append(int(value))
+            else:
+                raise CosimError(f"component '{self.name}': unsupported type {t} of '{name}'")
+        if reals:
+            self.slave.setReal(reals, rvals)
+        if bools:
+            self.slave.setBoolean(bools, bvals)
+        if ints:
+            self.slave.setInteger(ints, ivals)
+
+    def free(self) -> None:
+        if self.slave is not None:
+            try:
+                self.slave.terminate()
+            except Exception:  # noqa: BLE001 - a failed instance may refuse; free it anyway
+                pass
+            self.slave.freeInstance()
+            self.slave = None
