@@ -1,4 +1,5 @@
-"""Command line: ``titopfmu example balloon ...``."""
+"""Command line: ``titopfmu example balloon ...``, ``titopfmu build ...``,
+``titopfmu cosim SYSTEM.ssp ...``."""
 
 from __future__ import annotations
 
@@ -94,6 +95,50 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip body variants with more child ports than this",
     )
     b.add_argument("--no-validate", action="store_true", help="skip fmpy's validator")
+    c = sub.add_parser(
+        "cosim",
+        help="co-simulate an SSP system of FMUs",
+        description="Co-simulate the system of an SSP file (.ssp archive, a folder with "
+        "SystemStructure.ssd, or an .ssd) with titopfmu's master (needs the 'fmi' extra) and "
+        "write the recorded variables as CSV in the FMI cross-check format (quoted header, "
+        "time first, SI units). Start time, stop time and step default to the SSD's "
+        "DefaultExperiment. Exit status 1 on a co-simulation error, with the results so far "
+        "written.",
+    )
+    c.add_argument("system", metavar="SYSTEM.ssp", help="the SSP file")
+    c.add_argument(
+        "--stop-time",
+        type=float,
+        default=None,
+        help="stop time in s (default: the DefaultExperiment's stopTime)",
+    )
+    c.add_argument(
+        "--step",
+        type=_positive,
+        default=None,
+        help="communication step in s (default: the DefaultExperiment's step, else 1e-3)",
+    )
+    c.add_argument(
+        "--output-interval",
+        type=_positive,
+        default=None,
+        help="sampling interval of the results in s (default: every step)",
+    )
+    c.add_argument(
+        "--out",
+        default=None,
+        help="CSV file to write (default results/<SYSTEM>.csv)",
+    )
+    c.add_argument(
+        "--record",
+        nargs="+",
+        action="extend",
+        metavar="COMP.VAR",
+        help="variables to record: component.variable, an array by its base name "
+        "(e.g. pend1.joint.m) (default: every output of every component)",
+    )
+    c.add_argument("--progress", action="store_true", help="show a progress bar")
+    c.add_argument("--quiet", action="store_true", help="do not print the summary")
     return parser
 
 
@@ -109,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         return _example(args)
     if args.command == "build":
         return _build(args)
+    if args.command == "cosim":
+        return _cosim(args)
     return 2  # pragma: no cover - argparse requires a command
 
 
@@ -191,6 +238,67 @@ def _build(args) -> int:
         + ("" if args.no_validate else f"; fmpy validator: {problems} problems")
     )
     return 1 if problems else 0
+
+
+DEFAULT_STEP = 1e-3  # s, when neither --step nor the SSD gives one
+
+
+def _cosim(args) -> int:
+    from pathlib import Path
+
+    try:
+        from .master import CosimError
+        from .master.ssp import read_ssp
+    except ImportError as exc:
+        print(
+            f"titopfmu: error: co-simulation needs fmpy ({exc}); "
+            "install the extra: pip install -e '.[fmi]'",
+            file=sys.stderr,
+        )
+        return 2
+    out = args.out or str(Path("results") / f"{Path(args.system).stem}.csv")
+    try:
+        cs, exp = read_ssp(args.system)
+        stop = args.stop_time if args.stop_time is not None else exp.stop_time
+        if stop is None:
+            raise CosimError(
+                f"'{args.system}' gives no stop time (DefaultExperiment stopTime): "
+                "pass --stop-time"
+            )
+        step = args.step or exp.step or DEFAULT_STEP
+        record = args.record or [
+            f"{name}.{var}" for name, c in cs.components.items() for var in c.outputs
+        ]
+        t0 = time.perf_counter()
+        result = cs.simulate(
+            stop,
+            step,
+            start_time=exp.start_time,
+            record=record,
+            output_interval=args.output_interval,
+            progress=args.progress,
+        )
+    except CosimError as exc:
+        partial = getattr(exc, "result", None)
+        if partial is not None and partial.rows:
+            partial.to_csv(out)
+            print(
+                f"titopfmu: error: {exc}\nresults up to t = {partial.time[-1]:.6g} s "
+                f"written to {out}",
+                file=sys.stderr,
+            )
+        else:
+            print(f"titopfmu: error: {exc}", file=sys.stderr)
+        return 1
+    wall = time.perf_counter() - t0
+    result.to_csv(out)
+    if not args.quiet:
+        span = stop - exp.start_time
+        print(
+            f"{args.system}: {span:g} s simulated in {wall:.2f} s wall (step {step:g} s, "
+            f"{len(result.columns)} columns); wrote {out}"
+        )
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
