@@ -13,12 +13,20 @@ Any FMU can be a component; one without TITOP ports takes part through signal co
 from __future__ import annotations
 
 import re
+from ctypes import byref
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from fmpy import extract, read_model_description
-from fmpy.fmi2 import FMU2Slave
+from fmpy import calloc, extract, free, read_model_description
+from fmpy.fmi2 import (
+    FMU2Slave,
+    fmi2CallbackAllocateMemoryTYPE,
+    fmi2CallbackFreeMemoryTYPE,
+    fmi2CallbackFunctions,
+    fmi2CallbackLoggerTYPE,
+)
+from fmpy.logging import addLoggerProxy
 
 from ..blocks.base import TitopError
 
@@ -158,15 +166,40 @@ class Component:
 
     # -- FMI calls --------------------------------------------------------------------------
 
-    def instantiate(self, logger=None) -> None:
+    def instantiate(self) -> None:
+        """Instantiate with a logger that keeps the FMU's messages (:attr:`messages`): errors
+        then name what the FMU itself said."""
         f = self.file
+        self.messages: list[tuple[int, str]] = []
+        messages = self.messages
+
+        def log(env, instance, status, category, message) -> None:
+            text = message.decode("utf-8", "replace") if isinstance(message, bytes) else message
+            messages.append((int(status), str(text)))
+
+        cb = fmi2CallbackFunctions()
+        cb.logger = fmi2CallbackLoggerTYPE(log)
+        cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
+        cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
+        addLoggerProxy(byref(cb))
+        self._callbacks = cb  # the FMU keeps pointers into it
         self.slave = FMU2Slave(
             guid=f.md.guid,
             unzipDirectory=f.directory,
             modelIdentifier=f.md.coSimulation.modelIdentifier,
             instanceName=self.name,
         )
-        self.slave.instantiate(loggingOn=False)
+        try:
+            self.slave.instantiate(loggingOn=True, callbacks=cb)
+        except Exception as exc:
+            raise CosimError(f"component '{self.name}': {exc}{self.last_error()}") from None
+
+    def last_error(self) -> str:
+        """The FMU's last error or warning message, as a suffix for an error message."""
+        for status, text in reversed(getattr(self, "messages", [])):
+            if status >= 1:
+                return f" ({text.strip().splitlines()[-1]})"
+        return ""
 
     def apply_parameters(self) -> None:
         reals, rvals, bools, bvals, ints, ivals = [], [], [], [], [], []

@@ -98,6 +98,10 @@ class CoSimulation:
         #: "extrapolated" (default: inputs held at their mid-step extrapolation, second order)
         #: or "hold" (inputs held at their value at the start of the step, first order)
         self.coupling = "extrapolated"
+        #: "newton" (default: interface Jacobian, exact tree solve) or "gauss-seidel"
+        self.loop = "newton"
+        #: largest number of Gauss-Seidel sweeps per communication point
+        self.gauss_seidel_max_iterations = 100
         self._ready = False
 
     # -- building -----------------------------------------------------------------------------
@@ -379,25 +383,36 @@ class CoSimulation:
             self._plan()
         self.t = float(start_time)
         comps = self.components
+        current = None
         try:
             for c in comps.values():
+                current = c
                 c.instantiate()
                 c.slave.setupExperiment(startTime=self.t)
                 c.slave.enterInitializationMode()
                 c.apply_parameters()
             for (cn, n), v in self.inputs.items():
+                current = comps[cn]
                 comps[cn].slave.setReal([comps[cn].vr[n]], [v])
             for c in comps.values():
+                current = c
                 c.slave.exitInitializationMode()
         except CosimError:
+            self.free()
             raise
         except Exception as exc:
-            raise CosimError(f"initialization failed: {exc}") from None
+            detail = current.last_error() if current is not None else ""
+            name = current.name if current is not None else "?"
+            self.free()
+            raise CosimError(
+                f"initialization of component '{name}' failed: {exc}{detail}"
+            ) from None
         self._u = [np.array(comps[n].slave.getReal(vrs)) for n, vrs in
                    zip(self.order, self._u_vrs, strict=True)]  # fmt: skip
         self._maps: list[np.ndarray | None] = [None] * len(self.order)
         self._prev_inputs: dict[str, np.ndarray] = {}
         self._u_guess: list[np.ndarray | None] = [None] * len(self.order)
+        self._h_prev = 0.0
         self.stats = StepStats()
 
     def free(self) -> None:
@@ -423,11 +438,23 @@ class CoSimulation:
     def _outputs(self, i: int) -> np.ndarray:
         c = self.components[self.order[i]]
         self.stats.fmu_calls += 1
-        return np.array(c.slave.getReal(self._y_vrs[i]))
+        try:
+            return np.array(c.slave.getReal(self._y_vrs[i]))
+        except Exception as exc:
+            raise CosimError(
+                f"component '{c.name}': reading its loop outputs failed: {exc}{c.last_error()}",
+                self.t,
+            ) from None
 
     def _set_u(self, i: int, u: np.ndarray) -> None:
         c = self.components[self.order[i]]
-        c.slave.setReal(self._u_vrs[i], u.tolist())
+        try:
+            c.slave.setReal(self._u_vrs[i], u.tolist())
+        except Exception as exc:
+            raise CosimError(
+                f"component '{c.name}': setting its loop inputs (P.m[1..6], Cj.W) to "
+                f"{np.array2string(u, precision=3)} failed: {exc}{c.last_error()}", self.t,
+            ) from None  # fmt: skip
         self.stats.fmu_calls += 1
         self._u[i] = u
 
@@ -482,8 +509,69 @@ class CoSimulation:
                         worst, where = float(arr.max()), what
         return worst / scale, where
 
-    def solve_loop(self, tolerance: float = 1e-9, max_iterations: int = 3) -> None:
+    def _gauss_seidel(self, tolerance: float) -> int:
+        """Fixed-point iteration: accelerations passed down in tree order, then wrenches up, until
+        the residual is below ``tolerance``. Converges only when the children are light compared
+        with their parents (the iteration's gain is about the mass ratio)."""
+        count = len(self.order)
+        try:
+            return self._gauss_seidel_sweeps(tolerance, count)
+        except CosimError as exc:
+            if "Gauss-Seidel" in str(exc):
+                raise
+            raise CosimError(f"Gauss-Seidel diverged ({exc})", self.t) from None
+
+    def _gauss_seidel_sweeps(self, tolerance: float, count: int) -> int:
+        res, where, it = math.inf, "", 0
+        for it in range(1, self.gauss_seidel_max_iterations + 1):
+            ys = [None] * count
+            for i in range(count):  # down
+                node = self.nodes[i]
+                if node.has_parent:
+                    p = node.parent
+                    yp = ys[p] if ys[p] is not None else self._outputs(p)
+                    off = 6 if self.nodes[p].has_parent else 0
+                    u = self._u[i].copy()
+                    u[0:6] = yp[off + 6 * node.parent_slot : off + 6 * node.parent_slot + 6]
+                    self._set_u(i, u)
+                ys[i] = None
+            for i in reversed(range(count)):  # up
+                node = self.nodes[i]
+                if node.has_parent:
+                    p = node.parent
+                    w = self._outputs(i)[0:6]
+                    off = 6 if self.nodes[p].has_parent else 0
+                    u = self._u[p].copy()
+                    u[off + 6 * node.parent_slot : off + 6 * node.parent_slot + 6] = w
+                    self._set_u(p, u)
+            ys = [self._outputs(i) for i in range(count)]
+            res, where = self._residual(ys)
+            if not np.isfinite(res):
+                break
+            if res <= tolerance:
+                return it
+        raise CosimError(
+            f"Gauss-Seidel did not converge: residual {res:.3g} at '{where}' after {it} sweeps "
+            "(children whose apparent inertia is not small compared with their parent's make "
+            "the fixed point slow or unstable; use loop='newton')",
+            self.t,
+        )
+
+    def solve_loop(self, tolerance: float = 1e-9, max_iterations: int = 5) -> None:
         """Steps 1-2 of the module docstring at the current time."""
+        if self.loop == "gauss-seidel":
+            count = len(self.order)
+            for i in range(count):
+                self._u_guess[i] = None
+            self._resolve_pre_loop()
+            for i in self._known_slots:
+                c = self.components[self.order[i]]
+                self._u[i] = np.array(c.slave.getReal(self._u_vrs[i]))
+            self.last_iterations = self._gauss_seidel(tolerance)
+            self.stats.iterations += self.last_iterations
+            if self._post_links:
+                self._transfer(self._post_links)
+            return
         count = len(self.order)
         for i in range(count):  # start from the extrapolated solution (fewer chord iterations)
             if self._u_guess[i] is not None:
@@ -494,7 +582,7 @@ class CoSimulation:
             c = self.components[self.order[i]]
             self._u[i] = np.array(c.slave.getReal(self._u_vrs[i]))
         ys = [self._outputs(i) for i in range(count)]
-        refreshed = False
+        r0 = self._residual(ys)[0]  # of the first guess
         it = 0
         while True:
             for i in range(count):
@@ -513,20 +601,34 @@ class CoSimulation:
                     f"singular loop equations at component '{self.order[exc.node]}'", self.t
                 ) from None
             it += 1
+            u_old = [u.copy() for u in self._u]
+            y_old = ys
             for i in range(count):
                 self._set_u(i, sol.u(i))
             ys = [self._outputs(i) for i in range(count)]
+            # Broyden: at a fixed point in time each FMU is affine, so the secant
+            # (u_old, y_old) -> (u, y) is exact; correct M along it (the direction in which the
+            # loop inputs move from one step to the next)
+            for i in range(count):
+                du = self._u[i] - u_old[i]
+                nrm = float(du @ du)
+                if nrm > 0.0:
+                    Mi = self._maps[i]
+                    Mi += np.outer(ys[i] - y_old[i] - Mi @ du, du / nrm)
             res, where = self._residual(ys)
             if res <= tolerance:
                 break
-            if it >= max_iterations:
-                if refreshed:
-                    raise CosimError(
-                        f"the algebraic loop did not converge: residual {res:.3g} at '{where}' "
-                        f"after {it} iterations", self.t,
-                    )  # fmt: skip
+            if it >= max_iterations or not np.isfinite(res):
+                raise CosimError(
+                    f"the algebraic loop did not converge: residual {res:.3g} at '{where}' "
+                    f"after {it} iterations", self.t,
+                )  # fmt: skip
+            # the reused Jacobians contracted the residual by res / r0; unless one more chord
+            # step is predicted to reach a tenth of the tolerance, measure them again: the next
+            # iteration is then exact (the FMUs are affine at a fixed time)
+            if it == 1 and 10.0 * res * res > tolerance * max(r0, res):
                 self._maps = [None] * count
-                refreshed = True
+            r0 = res
         self.stats.iterations += it
         self.last_iterations = it
         if self._post_links:
@@ -548,11 +650,13 @@ class CoSimulation:
             plan[cb] = ([c.vr[n] for n in ordered], angle)
         return plan
 
-    def _extrapolate_inputs(self) -> None:
+    def _extrapolate_inputs(self, h: float) -> None:
         """Hold each coupled input at its value extrapolated to the middle of the step,
         ``u_n + (u_n - u_{n-1}) / 2``: the integral of a held input over the step is then right
         to O(h³), which makes the coupling second order (README, "Co-simulation")."""
         comps = self.components
+        ratio = h / self._h_prev if self._h_prev else 0.0  # u̇ ≈ (u_n - u_{n-1}) / h_{n-1}
+        self._h_prev = h
         for cb, (vrs, angle) in self._coupled.items():
             slave = comps[cb].slave
             cur = np.array(slave.getReal(vrs))
@@ -562,23 +666,24 @@ class CoSimulation:
                 continue
             d = cur - prev
             d[angle] = (d[angle] + np.pi) % (2.0 * np.pi) - np.pi
-            slave.setReal(vrs, (cur + 0.5 * d).tolist())
+            slave.setReal(vrs, (cur + (0.5 * ratio) * d).tolist())
             self.stats.fmu_calls += 2
         for i, n in enumerate(self.order):
             u_mid = np.array(comps[n].slave.getReal(self._u_vrs[i]))
             # first guess of the next loop solution: the extrapolation over a whole step
-            self._u_guess[i] = 2.0 * u_mid - self._u[i]
+            if ratio:
+                self._u_guess[i] = 2.0 * u_mid - self._u[i]
             self._u[i] = u_mid
 
     def do_step(self, h: float) -> None:
         if self.coupling == "extrapolated":
-            self._extrapolate_inputs()
+            self._extrapolate_inputs(h)
         for c in self.components.values():
             try:
                 c.slave.doStep(self.t, h)
             except Exception as exc:
                 raise CosimError(
-                    f"fmi2DoStep of component '{c.name}' failed: {exc}", self.t
+                    f"fmi2DoStep of component '{c.name}' failed: {exc}{c.last_error()}", self.t
                 ) from None
         self.t += h
 
@@ -598,6 +703,88 @@ class CoSimulation:
                 cols.append((label, c.name, c.vr[n]))
         return cols
 
+    # -- variable step ----------------------------------------------------------------------------
+
+    def _save(self):
+        states = {n: c.slave.getFMUstate() for n, c in self.components.items()}
+        master = (self.t, [u.copy() for u in self._u], dict(self._prev_inputs),
+                  list(self._u_guess), self._h_prev)  # fmt: skip
+        return states, master
+
+    def _restore(self, saved) -> None:
+        states, master = saved
+        for n, c in self.components.items():
+            c.slave.setFMUstate(states[n])
+        self.t, u, prev, guess, self._h_prev = master
+        self._u = [x.copy() for x in u]
+        self._prev_inputs = dict(prev)
+        self._u_guess = list(guess)
+
+    def _free_saved(self, saved) -> None:
+        for n, c in self.components.items():
+            c.slave.freeFMUstate(saved[0][n])
+
+    def _error_plan(self) -> list[tuple[str, list[int], np.ndarray]]:
+        """Outputs compared by the step-doubling error estimate: every body's twist, position
+        and attitude (``body.m[7..18]``) and joint rates and coordinates."""
+        plan = []
+        for n in self.order:
+            c = self.components[n]
+            names = [f"body.m[{i}]" for i in PRE if f"body.m[{i}]" in c.vr]
+            k = sum(1 for v in c.vr if v.startswith("joint.m[")) // 3
+            if k and c.variables["joint.m[1]"].causality == "output":
+                names += [f"joint.m[{i}]" for i in range(k + 1, 3 * k + 1)]
+            angle = np.array([nm in ("body.m[16]", "body.m[17]", "body.m[18]") for nm in names])
+            plan.append((n, [c.vr[nm] for nm in names], angle))
+        return plan
+
+    def _error_outputs(self) -> list[np.ndarray]:
+        return [np.array(self.components[n].slave.getReal(vrs)) for n, vrs, _ in self._err_plan]
+
+    def _error_norm(self, a: list[np.ndarray], b: list[np.ndarray], tol: float) -> float:
+        worst = 0.0
+        for (_, _, angle), x, y in zip(self._err_plan, a, b, strict=True):
+            d = y - x
+            d[angle] = (d[angle] + np.pi) % (2.0 * np.pi) - np.pi
+            # step doubling: the two half steps are more accurate by 2^p - 1 = 3 (p = 2)
+            e = np.abs(d) / 3.0 / (tol + tol * np.maximum(np.abs(x), np.abs(y)))
+            worst = max(worst, float(np.max(e)) if len(e) else 0.0)
+        return worst
+
+    def _advance_variable(self, t_end: float, tol: float, loop_tol: float, h_min: float) -> None:
+        """Advance to ``t_end`` with error-controlled steps (step doubling, rollback through the
+        FMUs' get/set state); ``self._h`` carries the step size from call to call."""
+        while self.t < t_end - 1e-12 * max(1.0, abs(t_end)):
+            h = min(self._h, t_end - self.t)
+            saved = self._save()
+            self.do_step(h)
+            self.solve_loop(loop_tol)
+            y1 = self._error_outputs()
+            self._restore(saved)
+            self.do_step(0.5 * h)
+            self.solve_loop(loop_tol)
+            self.do_step(0.5 * h)
+            self.solve_loop(loop_tol)
+            y2 = self._error_outputs()
+            err = self._error_norm(y1, y2, tol)
+            factor = 0.9 * (err if err > 0 else 1e-12) ** (-1.0 / 3.0)
+            if err <= 1.0:
+                self._free_saved(saved)
+                self.accepted += 1
+                if h >= self._h * (1 - 1e-12):  # not shortened to hit t_end
+                    self._h = min(self._h_max, h * min(2.0, factor))
+            else:
+                self._restore(saved)
+                self._free_saved(saved)
+                self.rejected += 1
+                self._h = h * max(0.2, factor)
+                if self._h < h_min:
+                    raise CosimError(
+                        f"step size {self._h:.3g} s below the minimum {h_min:.3g} s for the "
+                        f"tolerance {tol:g} (error estimate {err:.3g})", self.t,
+                    )  # fmt: skip
+                self.solve_loop(loop_tol)  # the restored point's loop inputs
+
     def simulate(
         self,
         stop_time: float,
@@ -607,13 +794,27 @@ class CoSimulation:
         record: Sequence[str] | Mapping[str, str] = (),
         output_interval: float | None = None,
         tolerance: float = 1e-9,
+        step_tolerance: float | None = None,
+        max_step: float | None = None,
         progress: bool = False,
     ) -> CosimResult:
-        """Fixed-step co-simulation from ``start_time`` to ``stop_time`` (s)."""
+        """Co-simulate from ``start_time`` to ``stop_time`` (s).
+
+        Fixed communication step ``step`` by default. With ``step_tolerance`` the step is
+        error-controlled (``step`` is then the first step): each step is done once with h and
+        again as two steps of h/2 from the same saved FMU states; their difference estimates the
+        error of the states (relative and absolute ``step_tolerance``) and sets the next step.
+        ``tolerance`` is the relative residual to which the algebraic loop is solved.
+        """
         if not (math.isfinite(step) and step > 0):
             raise CosimError(f"the communication step must be positive, got {step}")
         if not (math.isfinite(stop_time) and stop_time > start_time):
             raise CosimError(f"stop time {stop_time} must be after the start time {start_time}")
+        if step_tolerance is not None:
+            return self._simulate_variable(
+                stop_time, step, start_time, record, output_interval, tolerance, step_tolerance,
+                max_step, progress,
+            )  # fmt: skip
         n_steps = int(round((stop_time - start_time) / step))
         if abs(n_steps * step - (stop_time - start_time)) > 1e-9 * max(1.0, stop_time):
             raise CosimError(f"the step {step} must divide the interval {stop_time - start_time}")
@@ -645,6 +846,53 @@ class CoSimulation:
                 self.do_step(step)
                 if bar is not None:
                     bar.update()
+        except CosimError as exc:
+            exc.result = result
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+            self.free()
+        return result
+
+    def _simulate_variable(
+        self, stop_time, step, start_time, record, output_interval, tolerance, step_tolerance,
+        max_step, progress,
+    ) -> CosimResult:  # fmt: skip
+        if not step_tolerance > 0:
+            raise CosimError(f"the step tolerance must be positive, got {step_tolerance}")
+        span = stop_time - start_time
+        if output_interval is None:
+            output_interval = span / 100.0
+        if not self._ready:
+            self._plan()
+        cols = self._record_columns(record)
+        result = CosimResult([c for c, _, _ in cols])
+        self.initialize(start_time)
+        self._err_plan = self._error_plan()
+        self._h = step
+        self._h_max = max_step if max_step is not None else output_interval
+        self.accepted = self.rejected = 0
+        comps = self.components
+        n_out = int(math.floor(span / output_interval + 1e-9))
+        grid = [start_time + k * output_interval for k in range(n_out + 1)]
+        if grid[-1] < stop_time - 1e-12 * max(1.0, stop_time):
+            grid.append(stop_time)
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(grid) - 1, unit="output", desc="cosim")
+        try:
+            self.solve_loop(tolerance)
+            for k, t_out in enumerate(grid):
+                if k:
+                    self._advance_variable(t_out, step_tolerance, tolerance, 1e-9 * span)
+                    if bar is not None:
+                        bar.update()
+                row = [comps[cn].slave.getReal([vr])[0] for _, cn, vr in cols]
+                result.append(self.t, row)
+                result.iterations.append(self.last_iterations)
         except CosimError as exc:
             exc.result = result
             raise

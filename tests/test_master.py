@@ -1,0 +1,224 @@
+"""The co-simulation master on real FMUs, against the in-process engine.
+
+The balloon of seed 004 is co-simulated with the FMUs of ``titopfmu build`` and compared with the
+engine at tight tolerances: the loop solution at a communication point is exact, the coupling
+error is second order in the step, the variable step follows its tolerance. A root carrying a
+child 1000 times heavier or lighter is solved in at most two iterations per step by the default
+(Newton) loop solver, where plain Gauss-Seidel fails.
+"""
+
+from __future__ import annotations
+
+import csv
+import warnings
+
+import numpy as np
+import pytest
+
+from titopfmu import Engine, InertiaWarning
+from titopfmu.examples.balloon import (
+    COLUMNS,
+    COSIM_RECORD,
+    balloon_columns_from_cosim,
+    build_balloon,
+    build_balloon_cosim,
+    run_balloon,
+)
+from titopfmu.fmi.build import build_fmus
+from titopfmu.master import CosimError, CoSimulation
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*triangle inequality")
+
+TYPES = ["rigid_body", "prismatic_body", "revolute_body", "joint_spring_damper"]
+
+
+@pytest.fixture(scope="module")
+def fmu_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fmus_master")
+    build_fmus(out, types=TYPES, max_children=1)
+    return out
+
+
+@pytest.fixture(scope="module")
+def reference():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InertiaWarning)
+        return run_balloon(0.3, 0.01, rtol=1e-12, atol=1e-13)
+
+
+def max_error(result, ref, t_end):
+    cols = balloon_columns_from_cosim(result)
+    n = len(ref["time"])
+    assert np.allclose(cols["time"][:n], ref["time"][:n])
+    return max(float(np.max(np.abs(cols[k][:n] - ref[k][:n]))) for k in COLUMNS)
+
+
+def test_the_loop_solution_at_a_point_is_the_engines(fmu_dir):
+    """At t = 0 the FMUs' accelerations after the loop solve equal the engine's to 1e-10."""
+    cs = build_balloon_cosim(fmu_dir)
+    cs._plan()
+    cs.initialize(0.0)
+    try:
+        cs.solve_loop()
+        assert cs.last_iterations == 1  # fresh interface Jacobians: one Newton iteration
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InertiaWarning)
+            engine = Engine(build_balloon())
+        ev = engine.evaluate(0.0, engine.initial_state())
+        for name in ("balloon", "slider", "pend1", "pend2"):
+            c = cs.components[name]
+            got = np.array(c.slave.getReal([c.vr[f"body.m[{i}]"] for i in range(1, 19)]))
+            np.testing.assert_allclose(got, engine.signal(ev, f"{name}.m"), rtol=1e-10,
+                                       atol=1e-10, err_msg=name)  # fmt: skip
+        q1 = cs.components["pend1"]
+        np.testing.assert_allclose(
+            q1.slave.getReal([q1.vr["joint.m[1]"]]), engine.signal(ev, "pend1.joint.m")[0:1],
+            rtol=1e-10,
+        )
+    finally:
+        cs.free()
+
+
+def test_balloon_co_simulation_is_second_order_in_the_step(fmu_dir, reference):
+    errors = {}
+    for h in (2e-3, 1e-3, 5e-4):
+        cs = build_balloon_cosim(fmu_dir)
+        res = cs.simulate(0.3, h, record=COSIM_RECORD, output_interval=0.01)
+        errors[h] = max_error(res, reference, 0.3)
+    assert errors[5e-4] < 2e-5, errors
+    order = np.log2(errors[2e-3] / errors[5e-4]) / 2.0
+    assert order > 1.7, errors  # held inputs alone would give 1
+
+
+def test_held_inputs_are_first_order(fmu_dir, reference):
+    errors = {}
+    for h in (2e-3, 1e-3):
+        cs = build_balloon_cosim(fmu_dir)
+        cs.coupling = "hold"
+        res = cs.simulate(0.3, h, record=COSIM_RECORD, output_interval=0.01)
+        errors[h] = max_error(res, reference, 0.3)
+    assert 1.5 < errors[2e-3] / errors[1e-3] < 2.6, errors
+
+
+def test_variable_step_follows_its_tolerance(fmu_dir, reference):
+    errors, steps = {}, {}
+    for tol in (1e-5, 1e-7):
+        cs = build_balloon_cosim(fmu_dir)
+        res = cs.simulate(0.3, 1e-3, record=COSIM_RECORD, output_interval=0.01,
+                          step_tolerance=tol)  # fmt: skip
+        errors[tol] = max_error(res, reference, 0.3)
+        steps[tol] = cs.accepted
+    assert errors[1e-7] < errors[1e-5] and errors[1e-7] < 1e-5, errors
+    assert steps[1e-7] > steps[1e-5], steps
+
+
+def test_csv_is_in_the_cross_check_format(fmu_dir, tmp_path):
+    cs = build_balloon_cosim(fmu_dir)
+    res = cs.simulate(0.01, 1e-3, record={"theta1": "pend1.joint.m[3]", "q": "slider.joint.m"})
+    res.to_csv(tmp_path / "r.csv")
+    text = (tmp_path / "r.csv").read_text().splitlines()
+    assert text[0] == '"time","theta1","q[1]","q[2]","q[3]"'
+    rows = list(csv.reader(text[1:]))
+    assert len(rows) == 11 and float(rows[-1][0]) == pytest.approx(0.01)
+
+
+# -- mass ratios ------------------------------------------------------------------------------
+
+
+def two_bodies(fmu_dir, child_mass: float) -> CoSimulation:
+    cs = CoSimulation()
+    cs.add("root", fmu_dir / "TitopRigidBodyC1.fmu", {
+        "mass": 1.0, "inertia": np.diag([0.1, 0.2, 0.3]), "C1.point": [0.3, 0.0, 0.0],
+        "gravity": [0.0, 0.0, 0.0], "twist0": [0.1, 0.0, 0.0, 0.0, 0.2, 0.5],
+    })  # fmt: skip
+    cs.add("child", fmu_dir / "TitopRevoluteBodyC0.fmu", {
+        "mass": child_mass, "inertia": np.diag([1.0, 2.0, 1.5]) * child_mass / 10.0,
+        "com": [0.5, 0.1, 0.0], "joint.axis": [0.0, 0.0, 1.0], "joint.qd0": 1.0,
+        "gravity": [0.0, 0.0, 0.0],
+    })  # fmt: skip
+    cs.connect("root.C1", "child.P")
+    cs.set_input("child.joint.tau", 0.0)
+    return cs
+
+
+@pytest.mark.parametrize("ratio", [1000.0, 1e-3])
+def test_newton_converges_in_two_iterations_whatever_the_mass_ratio(fmu_dir, ratio):
+    cs = two_bodies(fmu_dir, ratio)
+    res = cs.simulate(0.05, 1e-3, record=["child.joint.m[3]"])
+    its = res.iterations
+    assert its[0] == 1
+    assert np.mean(its[1:]) <= 2.0 and max(its[1:]) <= 3, its
+
+
+def test_gauss_seidel_fails_on_a_heavy_child_and_keeps_the_results(fmu_dir):
+    cs = two_bodies(fmu_dir, 1000.0)
+    cs.loop = "gauss-seidel"
+    with pytest.raises(CosimError, match="Gauss-Seidel (did not converge|diverged)") as info:
+        cs.simulate(0.05, 1e-3, record=["child.joint.m[3]"])
+    assert info.value.time == 0.0
+    assert info.value.result is not None
+
+
+def test_gauss_seidel_crawls_on_a_light_child_and_newton_does_not(fmu_dir):
+    light = two_bodies(fmu_dir, 0.1)  # a tenth of the root's mass: slow contraction
+    light.loop = "gauss-seidel"
+    r_gs = light.simulate(0.01, 1e-3, record=["child.joint.m[3]"])
+    newton = two_bodies(fmu_dir, 0.1)
+    r_n = newton.simulate(0.01, 1e-3, record=["child.joint.m[3]"])
+    assert min(r_gs.iterations) > 5 * max(r_n.iterations)
+    np.testing.assert_allclose(r_gs["child.joint.m[3]"], r_n["child.joint.m[3]"], atol=1e-9)
+
+
+# -- bad input --------------------------------------------------------------------------------
+
+
+def test_bad_setups_are_refused_before_stepping(fmu_dir):
+    cs = CoSimulation()
+    with pytest.raises(CosimError, match="not found"):
+        cs.add("x", fmu_dir / "NoSuch.fmu")
+    cs.add("root", fmu_dir / "TitopRigidBodyC1.fmu")
+    cs.add("arm", fmu_dir / "TitopRevoluteBodyC0.fmu")
+    with pytest.raises(CosimError, match="already exists"):
+        cs.add("arm", fmu_dir / "TitopRevoluteBodyC0.fmu")
+    with pytest.raises(CosimError, match="no component 'nope'"):
+        cs.connect("nope.C1", "arm.P")
+    with pytest.raises(CosimError, match="child port"):
+        cs.connect("arm.P", "root.C1")
+    with pytest.raises(CosimError, match="no variable 'joint.bogus'"):
+        cs.connect("arm.joint.bogus", "root.ext.W")
+    with pytest.raises(CosimError, match="differ in size"):
+        cs.connect("arm.joint.m", "root.ext.W")
+    with pytest.raises(CosimError, match="'P' is not connected|parent port 'arm.P'"):
+        cs.simulate(0.01, 1e-3)
+    cs.connect("root.C1", "arm.P")
+    for kwargs, match in (({"step": 0.0}, "positive"), ({"step": -1e-3}, "positive"),
+                          ({"step": 3e-3}, "divide")):  # fmt: skip
+        with pytest.raises(CosimError, match=match):
+            cs.simulate(0.01, **kwargs)
+    with pytest.raises(CosimError, match="after the start time"):
+        cs.simulate(0.0, 1e-3, start_time=1.0)
+    with pytest.raises(CosimError, match="no variable 'massive'"):
+        CoSimulation().add("c", fmu_dir / "TitopRigidBodyC0.fmu", {"massive": 1.0})
+    cs2 = CoSimulation()
+    cs2.add("c", fmu_dir / "TitopRigidBodyC0.fmu", {"mass": -1.0})
+    with pytest.raises(CosimError, match="mass"):
+        cs2.simulate(0.01, 1e-3)
+
+
+def test_a_signal_that_depends_on_an_acceleration_is_refused(fmu_dir):
+    cs = CoSimulation()
+    cs.add("root", fmu_dir / "TitopRigidBodyC1.fmu")
+    cs.add("arm", fmu_dir / "TitopRevoluteBodyC0.fmu")
+    cs.add("law", fmu_dir / "TitopJointSpringDamper.fmu", {"k": 1.0})
+    cs.connect("root.C1", "arm.P")
+    cs.connect("arm.joint.m", "law.joint.m")  # q̈ goes to an input the law does not use: fine
+    cs.connect("law.joint.tau", "arm.joint.tau")
+    res = cs.simulate(0.002, 1e-3, record=["law.joint.m[1]", "arm.joint.m[1]"])
+    assert res["law.joint.m[1]"][-1] == res["arm.joint.m[1]"][-1]  # q̈ carried after the loop
+    bad = CoSimulation()
+    bad.add("root", fmu_dir / "TitopRigidBodyC1.fmu")
+    bad.add("arm", fmu_dir / "TitopRevoluteBodyC0.fmu")
+    bad.connect("root.C1", "arm.P")
+    bad.connect("root.body.m[1]", "arm.joint.tau")  # an acceleration driving a joint effort
+    with pytest.raises(CosimError, match="loop variable"):
+        bad.simulate(0.002, 1e-3)
