@@ -222,3 +222,24 @@ def test_a_signal_that_depends_on_an_acceleration_is_refused(fmu_dir):
     bad.connect("root.body.m[1]", "arm.joint.tau")  # an acceleration driving a joint effort
     with pytest.raises(CosimError, match="loop variable"):
         bad.simulate(0.002, 1e-3)
+
+
+def test_inputs_are_either_held_or_connected_and_can_be_recorded(fmu_dir):
+    cs = CoSimulation()
+    cs.add("root", fmu_dir / "TitopRigidBodyC1.fmu")
+    cs.add("arm", fmu_dir / "TitopRevoluteBodyC0.fmu", {"joint.q0": 0.2})
+    cs.add("law", fmu_dir / "TitopJointSpringDamper.fmu", {"k": 2.0})
+    cs.connect("root.C1", "arm.P")
+    cs.connect("arm.joint.m", "law.joint.m")
+    cs.set_input("arm.joint.tau", 0.5)
+    with pytest.raises(CosimError, match="held by set_input"):
+        cs.connect("law.joint.tau", "arm.joint.tau")
+    with pytest.raises(CosimError, match="connected; it cannot also be held"):
+        cs.set_input("law.joint.m", [0.0, 0.0, 0.0])
+    with pytest.raises(CosimError, match="connected; it cannot also be held"):
+        cs.set_input("arm.P.m", np.zeros(18))
+    with pytest.raises(CosimError, match="causality 'parameter', not 'input'"):
+        cs.set_input("arm.solver.method", 2)
+    res = cs.simulate(0.002, 1e-3, record=["root.ext.W", "arm.joint.tau", "law.joint.tau"])
+    assert res["arm.joint.tau"][-1] == 0.5 and res["root.ext.W[1]"][-1] == 0.0
+    assert res["law.joint.tau"][0] == pytest.approx(-2.0 * 0.2)

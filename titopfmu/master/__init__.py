@@ -1,7 +1,8 @@
 """Co-simulation master: TITOP FMUs loaded with fmpy, their algebraic loop solved exactly.
 
 :class:`~titopfmu.master.cosim.CoSimulation` holds the components, connections and the run;
-:mod:`titopfmu.master.components` loads FMUs and recognises their TITOP ports. Needs the ``fmi``
+:mod:`titopfmu.master.components` loads FMUs and recognises their TITOP ports;
+:mod:`titopfmu.master.ssp` reads and writes SSP 1.0 system files. Needs the ``fmi``
 extra (fmpy).
 """
 

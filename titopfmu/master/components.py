@@ -13,6 +13,8 @@ Any FMU can be a component; one without TITOP ports takes part through signal co
 from __future__ import annotations
 
 import re
+import shutil
+import weakref
 from ctypes import byref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,6 +69,8 @@ class FmuFile:
         if md.coSimulation is None:
             raise CosimError(f"'{path}' is not a co-simulation FMU")
         f = cls(path, md, extract(str(path)))
+        # fmpy extracts into a new temporary folder: remove it with the FmuFile
+        weakref.finalize(f, shutil.rmtree, f.directory, True)
         f.vr = {v.name: v.valueReference for v in md.modelVariables}
         f.variables = {v.name: v for v in md.modelVariables}
         return f

@@ -159,11 +159,15 @@ class CoSimulation:
         for o, i in zip(outs, ins, strict=True):
             if any((lk[2], lk[3]) == (b.name, i) for lk in self.signal_links):
                 raise CosimError(f"input '{b.name}.{i}' is already connected")
+            if (b.name, i) in self.inputs:
+                raise CosimError(f"input '{b.name}.{i}' is held by set_input; not both")
             self.signal_links.append((a.name, o, b.name, i))
         self._ready = False
 
     @staticmethod
-    def _expand_var(c: Component, name: str, causality: str, ref: str) -> list[str]:
+    def _expand_var(c: Component, name: str, causality: str | None, ref: str) -> list[str]:
+        """FMI names of the variable ``name`` or of the array ``name[...]``, checked to have
+        ``causality`` (any when None) and type Real."""
         if name in c.variables:
             names = [name]
         else:
@@ -174,9 +178,15 @@ class CoSimulation:
             if not names:
                 raise CosimError(f"'{ref}': component '{c.name}' has no variable '{name}'")
         for n in names:
-            if c.variables[n].causality != causality:
+            v = c.variables[n]
+            if causality is not None and v.causality != causality:
                 raise CosimError(
-                    f"'{ref}': '{c.name}.{n}' is an {c.variables[n].causality}, not an {causality}"
+                    f"'{ref}': '{c.name}.{n}' has causality '{v.causality}', not '{causality}'"
+                )
+            if v.type != "Real":
+                raise CosimError(
+                    f"'{ref}': '{c.name}.{n}' is of type {v.type}; connections, held inputs and "
+                    "recordings take Real variables"
                 )
         return names
 
@@ -190,6 +200,12 @@ class CoSimulation:
         if not np.all(np.isfinite(vals)):
             raise CosimError(f"'{ref}': non-finite value {vals.tolist()}")
         for n, v in zip(names, vals, strict=True):
+            if any((lk[2], lk[3]) == (c.name, n) for lk in self.signal_links) or (
+                n.startswith(tuple(f"{pp}." for _, _, cb, pp in self.port_links if cb == c.name))
+                or n.startswith(tuple(f"{cp}." for ca, cp, _, _ in self.port_links
+                                      if ca == c.name))
+            ):  # fmt: skip
+                raise CosimError(f"input '{c.name}.{n}' is connected; it cannot also be held")
             self.inputs[(c.name, n)] = float(v)
 
     # -- structure ----------------------------------------------------------------------------
@@ -322,7 +338,7 @@ class CoSimulation:
             needed |= {o for ca, o, _, _ in links if ca == cname}
             for out in needed:
                 for d in deps_of(cname, out):
-                    if (cname, d) in post_targets and (cname, out, None) is not None:
+                    if (cname, d) in post_targets:
                         src = next(lk for lk in post if (lk[2], lk[3]) == (cname, d))
                         if out.endswith(tuple(f".m[{k}]" for k in ACC)) or ".W[" in out or any(
                             (cname, out) == (lk[0], lk[1]) for lk in links if lk not in post
@@ -692,12 +708,7 @@ class CoSimulation:
         cols = []
         for col, ref in items:
             c, name = self._split(ref)
-            names = (
-                [name] if name in c.variables else self._expand_var(c, name, "output", ref)
-                if any(n.startswith(name + "[") for n in c.variables) else None
-            )
-            if names is None:
-                raise CosimError(f"record '{ref}': component '{c.name}' has no variable '{name}'")
+            names = self._expand_var(c, name, None, f"record '{ref}'")
             for n in names:
                 label = col if len(names) == 1 else f"{col}{n[len(name):]}"
                 cols.append((label, c.name, c.vr[n]))
