@@ -56,3 +56,15 @@ def test_build_command_writes_validated_fmus(tmp_path, capsys):
 def test_build_command_rejects_unknown_type(tmp_path, capsys):
     assert main(["build", "--out", str(tmp_path), "--type", "no_such_block"]) == 2
     assert "no_such_block" in capsys.readouterr().err
+
+
+def test_example_balloon_cosim_has_the_same_columns_and_agrees(tmp_path):
+    inproc, cosim = tmp_path / "a.csv", tmp_path / "b.csv"
+    common = ["example", "balloon", "--t-final", "0.02", "--output-interval", "0.01", "--quiet"]
+    assert main([*common, "--out", str(inproc)]) == 0
+    assert main([*common, "--engine", "cosim", "--out", str(cosim)]) == 0
+    a = list(csv.reader(open(inproc)))
+    b = list(csv.reader(open(cosim)))
+    assert a[0] == b[0] and len(a) == len(b) == 4
+    for ra, rb in zip(a[1:], b[1:], strict=True):
+        assert max(abs(float(x) - float(y)) for x, y in zip(ra, rb, strict=True)) < 1e-6

@@ -73,6 +73,32 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument(
         "--quiet", action="store_true", help="do not print the summary or the inertia warning"
     )
+    ex.add_argument(
+        "--engine",
+        choices=("inprocess", "cosim"),
+        default="inprocess",
+        help="inprocess: the block library's engine (default); cosim: the FMUs of every block "
+        "co-simulated by the master (needs the 'fmi' extra)",
+    )
+    ex.add_argument(
+        "--step",
+        type=_positive,
+        default=COSIM_STEP,
+        help=f"cosim: communication step in s (default {COSIM_STEP:g})",
+    )
+    ex.add_argument(
+        "--step-tolerance",
+        type=_positive,
+        default=None,
+        help="cosim: error-controlled variable step with this tolerance (--step is then the "
+        "first step)",
+    )
+    ex.add_argument(
+        "--fmus",
+        default=None,
+        help="cosim: folder of FMUs built by 'titopfmu build' (default: built into a temporary "
+        "folder)",
+    )
     b = sub.add_parser(
         "build",
         help="build the FMI 2.0 co-simulation FMUs of every block type",
@@ -159,22 +185,66 @@ def main(argv: list[str] | None = None) -> int:
     return 2  # pragma: no cover - argparse requires a command
 
 
+#: Default communication step of ``titopfmu example balloon --engine cosim`` (s).
+COSIM_STEP = 2.5e-4
+
+
+def _cosim_balloon(args):
+    """The balloon co-simulated with its FMUs; a SimulationResult with the same columns."""
+    import tempfile
+
+    from .assembly.engine import SimulationResult
+    from .examples import balloon
+    from .master import CosimError
+
+    with tempfile.TemporaryDirectory(prefix="titopfmu_fmus_") as tmp:
+        fmu_dir = args.fmus
+        if fmu_dir is None:
+            from .fmi.build import build_fmus
+
+            build_fmus(tmp, types=["rigid_body", "prismatic_body", "revolute_body",
+                                   "joint_spring_damper"], max_children=1)  # fmt: skip
+            fmu_dir = tmp
+        cs = balloon.build_balloon_cosim(fmu_dir)
+
+        def convert(res):
+            out = SimulationResult(list(balloon.COLUMNS))
+            cols = balloon.balloon_columns_from_cosim(res)
+            for k, t in enumerate(cols["time"]):
+                out.append(float(t), [float(cols[c][k]) for c in balloon.COLUMNS])
+            out.n_evaluations = cs.stats.fmu_calls
+            return out
+
+        try:
+            res = cs.simulate(args.t_final, args.step, record=balloon.COSIM_RECORD,
+                              output_interval=args.output_interval,
+                              step_tolerance=args.step_tolerance, progress=args.progress)
+        except CosimError as exc:
+            partial = convert(exc.result) if exc.result is not None and exc.result.rows else None
+            raise SimulationError(str(exc), exc.time or 0.0, result=partial) from None
+        return convert(res)
+
+
 def _example(args) -> int:
     from .examples import balloon
 
     with warnings.catch_warnings():
         if args.quiet:
             warnings.simplefilter("ignore", InertiaWarning)
+            warnings.filterwarnings("ignore", message=".*triangle inequality")
         t0 = time.perf_counter()
         try:
-            result = balloon.run_balloon(
-                args.t_final,
-                args.output_interval,
-                method=args.method,
-                rtol=args.rtol,
-                atol=args.atol,
-                progress=args.progress,
-            )
+            if args.engine == "cosim":
+                result = _cosim_balloon(args)
+            else:
+                result = balloon.run_balloon(
+                    args.t_final,
+                    args.output_interval,
+                    method=args.method,
+                    rtol=args.rtol,
+                    atol=args.atol,
+                    progress=args.progress,
+                )
         except SimulationError as exc:
             if exc.result is not None and exc.result.rows:
                 exc.result.to_csv(args.out)
@@ -201,9 +271,10 @@ def _example(args) -> int:
             title="Balloon, slider and double pendulum (seed 004, Fig. 17)",
         )
     if not args.quiet:
+        what = "FMU calls" if args.engine == "cosim" else "right-hand-side evaluations"
         print(
-            f"{args.name}: {args.t_final:g} s simulated in {wall:.2f} s wall "
-            f"({result.n_evaluations} right-hand-side evaluations); wrote {args.out}"
+            f"{args.name} ({args.engine}): {args.t_final:g} s simulated in {wall:.2f} s wall "
+            f"({result.n_evaluations} {what}); wrote {args.out}"
             + (f" and {args.plot}" if args.plot else "")
         )
     return 0
