@@ -573,7 +573,7 @@ class CoSimulation:
             self.t,
         )
 
-    def solve_loop(self, tolerance: float = 1e-9, max_iterations: int = 5) -> None:
+    def solve_loop(self, tolerance: float = 1e-8, max_iterations: int = 5) -> None:
         """Steps 1-2 of the module docstring at the current time."""
         if self.loop == "gauss-seidel":
             count = len(self.order)
@@ -804,7 +804,7 @@ class CoSimulation:
         start_time: float = 0.0,
         record: Sequence[str] | Mapping[str, str] = (),
         output_interval: float | None = None,
-        tolerance: float = 1e-9,
+        tolerance: float = 1e-8,
         step_tolerance: float | None = None,
         max_step: float | None = None,
         progress: bool = False,
