@@ -8,5 +8,8 @@ extra (fmpy).
 
 from .components import CosimError
 from .cosim import CosimResult, CoSimulation
+from .ssp import DefaultExperiment, read_ssp, write_ssp
 
-__all__ = ["CoSimulation", "CosimError", "CosimResult"]
+__all__ = [
+    "CoSimulation", "CosimError", "CosimResult", "DefaultExperiment", "read_ssp", "write_ssp",
+]  # fmt: skip
