@@ -147,7 +147,7 @@ def test_newton_converges_in_two_iterations_whatever_the_mass_ratio(fmu_dir, rat
     res = cs.simulate(0.05, 1e-3, record=["child.joint.m[3]"])
     its = res.iterations
     assert its[0] == 1
-    assert np.mean(its[1:]) <= 2.0 and max(its[1:]) <= 3, its
+    assert max(its[1:]) <= 2, its
 
 
 def test_gauss_seidel_fails_on_a_heavy_child_and_keeps_the_results(fmu_dir):

@@ -540,18 +540,16 @@ class CoSimulation:
     def _gauss_seidel_sweeps(self, tolerance: float, count: int) -> int:
         res, where, it = math.inf, "", 0
         for it in range(1, self.gauss_seidel_max_iterations + 1):
-            ys = [None] * count
-            for i in range(count):  # down
+            for i in range(count):  # down: each child takes its parent's latest acceleration
                 node = self.nodes[i]
                 if node.has_parent:
                     p = node.parent
-                    yp = ys[p] if ys[p] is not None else self._outputs(p)
+                    yp = self._outputs(p)
                     off = 6 if self.nodes[p].has_parent else 0
                     u = self._u[i].copy()
                     u[0:6] = yp[off + 6 * node.parent_slot : off + 6 * node.parent_slot + 6]
                     self._set_u(i, u)
-                ys[i] = None
-            for i in reversed(range(count)):  # up
+            for i in reversed(range(count)):  # up: each parent takes its children's wrenches
                 node = self.nodes[i]
                 if node.has_parent:
                     p = node.parent
