@@ -22,8 +22,9 @@ import numpy as np
 from scipy import integrate
 
 from ..blocks.base import TitopError
-from ..blocks.bodies import BodyBlock, Ground, ImposedMotionBody, JointBody, RigidBody
+from ..blocks.bodies import BodyBlock, Ground, ImposedMotionBody, JointBody
 from ..blocks.closure import LoopClosure
+from ..blocks.standalone import motion_vector
 from ..spatial.algebra import FloatArray
 from ..spatial.rotations import euler_from_dcm
 from .loop_solver import LoopSolution, LoopSolveError, TreeLoopSolver
@@ -247,20 +248,11 @@ class Engine:
         return names
 
     def _acc_at_p(self, ev: Evaluation, b) -> FloatArray:
+        """ẋ'_P of a body at the loop solution: the block's own ``respond`` at its inputs."""
         i = self.tree_index[b.name]
-        if isinstance(b, RigidBody):
-            return ev.sol.extra[i]
-        if isinstance(b, ImposedMotionBody):
-            return ev.kin[b.name].imposed_acc
-        if isinstance(b, Ground):
-            return np.zeros(6)
-        jk = ev.kin[b.name].joint
-        acc = jk.G @ ev.sol.acc_p[i] + jk.e
-        k = b.joint.dof
-        if k:
-            qdd = self._input(ev, b.name, "joint.m")[0:k] if b.inverse else ev.sol.extra[i]
-            acc = acc + b.S @ qdd
-        return acc
+        sig = {p: self._input(ev, b.name, p) for p, _ in self.inputs[b.name]}
+        n = b.n_children
+        return b.respond(ev.kin[b.name], sig, ev.sol.acc_p[i], ev.sol.w_c[i] if n else None).acc
 
     def signal(self, ev: Evaluation, name: str) -> FloatArray:
         """Value of a named signal in an evaluation (see :meth:`signal_names`)."""
@@ -298,17 +290,15 @@ class Engine:
                         return sol.w_c[i][6 * j : 6 * j + 6]
                     pk = kin.children[j]
                     acc = sol.acc_c[i][6 * j : 6 * j + 6]
-                    return np.concatenate([acc, pk.twist, pk.ip, euler_from_dcm(pk.R)])
+                    return motion_vector(acc, pk)
                 if port == "P" and b.has_parent and what in ("m", "W"):
                     if what == "W":
                         return sol.wrench_to_parent(i)
                     pb, pj = self.parent_slot[bname]
                     pk = ev.kin[pb].children[pj]
-                    return np.concatenate([sol.acc_p[i], pk.twist, pk.ip, euler_from_dcm(pk.R)])
+                    return motion_vector(sol.acc_p[i], pk)
             if rest == "m":
-                return np.concatenate(
-                    [self._acc_at_p(ev, b), kin.twist, kin.ip, euler_from_dcm(kin.R)]
-                )
+                return motion_vector(self._acc_at_p(ev, b), kin)
             if rest == "acc":
                 return self._acc_at_p(ev, b)
             if rest == "position":
