@@ -7,14 +7,29 @@ Each FMU is built with pythonfmu from a generated slave module and carries, in i
   process without one shadowing the other (all Python FMUs of a process share one interpreter);
 * ``requirements.txt`` (numpy, scipy) for ``pythonfmu deploy``;
 * ``documentation/index.html``, generated from the same variable table as the model description.
+
+On Linux x86_64 with a C compiler, ``binaries/linux64/<modelIdentifier>.so`` is titopfmu's FMI
+shim (``shim/titopfmu_fmi2_shim.c``) and pythonfmu's binary sits next to it as
+``libpythonfmu-export.so``: the shim forwards every FMI call to pythonfmu and returns
+``fmi2Error`` instead of pythonfmu's ``fmi2Fatal`` when the slave refused a call (bad parameter,
+non-finite input, non-positive step, call out of sequence). Without a compiler the FMUs keep
+pythonfmu's binary and a refused call returns ``fmi2Fatal`` (a :class:`ShimWarning` says so).
+Windows binaries are pythonfmu's.
 """
 
 from __future__ import annotations
 
 import hashlib
 import html
+import os
+import platform
+import shlex
 import shutil
+import subprocess
+import sys
 import tempfile
+import warnings
+import zipfile
 from pathlib import Path
 
 from .. import __version__
@@ -24,6 +39,69 @@ PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 #: Parts of titopfmu an FMU needs at run time (relative to the package root).
 RUNTIME_FILES = ("spatial", "blocks", "fmi/catalog.py", "fmi/ports.py", "fmi/slave.py")
 REQUIREMENTS = "numpy>=1.24\nscipy>=1.11\n"
+SHIM_DIR = Path(__file__).resolve().parent / "shim"
+SHIM_SOURCE = SHIM_DIR / "titopfmu_fmi2_shim.c"
+#: pythonfmu's Linux binary, renamed, next to the shim (INNER_NAME in the shim's source).
+INNER_BINARY = "libpythonfmu-export.so"
+SHIM_CFLAGS = ("-shared", "-fPIC", "-O2", "-std=c99", "-fvisibility=hidden")
+
+
+class ShimWarning(UserWarning):
+    """The FMI shim could not be built: refused calls of the FMUs return fmi2Fatal."""
+
+
+def find_c_compiler() -> list[str] | None:
+    """The C compiler command: ``$CC`` if set (only that), else ``cc``, ``gcc`` or ``clang``."""
+    cc = os.environ.get("CC")
+    candidates = [cc] if cc is not None else ["cc", "gcc", "clang"]
+    for cand in candidates:
+        words = shlex.split(cand)
+        if words and shutil.which(words[0]):
+            return words
+    return None
+
+
+def compile_shim(dest_dir: str | Path) -> tuple[Path | None, str]:
+    """Compile the FMI shim into ``dest_dir``: (path, "") or (None, why it was not built)."""
+    if not (sys.platform.startswith("linux") and platform.machine() in ("x86_64", "amd64")):
+        here = f"{sys.platform} {platform.machine()}"
+        return None, f"the shim is built on Linux x86_64 only (this is {here})"
+    cc = find_c_compiler()
+    if cc is None:
+        looked = f"$CC={os.environ['CC']!r}" if "CC" in os.environ else "cc, gcc, clang"
+        return None, f"no C compiler found (looked for {looked})"
+    out = Path(dest_dir) / "titopfmu_fmi2_shim.so"
+    cmd = [*cc, *SHIM_CFLAGS, "-I", str(SHIM_DIR), "-o", str(out), str(SHIM_SOURCE), "-ldl"]
+    try:
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"{shlex.join(cmd)} failed: {exc}"
+    if run.returncode != 0 or not out.is_file():
+        return None, f"{shlex.join(cmd)} failed ({run.returncode}): {run.stderr.strip()}"
+    return out, ""
+
+
+def install_shim(fmu: str | Path, model_identifier: str, shim: str | Path) -> None:
+    """Rewrite ``fmu``: pythonfmu's Linux binary becomes ``libpythonfmu-export.so`` and the
+    shim takes its place as ``binaries/linux64/<modelIdentifier>.so`` (every other entry is
+    copied unchanged, in order)."""
+    fmu = Path(fmu)
+    entry = f"binaries/linux64/{model_identifier}.so"
+    tmp = fmu.with_name(fmu.name + ".tmp")
+    with zipfile.ZipFile(fmu) as zin, zipfile.ZipFile(tmp, "w") as zout:
+        names = zin.namelist()
+        if entry not in names:
+            raise RuntimeError(f"{fmu} has no {entry}")
+        for info in zin.infolist():
+            data = zin.read(info)
+            if info.filename == entry:
+                inner = zipfile.ZipInfo(f"binaries/linux64/{INNER_BINARY}", info.date_time)
+                inner.compress_type = info.compress_type
+                inner.external_attr = info.external_attr
+                zout.writestr(inner, data)
+                data = Path(shim).read_bytes()
+            zout.writestr(info, data)
+    os.replace(tmp, fmu)
 
 
 def runtime_hash() -> str:
@@ -160,7 +238,8 @@ def build_fmus(
     """Build the FMUs into ``out_dir`` and return their paths.
 
     ``types`` restricts the FMU types (keys of :data:`~titopfmu.fmi.catalog.FMU_TYPES`);
-    ``max_children`` drops body variants with more child ports.
+    ``max_children`` drops body variants with more child ports. The FMI shim is compiled once
+    (see the module docstring); if it cannot be, a :class:`ShimWarning` is issued (and logged).
     """
     from pythonfmu.builder import FmuBuilder
 
@@ -176,6 +255,16 @@ def build_fmus(
         vendor = _vendor(stage)
         req = stage / "requirements.txt"
         req.write_text(REQUIREMENTS)
+        shim, why = compile_shim(stage)
+        if shim is None:
+            text = (
+                f"titopfmu build: FMI shim not built: {why}. The FMUs use pythonfmu's binary "
+                "unchanged: a refused call (bad parameter, non-finite input, non-positive step, "
+                "call out of sequence) returns fmi2Fatal instead of fmi2Error."
+            )
+            warnings.warn(text, ShimWarning, stacklevel=2)
+            if log:
+                log(text)
         for ftype, n in all_variants():
             if types is not None and ftype.key not in types:
                 continue
@@ -205,6 +294,8 @@ def build_fmus(
                 canGetAndSetFMUstate=True,
                 canSerializeFMUstate=True,
             )
+            if shim is not None:
+                install_shim(path, model, shim)
             built.append(Path(path))
             if log:
                 log(f"built {path}")
