@@ -323,6 +323,30 @@ def test_every_listed_signal_can_be_read():
         assert np.all(np.isfinite(v)), name
     # the law reads the joint motion and its torque reaches the joint
     assert eng.signal(ev, "boom.joint.tau")[0] == pytest.approx(-1.0 * 0.2)
+    # signals classified pre-loop read the same without the loop solution (sampling shortcut)
+    pre = eng.evaluate(0.3, eng.initial_state(), solve=False)
+    assert pre.sol is None
+    n_pre = 0
+    for name in names:
+        full = np.asarray(eng.signal(ev, name), dtype=float)
+        for i in range(full.size):
+            if eng.is_pre_loop(name, i):
+                n_pre += 1
+                assert float(eng.signal(pre, name)[i]) == full[i], (name, i)
+                # and with only the pre-loop steps this signal needs
+                steps = eng.pre_loop_steps([name])
+                part = eng.evaluate(0.3, eng.initial_state(), solve=False, steps=steps)
+                assert float(eng.signal(part, name)[i]) == full[i], (name, i)
+    assert n_pre > 40
+    for name, i in [("boom.joint.m", 0), ("sat.acc", 0), ("law.m", 0), ("imp.W", 0),
+                    ("boom.P.m", 8), ("lc.left.W", None)]:  # fmt: skip
+        assert eng.is_pre_loop(name, i) == (name == "lc.left.W"), name
+    assert eng.is_pre_loop("boom.joint.m", 2) and eng.is_pre_loop("law.tau", 0)
+    assert eng.pre_loop_steps(["boom.joint.m"]) == []
+    assert [(k, b.name) for k, b in eng.pre_loop_steps(["boom.position"])] == [
+        ("kin", "sat"),
+        ("kin", "boom"),
+    ]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -40,6 +40,9 @@ METHODS = {
 }
 
 
+_NO_SIGNALS: dict[str, FloatArray] = {}
+
+
 class SimulationError(TitopError):
     """A simulation failed. Carries the time, the block (if known) and the partial result."""
 
@@ -117,6 +120,7 @@ class Engine:
             n for n in self.plan.tree if isinstance(blocks[n], JointBody) and not blocks[n].inverse
         }
         self._nans = {k: np.full(k, np.nan) for k in range(7)}
+        self._map_steps = [(b, b.name, self.inputs[b.name]) for b in self.tree_blocks]
         self.stateful = [
             (self.tree_index[b.name], b, self.plan.state_slices[b.name])
             for b in self.tree_blocks
@@ -133,14 +137,19 @@ class Engine:
             x[self.plan.state_slices[b.name]] = b.initial_state()
         return x
 
-    def evaluate(self, t: float, x: FloatArray) -> Evaluation:
-        """Evaluate every block at time t (s) and state x; the algebraic loop is solved exactly."""
+    def evaluate(self, t: float, x: FloatArray, solve: bool = True, steps=None) -> Evaluation:
+        """Evaluate every block at time t (s) and state x; the algebraic loop is solved exactly.
+
+        With ``solve=False`` only the pre-loop pass runs (``ev.sol`` is None): enough for the
+        signals :meth:`is_pre_loop` accepts; ``steps`` then restricts it to a subset of
+        ``self.steps`` (see :meth:`pre_loop_steps`).
+        """
         self.n_evaluations += 1
         ev = Evaluation(t, x, len(self.tree_blocks))
         kin = ev.kin
         sig = ev.sig
         slices = self.plan.state_slices
-        for kind, b in self.steps:
+        for kind, b in self.steps if steps is None else steps:
             name = b.name
             if kind == "kin":
                 ps = self.parent_slot.get(name)
@@ -165,9 +174,11 @@ class Engine:
                     if ev.known[j] is None:
                         ev.known[j] = np.zeros(6 * self.tree_blocks[j].n_children)
                     ev.known[j][6 * oi : 6 * oi + 6] = w
+        if not solve:
+            return ev
         maps = [
-            b.loop_map(kin[b.name], {p: sig[s] for p, s in self.inputs[b.name]})
-            for b in self.tree_blocks
+            b.loop_map(kin[name], {p: sig[s] for p, s in inputs} if inputs else _NO_SIGNALS)
+            for b, name, inputs in self._map_steps
         ]
         try:
             ev.sol = self.solver.solve(maps, ev.known)
@@ -183,7 +194,8 @@ class Engine:
         kin = ev.kin
         for i, b, sl in self.stateful:
             dx[sl] = b.derivative(x[sl], kin[b.name], extra[i])
-        if not np.all(np.isfinite(dx)):
+        total = dx.sum()  # NaN or inf when a component is (cheaper than np.isfinite)
+        if total - total != 0.0 and not np.all(np.isfinite(dx)):
             self._diagnose(ev, dx)
         return dx
 
@@ -246,6 +258,72 @@ class Engine:
                 names += [f"{b.name}.{s}" for s in ("left.W", "right.W", "potential_energy")]
             names += [f"{b.name}.state.{s}" for s in b.state_names]
         return names
+
+    def is_pre_loop(self, name: str, index: int | None = None) -> bool:
+        """Whether signal ``name`` (component ``index``, 0-based, or all of them) is known after
+        the pre-loop pass, i.e. does not depend on accelerations or loop wrenches."""
+        bname, rest = split_port(name)
+        b = self.system.blocks.get(bname)
+        if b is None:
+            return False
+        port = b.ports.get(rest)
+        if port is not None and port.kind == "signal_in":
+            src = self.system._source[(bname, rest)]
+            return self.is_pre_loop(f"{src[0]}.{src[1]}", index)
+        if port is not None and port.kind == "signal_out":
+            if isinstance(b, JointBody) and rest == "joint.m" and not b.inverse:
+                return index is not None and index >= b.joint.dof  # [u̇ | u, p]
+            return not isinstance(b, (BodyBlock, Ground))  # signal blocks run before the loop
+        if rest.startswith("state.") or rest in ("position", "euler", "twist"):
+            return True
+        if isinstance(b, BodyBlock):
+            return rest in ("kinetic_energy", "potential_energy", "com", "momentum")
+        return isinstance(b, LoopClosure)
+
+    def pre_loop_steps(self, names: Sequence[str]) -> list:
+        """The pre-loop steps (in order) that the pre-loop signals ``names`` need: a body's own
+        kinematics needs its ancestors' and its kinematic inputs, a signal block its inputs; a
+        joint's motion [u, p] and the states need none."""
+        blocks = self.system.blocks
+        src = self.system._source
+        need: set[tuple[str, str]] = set()
+
+        def add_signal(name: str, read: bool = True) -> None:
+            # read: the value is read by signal(); otherwise a step takes it from ev.sig, where
+            # a forward joint's motion is put by its kinematics step
+            bname, rest = split_port(name)
+            b = blocks[bname]
+            port = b.ports.get(rest)
+            if port is not None and port.kind == "signal_in":
+                add_signal("{}.{}".format(*src[(bname, rest)]), read)
+            elif isinstance(b, JointBody) and rest == "joint.m" and not b.inverse:
+                if not read:
+                    add_kin(bname)
+            elif rest.startswith("state."):
+                return
+            elif isinstance(b, LoopClosure):
+                need.add(("loop", bname))
+                for ob, _ in self.closure_sides[bname]:
+                    add_kin(ob)
+            elif isinstance(b, (BodyBlock, Ground)):
+                add_kin(bname)
+            elif ("sig", bname) not in need:
+                need.add(("sig", bname))
+                for _, s in self.inputs[bname]:
+                    add_signal("{}.{}".format(*s), read=False)
+
+        def add_kin(bname: str) -> None:
+            if ("kin", bname) in need:
+                return
+            need.add(("kin", bname))
+            if bname in self.parent_slot:
+                add_kin(self.parent_slot[bname][0])
+            for _, s in self.kin_inputs[bname]:
+                add_signal("{}.{}".format(*s), read=False)
+
+        for name in names:
+            add_signal(name)
+        return [(kind, b) for kind, b in self.steps if (kind, b.name) in need]
 
     def _acc_at_p(self, ev: Evaluation, b) -> FloatArray:
         """ẋ'_P of a body at the loop solution: the block's own ``respond`` at its inputs."""
@@ -325,7 +403,8 @@ class Engine:
     def _post_loop_signal(self, ev: Evaluation, b, port: str) -> FloatArray:
         i = self.tree_index.get(b.name)
         if isinstance(b, JointBody) and port == "joint.m" and not b.inverse:
-            return b.joint_motion(ev.x[self.plan.state_slices[b.name]], ev.sol.extra[i])
+            acc = ev.sol.extra[i] if ev.sol is not None else self._nans[b.joint.dof]
+            return b.joint_motion(ev.x[self.plan.state_slices[b.name]], acc)
         if isinstance(b, JointBody) and port == "joint.tau" and b.inverse:
             return ev.sol.extra[i]
         if isinstance(b, (ImposedMotionBody, Ground)) and port == "W":
@@ -377,8 +456,12 @@ class Engine:
         result = SimulationResult([c for c, _, _ in columns])
         k = 0
 
+        # samples of pre-loop signals only (positions, angles, rates...) need no loop solution
+        solve = self.n_states == 0 or not all(self.is_pre_loop(s, i) for _, s, i in columns)
+        steps = None if solve else self.pre_loop_steps([s for _, s, _ in columns])
+
         def sample(t: float, xs: FloatArray) -> None:
-            ev = self.evaluate(t, xs)
+            ev = self.evaluate(t, xs, solve, steps)
             if not self.n_states:
                 self.check_finite(ev)  # no derivative check catches it otherwise
             values: dict[str, FloatArray] = {}

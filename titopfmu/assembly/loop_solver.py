@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg.lapack import dgesv
 
 from ..blocks.loop_map import LoopMap
 from ..spatial.algebra import FloatArray
@@ -76,13 +77,22 @@ class LoopSolution:
 
     def wrench_to_parent(self, i: int) -> FloatArray:
         m = self.maps[i]
-        w = m.PP @ self.acc_p[i] + m.cP
+        w = m.PP.dot(self.acc_p[i]) + m.cP
         if m.PC is not None and len(self.w_c[i]):
-            w = w + m.PC @ self.w_c[i]
+            w = w + m.PC.dot(self.w_c[i])
         return w
 
 
 _EMPTY = np.zeros(0)
+
+
+def _solve(a: FloatArray, b: FloatArray) -> FloatArray:
+    """``a^-1 b`` by LAPACK's dgesv (LU with partial pivoting), called directly: on the 6×6
+    systems here ``np.linalg.solve`` spends four times as long in its Python wrapper."""
+    x, info = dgesv(a, b)[2:]
+    if info != 0:
+        raise np.linalg.LinAlgError("singular matrix")
+    return x
 
 
 class TreeLoopSolver:
@@ -140,47 +150,51 @@ class TreeLoopSolver:
                 if m.U is not None:
                     # Woodbury: (1 - U V Kbd)^-1 = 1 + U (1_r - V Kbd U)^-1 V Kbd
                     U = m.U
-                    W = m.V @ kb
-                    yv = U @ (m.V @ kv) + m.cC
+                    W = m.V.dot(kb)
+                    yv = U.dot(m.V.dot(kv))
+                    yv += m.cC
                     r = U.shape[1]
                     if r == 1:
                         w0 = W[0]
                         u0 = U[:, 0]
-                        s = 1.0 - float(w0 @ u0)
+                        s = 1.0 - float(w0.dot(u0))
                         if s == 0.0:
                             raise np.linalg.LinAlgError
-                        a[i] = yv + u0 * (float(w0 @ yv) / s)
-                        if Ymat is not None:
-                            A[i] = Ymat + np.outer(u0, (w0 @ Ymat) / s)
+                        a[i] = yv + u0 * (float(w0.dot(yv)) / s)
+                        if Ymat is not None:  # Y + u0 (w0 Y) / s
+                            A[i] = Ymat + U.dot(W.dot(Ymat) * (1.0 / s))
                     else:
-                        small = self._identity(r) - W @ U
+                        small = self._identity(r) - W.dot(U)
                         if Ymat is not None:
                             rhs = np.empty((r, 7))
-                            rhs[:, 0:6] = W @ Ymat
-                            rhs[:, 6] = W @ yv
-                            z = np.linalg.solve(small, rhs)
-                            A[i] = Ymat + U @ z[:, 0:6]
-                            a[i] = yv + U @ z[:, 6]
+                            rhs[:, 0:6] = W.dot(Ymat)
+                            rhs[:, 6] = W.dot(yv)
+                            z = _solve(small, rhs)
+                            A[i] = Ymat + U.dot(z[:, 0:6])
+                            a[i] = yv + U.dot(z[:, 6])
                         else:
-                            a[i] = yv + U @ np.linalg.solve(small, W @ yv)
+                            a[i] = yv + U.dot(_solve(small, W.dot(yv)))
                 elif m.CC is not None:
-                    lhs = self._identity(6 * n) - m.CC @ kb
-                    yv = m.CC @ kv + m.cC
+                    lhs = self._identity(6 * n) - m.CC.dot(kb)
+                    yv = m.CC.dot(kv) + m.cC
                     if Ymat is not None:
                         rhs = np.empty((6 * n, 7))
                         rhs[:, 0:6] = Ymat
                         rhs[:, 6] = yv
-                        z = np.linalg.solve(lhs, rhs)
+                        z = _solve(lhs, rhs)
                         A[i], a[i] = z[:, 0:6], z[:, 6]
                     else:
-                        a[i] = np.linalg.solve(lhs, yv)
+                        a[i] = _solve(lhs, yv)
                 else:
                     A[i], a[i] = Ymat, m.cC
             except np.linalg.LinAlgError:
                 raise LoopSolveError(i, "singular loop equations") from None
             if node.has_parent:
-                K[i] = m.PP + m.PC @ (kb @ A[i])
-                k[i] = m.PC @ (kb @ a[i] + kv) + m.cP
+                kA = kb.dot(A[i])
+                K[i] = m.PP + m.PC.dot(kA)
+                ka = kb.dot(a[i])
+                ka += kv
+                k[i] = m.PC.dot(ka) + m.cP
         acc_p: list = [None] * count
         acc_c: list = [None] * count
         w_c: list = [_EMPTY] * count
@@ -194,15 +208,15 @@ class TreeLoopSolver:
                 ap = acc_c[node.parent][s : s + 6]
                 acc_p[i] = ap
             if n:
-                ac = a[i] if ap is None else A[i] @ ap + a[i]
+                ac = a[i] if ap is None else A[i].dot(ap) + a[i]
                 acc_c[i] = ac
-                wc = Kbd[i] @ ac + kvec[i]
+                wc = Kbd[i].dot(ac) + kvec[i]
                 w_c[i] = wc
             if m.xc is not None:
                 x = m.xc
                 if ap is not None and m.XP is not None:
-                    x = x + m.XP @ ap
+                    x = x + m.XP.dot(ap)
                 if n and m.XC is not None:
-                    x = x + m.XC @ wc
+                    x = x + m.XC.dot(wc)
                 extra[i] = x
         return LoopSolution(maps, acc_p, acc_c, w_c, extra)

@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..spatial.algebra import FloatArray, coriolis_operator, dynamic_model, kinematic_model
+from ..spatial.algebra import FloatArray, coriolis_product, dynamic_model, kinematic_model
 from ..spatial.rotations import (
     dcm_from_euler,
     dcm_from_quaternion,
@@ -215,7 +215,7 @@ class BodyBlock(Block):
 
     def child_kinematics(self, twist: FloatArray, ip: FloatArray, R: FloatArray):
         """Transport v_CP of twist and position to every child port (Definition 1)."""
-        tw = self.tau_stack @ twist
+        tw = self.tau_stack.dot(twist)
         return [
             PortKinematics(tw[6 * i : 6 * i + 6], ip + pc, R)
             for i, pc in enumerate(self.child_points)
@@ -228,13 +228,14 @@ class BodyBlock(Block):
 
         With it, Newton-Euler reads ``D_P ẋ'_P + h = Σ τ_{C_i P}^T W_{./A,C_i} + W_{./A,P}``.
         """
-        h = coriolis_operator(twist) @ (self.D @ twist) - self._D3 @ (self.gravity @ R)
+        h = coriolis_product(twist, self.D.dot(twist))
+        h -= self._D3.dot(self.gravity.dot(R))
         if self.external:
             for (ename, spec), tauT in zip(self.external.items(), self._ext_tauT, strict=True):
                 wext = signals[ename]
-                if spec.frame == "inertial":
-                    wext = np.concatenate([wext[0:3] @ R, wext[3:6] @ R])
-                h = h - tauT @ wext
+                if spec.frame == "inertial":  # [F; T]_{R_a} = P^{x2}_{i/a} [F; T]_{R_i}
+                    wext = wext.reshape(2, 3).dot(R).reshape(6)
+                h -= tauT.dot(wext)
         return h
 
     # -- invariants (for tests and users) -------------------------------------------------------
@@ -314,28 +315,28 @@ class RigidBody(BodyBlock):
     def kinematics(self, x: FloatArray, parent, signals) -> BodyKinematics:
         R = dcm_from_quaternion(x[3:7])
         twist = x[7:13]
-        ip = R.T @ x[0:3]
+        ip = R.T.dot(x[0:3])
         return BodyKinematics(twist, ip, R, self.child_kinematics(twist, ip, R))
 
     def loop_map(self, kin: BodyKinematics, signals) -> LoopMap:
         """Eq. (11): ``ẋ'_P = D_P^-1 (Σ τ_{C_iP}^T W_C_i - h)``; child accelerations by τ_{C_iP}."""
-        xc = -(self.D_inv @ self.bias(kin.twist, kin.R, signals))
+        xc = -self.D_inv.dot(self.bias(kin.twist, kin.R, signals))
         if not self.n_children:
             return LoopMap(xc=xc)
-        return LoopMap(U=self._U, V=self._V, cC=self.tau_stack @ xc, XC=self._XC, xc=xc)
+        return LoopMap(U=self._U, V=self._V, cC=self.tau_stack.dot(xc), XC=self._XC, xc=xc)
 
     def respond(self, kin: BodyKinematics, signals, acc_p, w_c) -> Response:
         """Eq. (11) at given child wrenches: ``ẋ'_P = D_P^-1 (Σ τ_{C_iP}^T W_C_i - h)``."""
         r = -self.bias(kin.twist, kin.R, signals)
         if self.n_children:
-            r = r + self.T @ w_c
-        acc = self.D_inv @ r
-        return Response(None, acc, self.tau_stack @ acc if self.n_children else None, acc)
+            r += self.T.dot(w_c)
+        acc = self.D_inv.dot(r)
+        return Response(None, acc, self.tau_stack.dot(acc) if self.n_children else None, acc)
 
     def derivative(self, x: FloatArray, kin: BodyKinematics, extra: FloatArray) -> FloatArray:
         """[ d[IP]_{R_i}/dt = P_{b/i} v_P ; q̇ ; ẋ'_P ] (eq. 12 with a quaternion attitude)."""
         return np.concatenate(
-            [kin.R @ kin.twist[0:3], quaternion_rate(x[3:7], kin.twist[3:6]), extra]
+            [kin.R.dot(kin.twist[0:3]), quaternion_rate(x[3:7], kin.twist[3:6]), extra]
         )
 
 
@@ -372,18 +373,18 @@ class ImposedMotionBody(BodyBlock):
     def loop_map(self, kin, signals) -> LoopMap:
         """Eq. (11) solved for the wrench: W_ext,P = D_P ẋ'_P + h - Σ τ_{C_iP}^T W_C_i."""
         acc = kin.imposed_acc
-        xc = self.D @ acc + self.bias(kin.twist, kin.R, signals)
+        xc = self.D.dot(acc) + self.bias(kin.twist, kin.R, signals)
         if not self.n_children:
             return LoopMap(xc=xc)
-        return LoopMap(cC=self.tau_stack @ acc, XC=self._XC, xc=xc)
+        return LoopMap(cC=self.tau_stack.dot(acc), XC=self._XC, xc=xc)
 
     def respond(self, kin, signals, acc_p, w_c) -> Response:
         """Eq. (11) solved for the wrench at given child wrenches."""
         acc = kin.imposed_acc
-        w = self.D @ acc + self.bias(kin.twist, kin.R, signals)
+        w = self.D.dot(acc) + self.bias(kin.twist, kin.R, signals)
         if self.n_children:
-            w = w - self.T @ w_c
-        return Response(None, acc, self.tau_stack @ acc if self.n_children else None, w)
+            w -= self.T.dot(w_c)
+        return Response(None, acc, self.tau_stack.dot(acc) if self.n_children else None, w)
 
 
 class Ground(Block):
@@ -450,7 +451,7 @@ class Ground(Block):
         """The base does not move; it holds its children: ``W = -Σ τ_{C_iO}^T W_C_i``."""
         n = self.n_children
         return Response(None, np.zeros(6), np.zeros(6 * n) if n else None,
-                        -(self.T @ w_c) if n else np.zeros(6))  # fmt: skip
+                        -self.T.dot(w_c) if n else np.zeros(6))  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------------
@@ -510,7 +511,7 @@ class JointBody(BodyBlock):
             n = self.n_children
             # constants of eq. (22) / (28) in loop-map form (see loop_map)
             self._Pi = np.eye(6) - self.S @ self.J_inv @ self.StD
-            self._DPi = self.D @ self._Pi
+            self._mDPi = -(self.D @ self._Pi)
             self._PiT_T = self._Pi.T @ self.T if n else None
             self._tauPi = self.tau_stack @ self._Pi if n else None
             self._U = self.tau_stack @ self.S if n else None
@@ -562,30 +563,35 @@ class JointBody(BodyBlock):
         ts = self.tau_stack
         if k and not self.inverse:
             tau = signals["joint.tau"]
-            alpha0 = self.J_inv @ (tau - self.S.T @ (D @ jk.e + h))
-            a0 = jk.e + self.S @ alpha0
-            PP = -(Gt @ (self._DPi @ G))
-            cP = -(Gt @ (D @ a0 + h))
-            XP = self._aP @ G
+            alpha0 = self.J_inv.dot(tau - self.S.T.dot(D.dot(jk.e) + h))
+            a0 = jk.e + self.S.dot(alpha0)
+            PP = Gt.dot(self._mDPi.dot(G))
+            w0 = D.dot(a0)
+            w0 += h
+            cP = -Gt.dot(w0)
+            XP = self._aP.dot(G)
             if not n:
                 return LoopMap(PP=PP, cP=cP, XP=XP, xc=alpha0)
             return LoopMap(
-                PP=PP, PC=Gt @ self._PiT_T, CP=self._tauPi @ G, U=self._U, V=self.alpha_C,
-                cP=cP, cC=ts @ a0, XP=XP, XC=self.alpha_C, xc=alpha0,
+                PP=PP, PC=Gt.dot(self._PiT_T), CP=self._tauPi.dot(G), U=self._U, V=self.alpha_C,
+                cP=cP, cC=ts.dot(a0), XP=XP, XC=self.alpha_C, xc=alpha0,
             )  # fmt: skip
-        a0 = jk.e + self.S @ signals["joint.m"][0:k] if k else jk.e
-        DG = D @ G
-        Da0h = D @ a0 + h
-        PP = -(Gt @ DG)
-        cP = -(Gt @ Da0h)
+        a0 = jk.e + self.S.dot(signals["joint.m"][0:k]) if k else jk.e
+        DG = D.dot(G)
+        Da0h = D.dot(a0)
+        Da0h += h
+        PP = -Gt.dot(DG)
+        cP = -Gt.dot(Da0h)
         if k:  # inverse: τ = -S^T W_A = S^T (D ẋ'_A + h - T W_C)
-            XP, xc = self.S.T @ DG, self.S.T @ Da0h
+            XP, xc = self.S.T.dot(DG), self.S.T.dot(Da0h)
             XC = -self._StT if n else None
         else:
             XP = XC = xc = None
         if not n:
             return LoopMap(PP=PP, cP=cP, XP=XP, xc=xc)
-        return LoopMap(PP=PP, PC=Gt @ self.T, CP=ts @ G, cP=cP, cC=ts @ a0, XP=XP, XC=XC, xc=xc)
+        return LoopMap(
+            PP=PP, PC=Gt.dot(self.T), CP=ts.dot(G), cP=cP, cC=ts.dot(a0), XP=XP, XC=XC, xc=xc
+        )
 
     def respond(self, kin: BodyKinematics, signals, acc_p, w_c) -> Response:
         """The equations of :meth:`loop_map` at given inputs, without building its matrices.
@@ -600,23 +606,24 @@ class JointBody(BodyBlock):
         h = self.bias(kin.twist, kin.R, signals)
         n = self.n_children
         k = self.joint.dof
-        acc = jk.G @ acc_p + jk.e
-        tw = self.T @ w_c if n else None
+        acc = jk.G.dot(acc_p)
+        acc += jk.e
+        tw = self.T.dot(w_c) if n else None
         extra = None
         if k and not self.inverse:
-            r = D @ acc + h
+            r = D.dot(acc) + h
             if n:
-                r = r - tw
-            extra = self.J_inv @ (signals["joint.tau"] - self.S.T @ r)
-            acc = acc + self.S @ extra
+                r -= tw
+            extra = self.J_inv.dot(signals["joint.tau"] - self.S.T.dot(r))
+            acc += self.S.dot(extra)
         elif k:
-            acc = acc + self.S @ signals["joint.m"][0:k]
-        wa = D @ acc + h
+            acc += self.S.dot(signals["joint.m"][0:k])
+        wa = D.dot(acc) + h
         if n:
-            wa = wa - tw
+            wa -= tw
         if k and self.inverse:
-            extra = self.S.T @ wa
-        return Response(-(jk.G.T @ wa), acc, self.tau_stack @ acc if n else None, extra)
+            extra = self.S.T.dot(wa)
+        return Response(-jk.G.T.dot(wa), acc, self.tau_stack.dot(acc) if n else None, extra)
 
     def derivative(self, x: FloatArray, kin, extra: FloatArray) -> FloatArray:
         """``[q̇ = f(q, u) (nq), u̇ (k)]``, ``extra`` = u̇ from the loop solution."""

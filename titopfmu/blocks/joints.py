@@ -102,11 +102,12 @@ class WeldJoint(JointModel):
     def __init__(self, block: str, p_ab: ArrayLike) -> None:
         self.R_ab = check_dcm(block, "P_ab", p_ab)
         self.Gc = dual_dcm(self.R_ab.T)
+        self._R_ba = self.R_ab.T.copy()
 
     def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
         G = self.Gc
         return JointKinematics(
-            G, np.zeros(6), G @ twist_b, self.R_ab.T @ ip_b, R_bi @ self.R_ab, self.R_ab
+            G, np.zeros(6), G.dot(twist_b), self._R_ba.dot(ip_b), R_bi.dot(self.R_ab), self.R_ab
         )
 
 
@@ -142,12 +143,14 @@ class RevoluteJoint(JointModel):
         G = np.zeros((6, 6))
         G[0:3, 0:3] = Rt
         G[3:6, 3:6] = Rt
-        tw0 = G @ twist_b  # parent twist at P, projected in R_a (v_P^B, ω^B)
+        tw0 = G.dot(twist_b)  # parent twist at P, projected in R_a (v_P^B, ω^B)
         thd = float(qd[0])
         # eq. (17): ẋ'_A = ẋ'_B - θ̇ [(*r̃) v_P^B ; (*r̃) ω^B] + θ̈ [0 ; r̃]
-        e = (-thd) * (self._K6 @ tw0)
-        twist = tw0 + thd * self._s
-        return JointKinematics(G, e, twist, Rt @ ip_b, R_bi @ R_ab, R_ab)
+        e = self._K6.dot(tw0)
+        e *= -thd
+        twist = self._s * thd
+        twist += tw0
+        return JointKinematics(G, e, twist, Rt.dot(ip_b), R_bi.dot(R_ab), R_ab)
 
 
 class PrismaticJoint(JointModel):
@@ -169,18 +172,23 @@ class PrismaticJoint(JointModel):
         self.S = np.concatenate([self.axis, np.zeros(3)]).reshape(6, 1)
         t = self.axis
         self.K = np.array([[0.0, -t[2], t[1]], [t[2], 0.0, -t[0]], [-t[1], t[0], 0.0]])
+        self._R_ba = self.R_ab.T.copy()
+        # τ_{-x t̃} P^{×2}_{b/a} = P^{×2}_{b/a} + [[0, -x K P_{b/a}], [0, 0]]
+        self._Kb = self.K @ self._R_ba
 
     def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
         x = float(q[0])
         xd = float(qd[0])
-        G = kinematic_model(-x * self.axis) @ self.Gr  # τ_{-x t̃} P^{×2}_{b/a}, eq. (24)
-        twist = G @ twist_b
+        G = self.Gr.copy()  # τ_{-x t̃} P^{×2}_{b/a}, eq. (24)
+        G[0:3, 3:6] = self._Kb * (-x)  # (*(-x t̃)) P_{b/a}
+        twist = G.dot(twist_b)
         omega = twist[3:6]
-        twist[0:3] += xd * self.axis
+        twist[0:3] += self.axis * xd
         e = np.zeros(6)
-        e[0:3] = -xd * (self.K @ omega)  # -ẋ (*t̃) ω^A
-        ip = self.R_ab.T @ ip_b + x * self.axis
-        return JointKinematics(G, e, twist, ip, R_bi @ self.R_ab, self.R_ab)
+        e[0:3] = self.K.dot(omega) * (-xd)  # -ẋ (*t̃) ω^A
+        ip = self._R_ba.dot(ip_b)
+        ip += self.axis * x
+        return JointKinematics(G, e, twist, ip, R_bi.dot(self.R_ab), self.R_ab)
 
 
 def relative_motion_bias(twist0: FloatArray, su: FloatArray) -> FloatArray:
@@ -193,7 +201,7 @@ def relative_motion_bias(twist0: FloatArray, su: FloatArray) -> FloatArray:
     ``S u = θ̇ [0; r̃]`` it is the velocity-product part of eq. (17), for ``S u = ẋ [t̃; 0]`` that
     of eq. (24). Used by the spherical and free joints.
     """
-    return -(coriolis_operator(twist0).T @ su)
+    return -coriolis_operator(twist0).T.dot(su)
 
 
 def initial_quaternion(
@@ -258,13 +266,13 @@ class SphericalJoint(JointModel):
         self.S[3:6, 0:3] = np.eye(3)
 
     def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
-        R_ab = self.R_a0b @ dcm_from_quaternion(q)
+        R_ab = self.R_a0b.dot(dcm_from_quaternion(q))
         Rt = R_ab.T
         G = dual_dcm(Rt)
-        tw0 = G @ twist_b
+        tw0 = G.dot(twist_b)
         su = np.concatenate([np.zeros(3), qd])
         e = relative_motion_bias(tw0, su)
-        return JointKinematics(G, e, tw0 + su, Rt @ ip_b, R_bi @ R_ab, R_ab)
+        return JointKinematics(G, e, tw0 + su, Rt.dot(ip_b), R_bi.dot(R_ab), R_ab)
 
     def coordinate_rate(self, q, u, jk):  # noqa: D102
         return quaternion_rate(q, u)
@@ -317,15 +325,15 @@ class FreeJoint(JointModel):
 
     def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
         r = q[0:3]
-        R_ab = self.R_a0b @ dcm_from_quaternion(q[3:7])
+        R_ab = self.R_a0b.dot(dcm_from_quaternion(q[3:7]))
         Rt = R_ab.T
-        G = dual_dcm(Rt) @ kinematic_model(-r)  # P^{×2}_{b/a} τ_{PO}
-        tw0 = G @ twist_b
+        G = dual_dcm(Rt).dot(kinematic_model(-r))  # P^{×2}_{b/a} τ_{PO}
+        tw0 = G.dot(twist_b)
         e = relative_motion_bias(tw0, qd)
-        return JointKinematics(G, e, tw0 + qd, Rt @ (ip_b + r), R_bi @ R_ab, R_ab)
+        return JointKinematics(G, e, tw0 + qd, Rt.dot(ip_b + r), R_bi.dot(R_ab), R_ab)
 
     def coordinate_rate(self, q, u, jk):  # noqa: D102
-        return np.concatenate([jk.R_ab @ u[0:3], quaternion_rate(q[3:7], u[3:6])])
+        return np.concatenate([jk.R_ab.dot(u[0:3]), quaternion_rate(q[3:7], u[3:6])])
 
     def position_output(self, q):  # noqa: D102
         return np.concatenate([q[0:3], euler_from_dcm(dcm_from_quaternion(q[3:7]))])

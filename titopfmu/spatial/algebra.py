@@ -10,7 +10,10 @@ Conventions (DEVELOPERS.md):
 * ``P_{a/b}`` is the DCM whose columns are x_a, y_a, z_a expressed in R_b:
   ``[v]_b = P_{a/b} [v]_a``.
 
-Everything here is pure numpy on small arrays, no I/O.
+Everything here is pure numpy on small arrays, no I/O. The functions called at every evaluation
+use ``ndarray.dot`` rather than ``@``: on 6×6 operands numpy's ``matmul`` ufunc costs about three
+times as much per call (numpy 2.x), and these arrays are far too small for the product itself to
+matter.
 """
 
 from __future__ import annotations
@@ -68,6 +71,26 @@ def coriolis_operator(twist: ArrayLike) -> FloatArray:
             [0.0, -vz, vy, 0.0, -wz, wy],
             [vz, 0.0, -vx, wz, 0.0, -wx],
             [-vy, vx, 0.0, -wy, wx, 0.0],
+        ]
+    )
+
+
+def coriolis_product(twist: FloatArray, p: FloatArray) -> FloatArray:
+    """``C(x') p`` of eq. (7) without forming C: ``[ω × p_1 ; v × p_1 + ω × p_2]``.
+
+    ``twist`` = [v, ω] and ``p`` = [p_1, p_2] (6 each, same frame). With ``p = D_P x'`` it is the
+    velocity-product term of the Newton-Euler equation (11).
+    """
+    vx, vy, vz, wx, wy, wz = twist.tolist()
+    a, b, c, d, e, f = p.tolist()
+    return np.array(
+        [
+            wy * c - wz * b,
+            wz * a - wx * c,
+            wx * b - wy * a,
+            vy * c - vz * b + wy * f - wz * e,
+            vz * a - vx * c + wz * d - wx * f,
+            vx * b - vy * a + wx * e - wy * d,
         ]
     )
 

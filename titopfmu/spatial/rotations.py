@@ -24,7 +24,7 @@ def dcm_from_euler(theta: ArrayLike) -> FloatArray:
     """``P_{./i}(Θ)``: DCM P_{b/i} = R_z(ψ) R_y(θ) R_x(φ) of the 3-2-1 Euler angles Θ = [φ, θ, ψ]
     (rad); the same matrix as scipy's ``Rotation.from_euler("ZYX", [ψ, θ, φ])``, in closed form
     (scipy costs ~17 µs a call, this ~2 µs; FMUs evaluate it on every port)."""
-    phi, th, psi = theta
+    phi, th, psi = theta.tolist() if isinstance(theta, np.ndarray) else theta
     sf, cf = math.sin(phi), math.cos(phi)
     st, ct = math.sin(th), math.cos(th)
     sp, cp = math.sin(psi), math.cos(psi)
@@ -70,7 +70,7 @@ def quaternion_from_euler(theta: ArrayLike) -> FloatArray:
 
 def dcm_from_quaternion(q: ArrayLike) -> FloatArray:
     """DCM P_{b/i} of a (not necessarily normalised) quaternion [w, x, y, z]."""
-    w, x, y, z = q
+    w, x, y, z = q.tolist() if isinstance(q, np.ndarray) else q
     n = w * w + x * x + y * y + z * z
     s = 2.0 / n
     return np.array(
@@ -87,8 +87,8 @@ def quaternion_rate(q: ArrayLike, omega_b: ArrayLike) -> FloatArray:
 
     A term ``λ (1 - |q|²) q`` keeps the norm at one without affecting the attitude it encodes.
     """
-    w, x, y, z = q
-    p, r, s = omega_b
+    w, x, y, z = q.tolist() if isinstance(q, np.ndarray) else q
+    p, r, s = omega_b.tolist() if isinstance(omega_b, np.ndarray) else omega_b
     lam = 1.0 - (w * w + x * x + y * y + z * z)
     return np.array(
         [
