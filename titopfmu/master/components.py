@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 import shutil
 import weakref
-from ctypes import byref
+from collections.abc import Sequence
+from ctypes import POINTER, byref, c_double, c_uint
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +35,8 @@ from ..blocks.base import TitopError
 
 M = 18  # motion vector components
 W = 6  # wrench components
+
+_STATUS = {1: "warning", 2: "discard", 3: "error", 4: "fatal", 5: "pending"}
 
 
 class CosimError(TitopError):
@@ -235,3 +238,99 @@ class Component:
                 pass
             self.slave.freeInstance()
             self.slave = None
+
+
+def describe(names: Sequence[str]) -> str:
+    """Variable names, runs of an array collapsed: ``P.W[1..6], C1.m[1..3]``."""
+    parts: list[str] = []
+    run: list = []  # base, first index, last index
+
+    def close() -> None:
+        if run:
+            base, a, b = run
+            parts.append(f"{base}[{a}]" if a == b else f"{base}[{a}..{b}]")
+            run.clear()
+
+    for name in names:
+        m = re.fullmatch(r"(.+)\[(\d+)\]", name)
+        if m and run and run[0] == m.group(1) and run[2] + 1 == int(m.group(2)):
+            run[2] += 1
+            continue
+        close()
+        if m:
+            run.extend((m.group(1), int(m.group(2)), int(m.group(2))))
+        else:
+            parts.append(name)
+    close()
+    return ", ".join(parts)
+
+
+class RealChannel:
+    """``fmi2GetReal`` / ``fmi2SetReal`` of one fixed list of Real variables of a component.
+
+    The value-reference array and a value buffer are built once; each call goes straight to the
+    FMU's function (fmpy's ``getReal``/``setReal`` rebuild ctypes arrays on every call). Every
+    call adds one to ``stats.fmu_calls``. A failing call raises a :class:`CosimError` naming the
+    component, the variables and what the FMU logged, at ``clock.t``.
+    """
+
+    __slots__ = ("component", "names", "what", "values", "_vr", "_n", "_ptr", "_get", "_set",
+                 "_instance", "_stats", "_clock")  # fmt: skip
+
+    def __init__(self, component: Component, names: Sequence[str], stats, clock,
+                 what: str = "") -> None:  # fmt: skip
+        slave = component.slave
+        self.component = component
+        self.names = list(names)
+        #: how errors name the variables
+        self.what = what or describe(self.names)
+        self._n = len(self.names)
+        self._vr = (c_uint * self._n)(*[component.vr[n] for n in self.names])
+        #: the value buffer: :meth:`get` fills it, :meth:`set` sends it
+        self.values = np.zeros(self._n)
+        self._ptr = self.values.ctypes.data_as(POINTER(c_double))
+        self._get = slave.dll.fmi2GetReal  # fmpy set its argument and result types
+        self._set = slave.dll.fmi2SetReal
+        self._instance = slave.component
+        self._stats = stats
+        self._clock = clock
+
+    def get(self) -> np.ndarray:
+        """The current values (the buffer itself: copy what must outlive the next call)."""
+        self._stats.fmu_calls += 1
+        status = self._get(self._instance, self._vr, self._n, self._ptr)
+        if status > 1:
+            self._fail("fmi2GetReal", status)
+        return self.values
+
+    def set(self, values) -> None:
+        """Send ``values`` (any sequence of the channel's length)."""
+        self.values[:] = values
+        self._stats.fmu_calls += 1
+        status = self._set(self._instance, self._vr, self._n, self._ptr)
+        if status > 1:
+            self._fail("fmi2SetReal", status)
+
+    def _fail(self, function: str, status: int) -> None:
+        c = self.component
+        detail = ""
+        if function == "fmi2SetReal":
+            detail = f" to {np.array2string(self.values, precision=4, threshold=12)}"
+        raise CosimError(
+            f"component '{c.name}': {function} of {self.what}{detail} failed "
+            f"(status {_STATUS.get(status, status)}){c.last_error()}",
+            self._clock.t,
+        )
+
+
+def do_step(component: Component, t: float, h: float, stats) -> None:
+    """``fmi2DoStep`` straight to the FMU's function; a failure raises a :class:`CosimError`
+    with what the FMU logged."""
+    slave = component.slave
+    stats.fmu_calls += 1
+    status = slave.dll.fmi2DoStep(slave.component, t, h, 1)
+    if status > 1:
+        raise CosimError(
+            f"fmi2DoStep of component '{component.name}' failed (status "
+            f"{_STATUS.get(status, status)}){component.last_error()}", t,
+        )  # fmt: skip

@@ -11,15 +11,25 @@ At every communication point the master
    in-process engine. Each FMU is affine in its loop inputs at a fixed point, ``y = M u + c``:
    ``M`` is measured by finite differences through set/get (pythonfmu offers no directional
    derivatives) and reused across steps; ``c`` comes from the outputs at the current inputs.
-   This is Newton's method with a reused interface Jacobian: one iteration when ``M`` is
-   current, a second one (chord step) when it has aged; when the residual does not fall below
-   the tolerance within ``max_iterations``, ``M`` is measured again. Its convergence does not
-   depend on mass ratios. ``loop="gauss-seidel"`` instead passes outputs to inputs in tree
+   The loop inputs start from the polynomial through the last solutions (``guess_order``),
+   whose residual is usually within a few tolerances. Each iteration is a chord step of
+   Newton's method on the reused ``M``, which a Broyden update corrects along the step. The
+   residual after an iteration is exactly each FMU's mismatch between its outputs and their
+   prediction by ``M``: when that mismatch, shrunk by the last contraction, predicts that the
+   next iteration would not reach a tenth of the tolerance, the ``M`` of those FMUs only is
+   measured again, so that the next iteration is exact for them. The residual decides, not the
+   age of ``M``; the convergence does not depend on mass ratios (about one iteration per step,
+   at most two in practice). ``loop="gauss-seidel"`` instead passes outputs to inputs in tree
    order, repeated until convergence: a fixed-point iteration that converges only when the
    children are light compared with their parents (kept for comparison);
 3. advances every FMU by one communication step (``fmi2DoStep``), each holding its inputs.
 
 The coupling error of held inputs is first order in the step (README, "Co-simulation").
+
+FMU calls: the master keeps the value of every input it writes and sends all writes to a
+component since its last read in one ``fmi2SetReal`` just before the next ``fmi2GetReal``; each
+read takes every output needed at that point (see :meth:`CoSimulation._build_program`); the
+calls go straight to the FMUs' functions through :class:`~.components.RealChannel`.
 """
 
 from __future__ import annotations
@@ -28,13 +38,14 @@ import csv
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..assembly.loop_solver import LoopNode, LoopSolveError, TreeLoopSolver
 from ..blocks.loop_map import LoopMap
-from .components import Component, CosimError, FmuFile, M, W
+from .components import Component, CosimError, FmuFile, M, RealChannel, W
+from .components import do_step as fmu_do_step
 
 ACC = range(1, 7)  # loop part of a motion vector (1-based)
 PRE = range(7, M + 1)  # twist, position, Euler angles
@@ -47,6 +58,46 @@ class StepStats:
     iterations: int = 0
     jacobian_updates: int = 0
     fmu_calls: int = 0
+
+
+@dataclass(eq=False)
+class _Op:
+    """One read in the program of a communication point: the pending writes to ``comp``
+    (``flush``) sent, ``reads`` read, values passed to other components' inputs (``dests``:
+    target -> positions in ``reads``, input names); a body's loop outputs (and the extra outputs
+    after them) from position ``yoff`` when ``body`` >= 0."""
+
+    comp: str
+    flush: list[str]
+    reads: list[str]
+    dests: dict[str, tuple[list[int], list[str]]]
+    body: int = -1
+    yoff: int = 0
+
+
+@dataclass(eq=False)
+class _Body:
+    """Run-time data of one body of the loop: its slices of the flat loop inputs ``U``,
+    outputs ``Y`` and extra outputs ``E``, the master's copy of its written inputs ``val`` and
+    where its loop inputs are in it, channels, its interface Jacobian ``M`` and map."""
+
+    su: slice
+    sy: slice
+    se: slice
+    ny: int
+    val: np.ndarray
+    u_val: np.ndarray
+    lc: np.ndarray  # positions in u of the loop inputs fed by another body
+    feed: np.ndarray  # positions in y of the loop outputs that feed one
+    uch: RealChannel
+    ych: RealChannel
+    c: np.ndarray  # the map's constant term, y = M u + c (updated in place)
+    has_parent: bool
+    n_children: int
+    lc_val: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    lc_flat: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    M: np.ndarray | None = None
+    map: LoopMap | None = None
 
 
 class CosimResult:
@@ -102,6 +153,9 @@ class CoSimulation:
         self.loop = "newton"
         #: largest number of Gauss-Seidel sweeps per communication point
         self.gauss_seidel_max_iterations = 100
+        #: degree of the polynomial through the last loop solutions that gives the first guess
+        #: of the next one (fewer iterations; the solution itself does not depend on it)
+        self.guess_order = 3
         self._ready = False
 
     # -- building -----------------------------------------------------------------------------
@@ -266,22 +320,145 @@ class CoSimulation:
                 nodes.append(LoopNode(False, -1, -1, tuple(slot_children)))
         self.solver = TreeLoopSolver(nodes)
         self.nodes = nodes
-        # loop variables (value references) of every body
-        self._u_vrs: list[list[int]] = []
-        self._y_vrs: list[list[int]] = []
+        # loop variables of every body: u = [P.m[1..6] ; Cj.W], y = [P.W ; Cj.m[1..6]]
+        self._u_names: list[list[str]] = []
+        self._y_names: list[list[str]] = []
         for n in order:
             c = comps[n]
-            u = [c.vr[f"P.m[{i}]"] for i in ACC] if c.has_parent else []
-            y = [c.vr[f"P.W[{i}]"] for i in range(1, W + 1)] if c.has_parent else []
+            u = [f"P.m[{i}]" for i in ACC] if c.has_parent else []
+            y = [f"P.W[{i}]" for i in range(1, W + 1)] if c.has_parent else []
             for p in c.child_ports:
-                u += [c.vr[f"{p}.W[{i}]"] for i in range(1, W + 1)]
-                y += [c.vr[f"{p}.m[{i}]"] for i in ACC]
-            self._u_vrs.append(u)
-            self._y_vrs.append(y)
+                u += [f"{p}.W[{i}]" for i in range(1, W + 1)]
+                y += [f"{p}.m[{i}]" for i in ACC]
+            self._u_names.append(u)
+            self._y_names.append(y)
         self._schedule = self._pre_loop_schedule()
-        self._known_slots = [i for i, nd in enumerate(nodes) if any(ch < 0 for ch in nd.children)]
-        self._coupled = self._coupled_input_plan()
+        self._residual_plan()
+        self._build_program()
         self._ready = True
+
+    def _residual_plan(self) -> None:
+        """Flat layout of the loop variables and the pairs the residual compares.
+
+        ``U`` stacks the bodies' loop inputs ``u_i``, ``Y`` their loop outputs ``y_i``; each loop
+        equation says that an input equals the output feeding it, ``U[res_u] = Y[res_y]``."""
+        su, sy, a, b = [], [], 0, 0
+        for u, y in zip(self._u_names, self._y_names, strict=True):
+            su.append(slice(a, a + len(u)))
+            sy.append(slice(b, b + len(y)))
+            a, b = a + len(u), b + len(y)
+        res_u: list[int] = []
+        res_y: list[int] = []
+        names: list[str] = []
+        for i, n in enumerate(self.order):
+            node = self.nodes[i]
+            if not node.has_parent:
+                continue
+            p = node.parent
+            s = (6 if self.nodes[p].has_parent else 0) + 6 * node.parent_slot
+            res_u += range(su[i].start, su[i].start + 6)  # the child's acceleration at P ...
+            res_y += range(sy[p].start + s, sy[p].start + s + 6)  # ... is the parent's at Cj
+            names += [f"{n}.P.m"] * 6
+            res_u += range(su[p].start + s, su[p].start + s + 6)  # the parent's wrench at Cj ...
+            res_y += range(sy[i].start, sy[i].start + 6)  # ... is the child's at P
+            names += [f"{self.order[p]}.W of {n}"] * 6
+        self._su, self._sy = su, sy
+        self._res_u, self._res_y = np.array(res_u, dtype=int), np.array(res_y, dtype=int)
+        self._res_names = names
+        ru, ry = set(res_u), set(res_y)
+        #: per body: positions in u_i of the loop inputs (fed by another body) ...
+        self._lc = [[k for k in range(s.stop - s.start) if s.start + k in ru] for s in su]
+        #: ... and in y_i of the loop outputs that feed one (what the residual sees)
+        self._feed = [[k for k in range(s.stop - s.start) if s.start + k in ry] for s in sy]
+
+    def _build_program(self) -> None:
+        """The FMU calls of one communication point, fixed once as lists of names (bound to
+        :class:`RealChannel` objects when the FMUs are instantiated).
+
+        The master keeps the value of every input it writes (``_written``: link targets and
+        loop inputs) and writes it only when the component is about to be read: every write
+        since a component's last read goes in one ``fmi2SetReal`` before its next
+        ``fmi2GetReal``. Each read takes all the outputs needed at that point; a body's loop
+        outputs join its last pre-loop read when nothing is written to it after that read.
+        """
+        comps = self.components
+        order = self.order
+        index = {n: i for i, n in enumerate(order)}
+        post = self._post_links
+        post_targets = {(cb, i) for _, _, cb, i in post}
+        written: dict[str, set[str]] = {}
+        for _, _, cb, i in self._pre_loop_links():  # every link target, pre- or post-loop
+            written.setdefault(cb, set()).add(i)
+        for n, u in zip(order, self._u_names, strict=True):
+            written.setdefault(n, set()).update(u)
+        self._written = {cb: sorted(ns, key=comps[cb].vr.__getitem__) for cb, ns in written.items()}
+        wpos = {cb: {x: k for k, x in enumerate(ns)} for cb, ns in self._written.items()}
+
+        def deps_of(cname: str, out: str) -> list[str]:
+            d = comps[cname].dependencies.get(out)
+            return comps[cname].inputs if d is None else d
+
+        # outputs read along with a body's loop outputs: sources of post-loop links that depend
+        # on no post-loop target (their value at the loop solution is then known)
+        extras: dict[str, list[str]] = {n: [] for n in order}
+        for ca, o, _, _ in post:
+            if ca in index and o not in extras[ca]:
+                if not any((ca, d) in post_targets for d in deps_of(ca, o)):
+                    extras[ca].append(o)
+        self._extras = [extras[n] for n in order]
+        # the loop inputs' first guess is written before anything else
+        pending: dict[str, set[str]] = {
+            n: {self._u_names[i][k] for k in self._lc[i]} for i, n in enumerate(order)
+        }
+
+        def flush(cname: str) -> list[str]:
+            return sorted(pending.pop(cname, ()), key=wpos.get(cname, {}).__getitem__)
+
+        def targets(dests: list[list[tuple[str, str]]]) -> dict[str, tuple[list[int], list[str]]]:
+            by: dict[str, tuple[list[int], list[str]]] = {}
+            for k, ds in enumerate(dests):
+                for dc, dn in ds:
+                    e = by.setdefault(dc, ([], []))
+                    e[0].append(k)
+                    e[1].append(dn)
+                    pending.setdefault(dc, set()).add(dn)
+            return by
+
+        ops: list[_Op] = []
+        for cname, outs, dests in self._schedule:
+            f = flush(cname)
+            ops.append(_Op(cname, f, list(outs), targets(dests)))
+        last = {op.comp: op for op in ops}
+        for i, n in enumerate(order):
+            tail = self._y_names[i] + self._extras[i]
+            op = last.get(n)
+            if op is not None and not pending.get(n):
+                op.body, op.yoff = i, len(op.reads)
+                op.reads += tail
+            else:
+                ops.append(_Op(n, flush(n), tail, {}, body=i, yoff=0))
+        self._ops = ops
+        # after the loop: post-loop links in dependency order, from the bodies' extra outputs
+        # (read with the loop outputs) or from a read of the source
+        post_ops: list[_Op] = []
+        for ca, o, cb, i in post:
+            extra = ca in index and o in extras[ca]
+            op = post_ops[-1] if post_ops else None
+            if (op is None or op.comp != ca or op.body != (index[ca] if extra else -1)
+                    or (not extra and pending.get(ca))):  # fmt: skip
+                op = _Op(ca, [] if extra else flush(ca), [], {}, body=index[ca] if extra else -1)
+                post_ops.append(op)
+            if extra:
+                op.reads.append(o)
+            elif o not in op.reads:
+                op.reads.append(o)
+            k = op.reads.index(o)
+            e = op.dests.setdefault(cb, ([], []))
+            e[0].append(k)
+            e[1].append(i)
+            pending.setdefault(cb, set()).add(i)
+        self._post_ops = post_ops
+        self._final_flush = [(cname, flush(cname)) for cname in list(pending) if pending[cname]]
 
     def _loop_input_names(self) -> set[tuple[str, str]]:
         out = set()
@@ -340,8 +517,10 @@ class CoSimulation:
                 for d in deps_of(cname, out):
                     if (cname, d) in post_targets:
                         src = next(lk for lk in post if (lk[2], lk[3]) == (cname, d))
-                        if out.endswith(tuple(f".m[{k}]" for k in ACC)) or ".W[" in out or any(
-                            (cname, out) == (lk[0], lk[1]) for lk in links if lk not in post
+                        if (
+                            out.endswith(tuple(f".m[{k}]" for k in ACC))
+                            or ".W[" in out
+                            or any((cname, out) == (lk[0], lk[1]) for lk in links if lk not in post)
                         ):
                             raise CosimError(
                                 f"'{cname}.{out}' depends on '{cname}.{d}', which is fed by "
@@ -358,38 +537,28 @@ class CoSimulation:
         todo = set(targets)
         schedule = []
         while todo:
-            progressed = False
-            for cname in list(comps):
-                ready = []
-                for key in sorted(k for k in todo if k[0] == cname):
-                    if not any((cname, d) in pending_inputs for d in deps_of(cname, key[1])):
-                        ready.append(key)
-                if ready:
-                    dests = []
-                    for k in ready:
-                        todo.discard(k)
-                        dests.append(targets[k])
-                        for t in targets[k]:
-                            pending_inputs.discard(t)
-                    schedule.append((cname, [k[1] for k in ready], dests))
-                    progressed = True
-            if not progressed:
+            # read one component at a time, all its ready outputs at once; prefer one whose
+            # outputs still to read are all ready (it is then read once per point)
+            ready: dict[str, list[tuple[str, str]]] = {}
+            waiting: set[str] = set()
+            for key in sorted(todo):
+                if any((key[0], d) in pending_inputs for d in deps_of(key[0], key[1])):
+                    waiting.add(key[0])
+                else:
+                    ready.setdefault(key[0], []).append(key)
+            if not ready:
                 names = sorted(f"{a}.{b}" for a, b in todo)
                 raise CosimError(f"algebraic loop among signal connections: {names[:6]}")
+            full = [c for c in comps if c in ready and c not in waiting]
+            cname = full[0] if full else next(c for c in comps if c in ready)
+            dests = []
+            for k in ready[cname]:
+                todo.discard(k)
+                dests.append(targets[k])
+                for t in targets[k]:
+                    pending_inputs.discard(t)
+            schedule.append((cname, [k[1] for k in ready[cname]], dests))
         return schedule
-
-    def _transfer(self, links: list[tuple[str, str, str, str]]) -> None:
-        """Copy outputs to inputs along ``links`` (after the loop)."""
-        comps = self.components
-        by_src: dict[str, list[tuple[str, str, str]]] = {}
-        for ca, o, cb, i in links:
-            by_src.setdefault(ca, []).append((o, cb, i))
-        for ca, items in by_src.items():
-            vals = comps[ca].slave.getReal([comps[ca].vr[o] for o, _, _ in items])
-            self.stats.fmu_calls += 1
-            for v, (_, cb, i) in zip(vals, items, strict=True):
-                comps[cb].slave.setReal([comps[cb].vr[i]], [v])
-                self.stats.fmu_calls += 1
 
     # -- run ----------------------------------------------------------------------------------
 
@@ -423,107 +592,252 @@ class CoSimulation:
             raise CosimError(
                 f"initialization of component '{name}' failed: {exc}{detail}"
             ) from None
-        self._u = [np.array(comps[n].slave.getReal(vrs)) for n, vrs in
-                   zip(self.order, self._u_vrs, strict=True)]  # fmt: skip
-        self._maps: list[np.ndarray | None] = [None] * len(self.order)
-        self._prev_inputs: dict[str, np.ndarray] = {}
-        self._u_guess: list[np.ndarray | None] = [None] * len(self.order)
-        self._h_prev = 0.0
         self.stats = StepStats()
+        self._bind()
+        self.stats.fmu_calls = 0
+
+    def _channel(self, cname: str, names: Sequence[str], what: str = "") -> RealChannel:
+        return RealChannel(self.components[cname], names, self.stats, self, what)
+
+    def _bind(self) -> None:
+        """Channels for the program of :meth:`_build_program`; the master's copy of the inputs it
+        writes, read once from the FMUs; flat loop variables."""
+        comps = self.components
+        self._val: dict[str, np.ndarray] = {}
+        self._held: dict[str, np.ndarray] = {}  # the values held over the last step
+        self._coupled_rt = []
+        for cname, names in self._written.items():
+            ch = self._channel(cname, names, "its connected inputs")
+            val = ch.get().copy()
+            self._val[cname] = val
+            self._held[cname] = val.copy()
+            angle = np.array([n.endswith((".m[16]", ".m[17]", ".m[18]")) for n in names])
+            self._coupled_rt.append((ch, val, val.copy(), self._held[cname],
+                                     angle if angle.any() else None))  # fmt: skip
+        pos = {c: {x: k for k, x in enumerate(ns)} for c, ns in self._written.items()}
+
+        def idx(cname: str, names: Sequence[str]) -> np.ndarray:
+            return np.array([pos[cname][n] for n in names], dtype=int)
+
+        def bind_op(op: _Op, source=None):
+            fch = self._channel(op.comp, op.flush) if op.flush else None
+            rch = source if source is not None else self._channel(op.comp, op.reads)
+            dests = [(self._val[dc], np.array(src, dtype=int), idx(dc, names))
+                     for dc, (src, names) in op.dests.items()]  # fmt: skip
+            fval = self._val[op.comp] if fch is not None else None
+            fidx = idx(op.comp, op.flush) if fch is not None else None
+            return fch, fval, fidx, rch, dests, op.body, op.yoff
+
+        self._U = np.zeros(self._su[-1].stop if self._su else 0)
+        self._Y = np.zeros(self._sy[-1].stop if self._sy else 0)
+        se, e = [], 0
+        for x in self._extras:
+            se.append(slice(e, e + len(x)))
+            e += len(x)
+        self._E = np.zeros(e)
+        self._bodies: list[_Body] = []
+        for i, n in enumerate(self.order):
+            node = self.nodes[i]
+            ny = len(self._y_names[i])
+            b = _Body(
+                su=self._su[i], sy=self._sy[i], se=se[i], ny=ny,
+                val=self._val[n], u_val=idx(n, self._u_names[i]),
+                lc=np.array(self._lc[i], dtype=int), feed=np.array(self._feed[i], dtype=int),
+                uch=self._channel(n, self._u_names[i], "its loop inputs"),
+                ych=self._channel(n, self._y_names[i] + self._extras[i], "its loop outputs"),
+                c=np.zeros(ny), has_parent=node.has_parent, n_children=len(node.children),
+            )  # fmt: skip
+            b.lc_val = b.u_val[b.lc]
+            b.lc_flat = b.lc + b.su.start
+            self._U[b.su] = b.val[b.u_val]
+            self._bodies.append(b)
+        self._known = [
+            self._U[b.su][6 if nd.has_parent else 0 :] if any(ch < 0 for ch in nd.children)
+            else None for b, nd in zip(self._bodies, self.nodes, strict=True)
+        ]  # fmt: skip
+        self._ops_rt = []
+        for op in self._ops:
+            self._ops_rt.append(bind_op(op))
+        self._post_rt = []
+        for op in self._post_ops:
+            if op.body >= 0:  # values from the extra outputs read with the loop outputs
+                b = self._bodies[op.body]
+                offs = [b.se.start + self._extras[op.body].index(r) for r in op.reads]
+                rt = bind_op(op, source=self._E)
+                dests = [(v, np.array(offs, dtype=int)[s], d) for v, s, d in rt[4]]
+                self._post_rt.append((None, None, None, None, dests, -1, 0))
+            else:
+                self._post_rt.append(bind_op(op))
+        self._flush_rt = [(self._channel(cname, names), self._val[cname], idx(cname, names))
+                          for cname, names in self._final_flush]  # fmt: skip
+        self._steppers = list(comps.values())
+        self._hist: list[tuple[float, np.ndarray]] = []
+        self._have_prev = False
+        self._h_prev = 0.0
 
     def free(self) -> None:
         for c in self.components.values():
             c.free()
 
-    def _resolve_pre_loop(self) -> None:
-        comps = self.components
-        for cname, outs, dests in self._schedule:
-            c = comps[cname]
-            vals = c.slave.getReal([c.vr[o] for o in outs])
-            self.stats.fmu_calls += 1
-            by_comp: dict[str, tuple[list[int], list[float]]] = {}
-            for v, ds in zip(vals, dests, strict=True):
-                for dc, dn in ds:
-                    e = by_comp.setdefault(dc, ([], []))
-                    e[0].append(comps[dc].vr[dn])
-                    e[1].append(v)
-            for dc, (vrs, vs) in by_comp.items():
-                comps[dc].slave.setReal(vrs, vs)
-                self.stats.fmu_calls += 1
+    def _run(self, ops) -> None:
+        """Execute bound program steps: flush the pending writes of a component, read it, pass
+        the values on, keep a body's loop outputs."""
+        Y, E = self._Y, self._E
+        for fch, fval, fidx, rch, dests, body, yoff in ops:
+            if fch is not None:
+                fch.set(fval[fidx])
+            out = rch.get() if rch is not None else E
+            for val, src, dst in dests:
+                val[dst] = out[src]
+            if body >= 0:
+                b = self._bodies[body]
+                Y[b.sy] = out[yoff : yoff + b.ny]
+                E[b.se] = out[yoff + b.ny : yoff + b.ny + (b.se.stop - b.se.start)]
 
-    def _outputs(self, i: int) -> np.ndarray:
-        c = self.components[self.order[i]]
-        self.stats.fmu_calls += 1
-        try:
-            return np.array(c.slave.getReal(self._y_vrs[i]))
-        except Exception as exc:
-            raise CosimError(
-                f"component '{c.name}': reading its loop outputs failed: {exc}{c.last_error()}",
-                self.t,
-            ) from None
+    def _read_y(self, b: _Body) -> None:
+        out = b.ych.get()
+        self._Y[b.sy] = out[: b.ny]
+        self._E[b.se] = out[b.ny :]
 
     def _set_u(self, i: int, u: np.ndarray) -> None:
-        c = self.components[self.order[i]]
-        try:
-            c.slave.setReal(self._u_vrs[i], u.tolist())
-        except Exception as exc:
-            raise CosimError(
-                f"component '{c.name}': setting its loop inputs (P.m[1..6], Cj.W) to "
-                f"{np.array2string(u, precision=3)} failed: {exc}{c.last_error()}", self.t,
-            ) from None  # fmt: skip
-        self.stats.fmu_calls += 1
-        self._u[i] = u
+        b = self._bodies[i]
+        self._U[b.su] = u
+        b.val[b.u_val] = u
+        b.uch.set(u)
 
-    def _measure(self, i: int) -> np.ndarray:
-        """The matrix M of body i by unit perturbations of its loop inputs (affine: exact up to
-        rounding), inputs restored afterwards."""
-        u0 = self._u[i]
-        y0 = self._outputs(i)
-        Mi = np.empty((len(y0), len(u0)))
-        for k in range(len(u0)):
-            u = u0.copy()
+    def _outputs(self, i: int) -> np.ndarray:
+        b = self._bodies[i]
+        self._read_y(b)
+        return self._Y[b.sy]
+
+    def _guess(self) -> np.ndarray:
+        """First guess of the loop inputs: the polynomial through the last
+        ``guess_order + 1`` loop solutions, extrapolated to the current time."""
+        pts = self._hist[-(self.guess_order + 1) :]
+        if not pts:
+            return self._U
+        t = self.t
+        g = None
+        for k, (tk, uk) in enumerate(pts):
+            w = 1.0
+            for j, (tj, _) in enumerate(pts):
+                if j != k:
+                    w *= (t - tj) / (tk - tj)
+            g = w * uk if g is None else g + w * uk
+        return g
+
+    def _pre_loop(self, newton: bool) -> None:
+        """Step 1 of the module docstring: the loop's first guess written, the pre-loop values
+        passed on, every body's loop outputs read at the guess."""
+        if newton:
+            g = self._guess()
+            for b in self._bodies:
+                b.val[b.lc_val] = g[b.lc_flat]
+        else:  # Gauss-Seidel starts from the inputs held over the last step
+            for b, n in zip(self._bodies, self.order, strict=True):
+                b.val[b.lc_val] = self._held[n][b.lc_val]
+        self._run(self._ops_rt)
+        U = self._U
+        for b in self._bodies:
+            U[b.su] = b.val[b.u_val]
+
+    def _post_loop(self) -> None:
+        self._run(self._post_rt)
+        for ch, val, idx in self._flush_rt:
+            ch.set(val[idx])
+        if self._hist and self._hist[-1][0] == self.t:
+            self._hist[-1] = (self.t, self._U.copy())
+        else:
+            self._hist.append((self.t, self._U.copy()))
+            del self._hist[: -(self.guess_order + 1)]
+
+    def _measure(self, i: int) -> None:
+        """The matrix M of body i by unit perturbations of its loop inputs at the current point
+        (affine: exact up to rounding). Columns of ports whose wrench is known beforehand stay
+        zero: those inputs do not move in the solve. The FMU is left at the last probe: the
+        iteration that follows writes every body's loop inputs."""
+        b = self._bodies[i]
+        u0 = self._U[b.su].copy()
+        y0 = self._Y[b.sy]
+        M = np.zeros((b.ny, len(u0)))
+        u = u0.copy()
+        for k in b.lc:
             u[k] += 1.0
-            self._set_u(i, u)
-            Mi[:, k] = self._outputs(i) - y0
-        self._set_u(i, u0)
+            b.uch.set(u)
+            M[:, k] = b.ych.get()[: b.ny] - y0
+            u[k] = u0[k]
+        b.M = M
+        b.map = LoopMap.from_dense(M, b.c, b.has_parent, b.n_children)
         self.stats.jacobian_updates += 1
-        return Mi
 
-    def _known(self) -> list[np.ndarray | None]:
-        known = []
-        for i, n in enumerate(self.order):
-            node = self.nodes[i]
-            if any(ch < 0 for ch in node.children):
-                c = self.components[n]
-                k = np.zeros(W * len(node.children))
-                off = 6 if c.has_parent else 0
-                k[:] = self._u[i][off:]  # current values of the free / closure wrenches
-                known.append(k)
-            else:
-                known.append(None)
-        return known
-
-    def _residual(self, ys: list[np.ndarray]) -> tuple[float, str]:
+    def _residual(self) -> tuple[float, str]:
         """Largest mismatch between a loop input and the output that feeds it, relative to the
         size of the loop variables; with the variable's name."""
-        worst, where, scale = 0.0, "", 1.0
-        for i in range(len(self.order)):
-            scale = max(scale, float(np.max(np.abs(ys[i]))) if len(ys[i]) else 0.0)
-        for i, n in enumerate(self.order):
-            node = self.nodes[i]
-            if node.has_parent:
-                p = node.parent
-                off_p = 6 if self.nodes[p].has_parent else 0
-                s = node.parent_slot
-                acc_from_parent = ys[p][off_p + 6 * s : off_p + 6 * s + 6]
-                r = np.abs(self._u[i][0:6] - acc_from_parent)
-                w_to_parent = ys[i][0:6]
-                off_u = 6 if self.nodes[p].has_parent else 0
-                r2 = np.abs(self._u[p][off_u + 6 * s : off_u + 6 * s + 6] - w_to_parent)
-                for arr, what in ((r, f"{n}.P.m"), (r2, f"{self.order[p]}.W of {n}")):
-                    if arr.max() > worst:
-                        worst, where = float(arr.max()), what
-        return worst / scale, where
+        if not len(self._res_u):
+            return 0.0, ""
+        d = np.abs(self._U[self._res_u] - self._Y[self._res_y])
+        k = int(d.argmax())
+        self._scale = max(1.0, float(np.abs(self._Y).max()))
+        return float(d[k]) / self._scale, self._res_names[k]
+
+    def _newton(self, tolerance: float, max_iterations: int) -> int:
+        """Chord iterations on the reused interface Jacobians (module docstring, step 2)."""
+        bodies = self._bodies
+        U, Y = self._U, self._Y
+        res, where = self._residual()
+        it = 0
+        while not res <= tolerance:
+            if it >= max_iterations or not math.isfinite(res):
+                raise CosimError(
+                    f"the algebraic loop did not converge: residual {res:.3g} at '{where}' "
+                    f"after {it} iterations", self.t,
+                )  # fmt: skip
+            for i, b in enumerate(bodies):
+                if b.map is None:
+                    self._measure(i)
+                np.subtract(Y[b.sy], b.M @ U[b.su], out=b.c)
+            try:
+                sol = self.solver.solve([b.map for b in bodies], self._known)
+            except LoopSolveError as exc:
+                raise CosimError(
+                    f"singular loop equations at component '{self.order[exc.node]}'", self.t
+                ) from None
+            U_old, Y_old = U.copy(), Y.copy()
+            for i, b in enumerate(bodies):
+                u = sol.u(i)
+                U[b.su] = u
+                b.val[b.u_val] = u
+                b.uch.set(u)
+            for b in bodies:
+                self._read_y(b)
+            it += 1
+            r_prev = res
+            res, where = self._residual()
+            # at a fixed time each FMU is affine: the residual is the mismatch between the
+            # outputs and their prediction by the maps, (Y - Y_old) - M (U - U_old). Broyden:
+            # correct each M along its secant (the direction in which the loop inputs move from
+            # one step to the next), unless the mismatch is rounding
+            dU, dY = U - U_old, Y - Y_old
+            eps = 64.0 * np.finfo(float).eps * self._scale
+            mismatch = []
+            for b in bodies:
+                du = dU[b.su]
+                mis = dY[b.sy] - b.M @ du
+                e = float(np.max(np.abs(mis[b.feed]))) if len(b.feed) else 0.0
+                mismatch.append(e / self._scale)
+                nrm = float(du @ du)
+                if nrm > 0.0 and float(np.max(np.abs(mis))) > eps:
+                    b.M += np.outer(mis, du / nrm)
+            if res > tolerance and math.isfinite(res):
+                # the last iteration contracted the residual by res / r_prev; a body's mismatch
+                # scaled by that predicts its share of the next residual. Measure again, so
+                # that the next iteration is exact for them, the bodies whose share would stay
+                # above a tenth of the tolerance
+                ratio = res / r_prev if r_prev > 0.0 else 1.0
+                for b, e in zip(bodies, mismatch, strict=True):
+                    if e * ratio > 0.1 * tolerance:
+                        b.map = None
+        return it
 
     def _gauss_seidel(self, tolerance: float) -> int:
         """Fixed-point iteration: accelerations passed down in tree order, then wrenches up, until
@@ -539,6 +853,7 @@ class CoSimulation:
 
     def _gauss_seidel_sweeps(self, tolerance: float, count: int) -> int:
         res, where, it = math.inf, "", 0
+        U = self._U
         for it in range(1, self.gauss_seidel_max_iterations + 1):
             for i in range(count):  # down: each child takes its parent's latest acceleration
                 node = self.nodes[i]
@@ -546,7 +861,7 @@ class CoSimulation:
                     p = node.parent
                     yp = self._outputs(p)
                     off = 6 if self.nodes[p].has_parent else 0
-                    u = self._u[i].copy()
+                    u = U[self._su[i]].copy()
                     u[0:6] = yp[off + 6 * node.parent_slot : off + 6 * node.parent_slot + 6]
                     self._set_u(i, u)
             for i in reversed(range(count)):  # up: each parent takes its children's wrenches
@@ -555,11 +870,12 @@ class CoSimulation:
                     p = node.parent
                     w = self._outputs(i)[0:6]
                     off = 6 if self.nodes[p].has_parent else 0
-                    u = self._u[p].copy()
+                    u = U[self._su[p]].copy()
                     u[off + 6 * node.parent_slot : off + 6 * node.parent_slot + 6] = w
                     self._set_u(p, u)
-            ys = [self._outputs(i) for i in range(count)]
-            res, where = self._residual(ys)
+            for i in range(count):
+                self._outputs(i)
+            res, where = self._residual()
             if not np.isfinite(res):
                 break
             if res <= tolerance:
@@ -572,168 +888,107 @@ class CoSimulation:
         )
 
     def solve_loop(self, tolerance: float = 1e-8, max_iterations: int = 5) -> None:
-        """Steps 1-2 of the module docstring at the current time."""
-        if self.loop == "gauss-seidel":
-            count = len(self.order)
-            for i in range(count):
-                self._u_guess[i] = None
-            self._resolve_pre_loop()
-            for i in self._known_slots:
-                c = self.components[self.order[i]]
-                self._u[i] = np.array(c.slave.getReal(self._u_vrs[i]))
+        """Steps 1-2 of the module docstring at the current time: on return every input the
+        master writes holds its value at this point, and the loop residual is below
+        ``tolerance`` (:attr:`last_iterations` iterations, 0 when the first guess already is)."""
+        newton = self.loop != "gauss-seidel"
+        self._pre_loop(newton)
+        if newton:
+            self.last_iterations = self._newton(tolerance, max_iterations)
+        else:
             self.last_iterations = self._gauss_seidel(tolerance)
-            self.stats.iterations += self.last_iterations
-            if self._post_links:
-                self._transfer(self._post_links)
-            return
-        count = len(self.order)
-        for i in range(count):  # start from the extrapolated solution (fewer chord iterations)
-            if self._u_guess[i] is not None:
-                self._set_u(i, self._u_guess[i])
-                self._u_guess[i] = None
-        self._resolve_pre_loop()
-        for i in self._known_slots:  # closure wrenches were just set; free ports keep theirs
-            c = self.components[self.order[i]]
-            self._u[i] = np.array(c.slave.getReal(self._u_vrs[i]))
-        ys = [self._outputs(i) for i in range(count)]
-        r0 = self._residual(ys)[0]  # of the first guess
-        it = 0
-        while True:
-            for i in range(count):
-                if self._maps[i] is None:
-                    self._maps[i] = self._measure(i)
-            maps = []
-            for i, _n in enumerate(self.order):
-                Mi = self._maps[i]
-                c = ys[i] - Mi @ self._u[i]
-                node = self.nodes[i]
-                maps.append(LoopMap.from_dense(Mi, c, node.has_parent, len(node.children)))
-            try:
-                sol = self.solver.solve(maps, self._known())
-            except LoopSolveError as exc:
-                raise CosimError(
-                    f"singular loop equations at component '{self.order[exc.node]}'", self.t
-                ) from None
-            it += 1
-            u_old = [u.copy() for u in self._u]
-            y_old = ys
-            for i in range(count):
-                self._set_u(i, sol.u(i))
-            ys = [self._outputs(i) for i in range(count)]
-            # Broyden: at a fixed point in time each FMU is affine, so the secant
-            # (u_old, y_old) -> (u, y) is exact; correct M along it (the direction in which the
-            # loop inputs move from one step to the next)
-            for i in range(count):
-                du = self._u[i] - u_old[i]
-                nrm = float(du @ du)
-                if nrm > 0.0:
-                    Mi = self._maps[i]
-                    Mi += np.outer(ys[i] - y_old[i] - Mi @ du, du / nrm)
-            res, where = self._residual(ys)
-            if res <= tolerance:
-                break
-            if it >= max_iterations or not np.isfinite(res):
-                raise CosimError(
-                    f"the algebraic loop did not converge: residual {res:.3g} at '{where}' "
-                    f"after {it} iterations", self.t,
-                )  # fmt: skip
-            # the reused Jacobians contracted the residual by res / r0; unless one more chord
-            # step is predicted to reach a tenth of the tolerance, measure them again: the next
-            # iteration is then exact (the FMUs are affine at a fixed time)
-            if it == 1 and 10.0 * res * res > tolerance * max(r0, res):
-                self._maps = [None] * count
-            r0 = res
-        self.stats.iterations += it
-        self.last_iterations = it
-        if self._post_links:
-            self._transfer(self._post_links)
-
-    def _coupled_input_plan(self) -> dict[str, tuple[list[int], np.ndarray]]:
-        """Per component: the value references of its inputs that other components feed, and
-        which of them are Euler angles (wrapped at ±π)."""
-        names: dict[str, set[str]] = {}
-        for _, _, cb, i in self._pre_loop_links() + list(self._post_links):
-            names.setdefault(cb, set()).add(i)
-        for cb, i in self._loop_input_names():
-            names.setdefault(cb, set()).add(i)
-        plan = {}
-        for cb, ns in names.items():
-            c = self.components[cb]
-            ordered = sorted(ns, key=lambda n: c.vr[n])
-            angle = np.array([n.endswith((".m[16]", ".m[17]", ".m[18]")) for n in ordered])
-            plan[cb] = ([c.vr[n] for n in ordered], angle)
-        return plan
+        self.stats.iterations += self.last_iterations
+        self._post_loop()
 
     def _extrapolate_inputs(self, h: float) -> None:
         """Hold each coupled input at its value extrapolated to the middle of the step,
         ``u_n + (u_n - u_{n-1}) / 2``: the integral of a held input over the step is then right
         to O(h³), which makes the coupling second order (README, "Co-simulation")."""
-        comps = self.components
         ratio = h / self._h_prev if self._h_prev else 0.0  # u̇ ≈ (u_n - u_{n-1}) / h_{n-1}
         self._h_prev = h
-        for cb, (vrs, angle) in self._coupled.items():
-            slave = comps[cb].slave
-            cur = np.array(slave.getReal(vrs))
-            prev = self._prev_inputs.get(cb)
-            self._prev_inputs[cb] = cur
-            if prev is None:
-                continue
-            d = cur - prev
-            d[angle] = (d[angle] + np.pi) % (2.0 * np.pi) - np.pi
-            slave.setReal(vrs, (cur + (0.5 * ratio) * d).tolist())
-            self.stats.fmu_calls += 2
-        for i, n in enumerate(self.order):
-            u_mid = np.array(comps[n].slave.getReal(self._u_vrs[i]))
-            # first guess of the next loop solution: the extrapolation over a whole step
-            if ratio:
-                self._u_guess[i] = 2.0 * u_mid - self._u[i]
-            self._u[i] = u_mid
+        if not self._have_prev:
+            for _, val, prev, held, _ in self._coupled_rt:
+                prev[:] = val
+                held[:] = val
+            self._have_prev = True
+            return
+        for ch, val, prev, held, angle in self._coupled_rt:
+            d = val - prev
+            if angle is not None:
+                d[angle] = (d[angle] + np.pi) % (2.0 * np.pi) - np.pi
+            prev[:] = val
+            np.add(val, (0.5 * ratio) * d, out=held)
+            ch.set(held)
 
     def do_step(self, h: float) -> None:
+        """Step 3 of the module docstring: every FMU advanced from ``t`` to ``t + h``."""
         if self.coupling == "extrapolated":
             self._extrapolate_inputs(h)
-        for c in self.components.values():
-            try:
-                c.slave.doStep(self.t, h)
-            except Exception as exc:
-                raise CosimError(
-                    f"fmi2DoStep of component '{c.name}' failed: {exc}{c.last_error()}", self.t
-                ) from None
+        else:
+            for _, val, _, held, _ in self._coupled_rt:
+                held[:] = val
+        t, stats = self.t, self.stats
+        for c in self._steppers:
+            fmu_do_step(c, t, h, stats)
         self.t += h
 
-    def _record_columns(self, record) -> list[tuple[str, str, int]]:
+    def _record_columns(self, record) -> list[tuple[str, str, str]]:
         items = record.items() if isinstance(record, Mapping) else [(r, r) for r in record]
         cols = []
         for col, ref in items:
             c, name = self._split(ref)
             names = self._expand_var(c, name, None, f"record '{ref}'")
             for n in names:
-                label = col if len(names) == 1 else f"{col}{n[len(name):]}"
-                cols.append((label, c.name, c.vr[n]))
+                label = col if len(names) == 1 else f"{col}{n[len(name) :]}"
+                cols.append((label, c.name, n))
         return cols
+
+    def _sampler(self, cols: list[tuple[str, str, str]], result: CosimResult):
+        """A function appending the recorded values at the current time to ``result``: one
+        ``fmi2GetReal`` per component."""
+        by: dict[str, list[str]] = {}
+        for _, cn, n in cols:
+            if n not in by.setdefault(cn, []):
+                by[cn].append(n)
+        chans = {cn: self._channel(cn, names, "recorded variables") for cn, names in by.items()}
+        where = [(cn, by[cn].index(n)) for _, cn, n in cols]
+
+        def sample() -> None:
+            vals = {cn: ch.get() for cn, ch in chans.items()}
+            result.append(self.t, [float(vals[cn][k]) for cn, k in where])
+
+        return sample
 
     # -- variable step ----------------------------------------------------------------------------
 
     def _save(self):
         states = {n: c.slave.getFMUstate() for n, c in self.components.items()}
-        master = (self.t, [u.copy() for u in self._u], dict(self._prev_inputs),
-                  list(self._u_guess), self._h_prev)  # fmt: skip
+        master = (self.t, {n: v.copy() for n, v in self._val.items()},
+                  [(x[2].copy(), x[3].copy()) for x in self._coupled_rt], self._have_prev,
+                  list(self._hist), self._h_prev, self._U.copy(), self._Y.copy(),
+                  self._E.copy())  # fmt: skip
         return states, master
 
     def _restore(self, saved) -> None:
+        """Back to a saved point: FMU states (inputs included) and the master's copies, in
+        place (the program's steps hold references to them)."""
         states, master = saved
         for n, c in self.components.items():
             c.slave.setFMUstate(states[n])
-        self.t, u, prev, guess, self._h_prev = master
-        self._u = [x.copy() for x in u]
-        self._prev_inputs = dict(prev)
-        self._u_guess = list(guess)
+        self.t, val, coupled, self._have_prev, hist, self._h_prev, U, Y, E = master
+        for n, v in val.items():
+            self._val[n][:] = v
+        for x, (prev, held) in zip(self._coupled_rt, coupled, strict=True):
+            x[2][:] = prev
+            x[3][:] = held
+        self._hist = list(hist)
+        self._U[:], self._Y[:], self._E[:] = U, Y, E
 
     def _free_saved(self, saved) -> None:
         for n, c in self.components.items():
             c.slave.freeFMUstate(saved[0][n])
 
-    def _error_plan(self) -> list[tuple[str, list[int], np.ndarray]]:
+    def _error_plan(self) -> list[tuple[RealChannel, np.ndarray]]:
         """Outputs compared by the step-doubling error estimate: every body's twist, position
         and attitude (``body.m[7..18]``) and joint rates and coordinates."""
         plan = []
@@ -744,15 +999,16 @@ class CoSimulation:
             if k and c.variables["joint.m[1]"].causality == "output":
                 names += [f"joint.m[{i}]" for i in range(k + 1, 3 * k + 1)]
             angle = np.array([nm in ("body.m[16]", "body.m[17]", "body.m[18]") for nm in names])
-            plan.append((n, [c.vr[nm] for nm in names], angle))
+            if names:
+                plan.append((self._channel(n, names, "its states' outputs"), angle))
         return plan
 
     def _error_outputs(self) -> list[np.ndarray]:
-        return [np.array(self.components[n].slave.getReal(vrs)) for n, vrs, _ in self._err_plan]
+        return [ch.get().copy() for ch, _ in self._err_plan]
 
     def _error_norm(self, a: list[np.ndarray], b: list[np.ndarray], tol: float) -> float:
         worst = 0.0
-        for (_, _, angle), x, y in zip(self._err_plan, a, b, strict=True):
+        for (_, angle), x, y in zip(self._err_plan, a, b, strict=True):
             d = y - x
             d[angle] = (d[angle] + np.pi) % (2.0 * np.pi) - np.pi
             # step doubling: the two half steps are more accurate by 2^p - 1 = 3 (p = 2)
@@ -833,11 +1089,7 @@ class CoSimulation:
         cols = self._record_columns(record)
         result = CosimResult([c for c, _, _ in cols])
         self.initialize(start_time)
-        comps = self.components
-
-        def sample():
-            row = [comps[cn].slave.getReal([vr])[0] for _, cn, vr in cols]
-            result.append(self.t, row)
+        sample = self._sampler(cols, result)
 
         bar = None
         if progress:
@@ -879,10 +1131,10 @@ class CoSimulation:
         result = CosimResult([c for c, _, _ in cols])
         self.initialize(start_time)
         self._err_plan = self._error_plan()
+        sample = self._sampler(cols, result)
         self._h = step
         self._h_max = max_step if max_step is not None else output_interval
         self.accepted = self.rejected = 0
-        comps = self.components
         n_out = int(math.floor(span / output_interval + 1e-9))
         grid = [start_time + k * output_interval for k in range(n_out + 1)]
         if grid[-1] < stop_time - 1e-12 * max(1.0, stop_time):
@@ -899,8 +1151,7 @@ class CoSimulation:
                     self._advance_variable(t_out, step_tolerance, tolerance, 1e-9 * span)
                     if bar is not None:
                         bar.update()
-                row = [comps[cn].slave.getReal([vr])[0] for _, cn, vr in cols]
-                result.append(self.t, row)
+                sample()
                 result.iterations.append(self.last_iterations)
         except CosimError as exc:
             exc.result = result
