@@ -121,6 +121,28 @@ class Engine:
         }
         self._nans = {k: np.full(k, np.nan) for k in range(7)}
         self._map_steps = [(b, b.name, self.inputs[b.name]) for b in self.tree_blocks]
+        self._kin_data = {
+            b.name: (
+                self.parent_slot.get(b.name),
+                self.plan.state_slices[b.name],
+                self.kin_inputs[b.name],
+                b.name in self.joint_outputs,
+            )
+            for b in self.tree_blocks
+        }
+        # the pre-loop steps with each body's loop map built as soon as its kinematics and signal
+        # inputs are known (its data is then still in the cache: cost per body stays flat)
+        position = {(kind, b.name): j for j, (kind, b) in enumerate(self.steps)}
+        ready: dict[int, list[int]] = {}
+        for i, (_b, name, inputs) in enumerate(self._map_steps):
+            last = position.get(("kin", name), -1)
+            for _, (sb, _sp) in inputs:
+                for node in (("sig", sb), ("kin", sb)):
+                    last = max(last, position.get(node, -1))
+            ready.setdefault(last, []).append(i)
+        self._full_steps: list = [(kind, b) for kind, b in self.steps]
+        for j in sorted(ready, reverse=True):
+            self._full_steps[j + 1 : j + 1] = [("map", i) for i in ready[j]]
         self.stateful = [
             (self.tree_index[b.name], b, self.plan.state_slices[b.name])
             for b in self.tree_blocks
@@ -148,15 +170,25 @@ class Engine:
         ev = Evaluation(t, x, len(self.tree_blocks))
         kin = ev.kin
         sig = ev.sig
-        slices = self.plan.state_slices
-        for kind, b in self.steps if steps is None else steps:
+        maps: list = [None] * len(self._map_steps)
+        if steps is None:
+            steps = self._full_steps if solve else self.steps
+        for kind, b in steps:
+            if kind == "map":
+                tb, name, inputs = self._map_steps[b]
+                maps[b] = tb.loop_map(
+                    kin[name], {p: sig[s] for p, s in inputs} if inputs else _NO_SIGNALS
+                )
+                continue
             name = b.name
             if kind == "kin":
-                ps = self.parent_slot.get(name)
+                ps, sl, kin_inputs, joint_out = self._kin_data[name]
                 parent = kin[ps[0]].children[ps[1]] if ps else None
-                xs = x[slices[name]]
-                kin[name] = b.kinematics(xs, parent, {p: sig[s] for p, s in self.kin_inputs[name]})
-                if name in self.joint_outputs:  # pre-loop joint motion [NaN (u̇), u, p]
+                xs = x[sl]
+                kin[name] = b.kinematics(
+                    xs, parent, {p: sig[s] for p, s in kin_inputs} if kin_inputs else _NO_SIGNALS
+                )
+                if joint_out:  # pre-loop joint motion [NaN (u̇), u, p]
                     sig[(name, "joint.m")] = b.joint_motion(xs, self._nans[b.joint.dof])
             elif kind == "sig":
                 try:
@@ -176,10 +208,6 @@ class Engine:
                     ev.known[j][6 * oi : 6 * oi + 6] = w
         if not solve:
             return ev
-        maps = [
-            b.loop_map(kin[name], {p: sig[s] for p, s in inputs} if inputs else _NO_SIGNALS)
-            for b, name, inputs in self._map_steps
-        ]
         try:
             ev.sol = self.solver.solve(maps, ev.known)
         except LoopSolveError as exc:

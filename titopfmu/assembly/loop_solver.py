@@ -104,6 +104,17 @@ class TreeLoopSolver:
                 raise ValueError(f"node {i}: parent {n.parent} must be listed before it")
         self.nodes = nodes
         self._eye = {}
+        # per node, for the sweeps: (index, has parent, child count, the single tree child or -1)
+        self._back = [
+            (i, n.has_parent, len(n.children),
+             n.children[0] if len(n.children) == 1 and n.children[0] >= 0 else -1)
+            for i, n in reversed(list(enumerate(nodes)))
+        ]  # fmt: skip
+        # (index, has parent, parent, offset of its slot in the parent's child accelerations, n)
+        self._fwd = [
+            (i, n.has_parent, n.parent, 6 * n.parent_slot, len(n.children))
+            for i, n in enumerate(nodes)
+        ]
 
     def _identity(self, n: int) -> FloatArray:
         e = self._eye.get(n)
@@ -124,18 +135,16 @@ class TreeLoopSolver:
         a: list = [None] * count
         Kbd: list = [None] * count
         kvec: list = [None] * count
-        for i in range(count - 1, -1, -1):
+        for i, has_parent, n, single in self._back:
             node = nodes[i]
             m = maps[i]
-            n = len(node.children)
             if n == 0:
-                if node.has_parent:
+                if has_parent:
                     K[i] = m.PP
                     k[i] = m.cP
                 continue
-            if n == 1 and node.children[0] >= 0:
-                ch = node.children[0]
-                kb, kv = K[ch], k[ch]
+            if single >= 0:
+                kb, kv = K[single], k[single]
             else:
                 kb = np.zeros((6 * n, 6 * n))
                 kv = np.array(known[i], dtype=float) if known[i] is not None else np.zeros(6 * n)
@@ -145,7 +154,7 @@ class TreeLoopSolver:
                         kv[6 * j : 6 * j + 6] = k[ch]
             Kbd[i], kvec[i] = kb, kv
             # ẋ'_C = (1 - CC Kbd)^-1 (CP ẋ'_P + CC kv + cC)
-            Ymat = m.CP if node.has_parent else None
+            Ymat = m.CP if has_parent else None
             try:
                 if m.U is not None:
                     # Woodbury: (1 - U V Kbd)^-1 = 1 + U (1_r - V Kbd U)^-1 V Kbd
@@ -189,7 +198,7 @@ class TreeLoopSolver:
                     A[i], a[i] = Ymat, m.cC
             except np.linalg.LinAlgError:
                 raise LoopSolveError(i, "singular loop equations") from None
-            if node.has_parent:
+            if has_parent:
                 kA = kb.dot(A[i])
                 K[i] = m.PP + m.PC.dot(kA)
                 ka = kb.dot(a[i])
@@ -199,13 +208,11 @@ class TreeLoopSolver:
         acc_c: list = [None] * count
         w_c: list = [_EMPTY] * count
         extra: list = [_EMPTY] * count
-        for i, node in enumerate(nodes):
+        for i, has_parent, parent, s, n in self._fwd:
             m = maps[i]
-            n = len(node.children)
             ap = None
-            if node.has_parent:
-                s = 6 * node.parent_slot
-                ap = acc_c[node.parent][s : s + 6]
+            if has_parent:
+                ap = acc_c[parent][s : s + 6]
                 acc_p[i] = ap
             if n:
                 ac = a[i] if ap is None else A[i].dot(ap) + a[i]

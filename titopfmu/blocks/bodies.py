@@ -312,11 +312,12 @@ class RigidBody(BodyBlock):
     def initial_state(self) -> FloatArray:
         return np.concatenate([self.position0, quaternion_from_euler(self.euler0), self.twist0])
 
-    def kinematics(self, x: FloatArray, parent, signals) -> BodyKinematics:
+    def kinematics(self, x: FloatArray, parent, signals, children: bool = True) -> BodyKinematics:
+        """Pre-loop kinematics from the states; ``children=False`` skips the child ports."""
         R = dcm_from_quaternion(x[3:7])
         twist = x[7:13]
         ip = R.T.dot(x[0:3])
-        return BodyKinematics(twist, ip, R, self.child_kinematics(twist, ip, R))
+        return BodyKinematics(twist, ip, R, self.child_kinematics(twist, ip, R) if children else [])
 
     def loop_map(self, kin: BodyKinematics, signals) -> LoopMap:
         """Eq. (11): ``ẋ'_P = D_P^-1 (Σ τ_{C_iP}^T W_C_i - h)``; child accelerations by τ_{C_iP}."""
@@ -325,13 +326,14 @@ class RigidBody(BodyBlock):
             return LoopMap(xc=xc)
         return LoopMap(U=self._U, V=self._V, cC=self.tau_stack.dot(xc), XC=self._XC, xc=xc)
 
-    def respond(self, kin: BodyKinematics, signals, acc_p, w_c) -> Response:
+    def respond(self, kin: BodyKinematics, signals, acc_p, w_c, full: bool = True) -> Response:
         """Eq. (11) at given child wrenches: ``ẋ'_P = D_P^-1 (Σ τ_{C_iP}^T W_C_i - h)``."""
         r = -self.bias(kin.twist, kin.R, signals)
         if self.n_children:
             r += self.T.dot(w_c)
         acc = self.D_inv.dot(r)
-        return Response(None, acc, self.tau_stack.dot(acc) if self.n_children else None, acc)
+        acc_c = self.tau_stack.dot(acc) if self.n_children and full else None
+        return Response(None, acc, acc_c, acc)
 
     def derivative(self, x: FloatArray, kin: BodyKinematics, extra: FloatArray) -> FloatArray:
         """[ d[IP]_{R_i}/dt = P_{b/i} v_P ; q̇ ; ẋ'_P ] (eq. 12 with a quaternion attitude)."""
@@ -361,7 +363,7 @@ class ImposedMotionBody(BodyBlock):
 
     kinematic_inputs = ("m",)
 
-    def kinematics(self, x, parent, signals) -> BodyKinematics:
+    def kinematics(self, x, parent, signals, children: bool = True) -> BodyKinematics:
         m = signals["m"]
         R = dcm_from_euler(m[15:18])
         twist = m[6:12].copy()
@@ -378,7 +380,7 @@ class ImposedMotionBody(BodyBlock):
             return LoopMap(xc=xc)
         return LoopMap(cC=self.tau_stack.dot(acc), XC=self._XC, xc=xc)
 
-    def respond(self, kin, signals, acc_p, w_c) -> Response:
+    def respond(self, kin, signals, acc_p, w_c, full: bool = True) -> Response:
         """Eq. (11) solved for the wrench at given child wrenches."""
         acc = kin.imposed_acc
         w = self.D.dot(acc) + self.bias(kin.twist, kin.R, signals)
@@ -441,13 +443,13 @@ class Ground(Block):
     def n_children(self) -> int:
         return len(self.child_names)
 
-    def kinematics(self, x, parent, signals) -> BodyKinematics:
+    def kinematics(self, x, parent, signals, children: bool = True) -> BodyKinematics:
         return self._kin
 
     def loop_map(self, kin, signals) -> LoopMap:
         return self._map
 
-    def respond(self, kin, signals, acc_p, w_c) -> Response:
+    def respond(self, kin, signals, acc_p, w_c, full: bool = True) -> Response:
         """The base does not move; it holds its children: ``W = -Σ τ_{C_iO}^T W_C_i``."""
         n = self.n_children
         return Response(None, np.zeros(6), np.zeros(6 * n) if n else None,
@@ -530,7 +532,11 @@ class JointBody(BodyBlock):
                 self._add_port("joint.tau", "signal_in", k, effort_doc)
                 self._add_port("joint.m", "signal_out", 3 * k, f"joint motion m = {motion_doc}")
 
-    def kinematics(self, x: FloatArray, parent: PortKinematics, signals) -> BodyKinematics:
+    def kinematics(
+        self, x: FloatArray, parent: PortKinematics, signals, children: bool = True
+    ) -> BodyKinematics:
+        """Pre-loop kinematics of A from its parent port and its joint; ``children=False`` skips
+        the child ports (enough for the state derivative)."""
         joint = self.joint
         k = joint.dof
         if self.inverse:
@@ -540,9 +546,8 @@ class JointBody(BodyBlock):
             nq = joint.nq
             q, qd = x[0:nq], x[nq : nq + k]
         jk = joint.kinematics(q, qd, parent.twist, parent.ip, parent.R)
-        return BodyKinematics(
-            jk.twist, jk.ip, jk.R, self.child_kinematics(jk.twist, jk.ip, jk.R), joint=jk
-        )
+        ck = self.child_kinematics(jk.twist, jk.ip, jk.R) if children else []
+        return BodyKinematics(jk.twist, jk.ip, jk.R, ck, joint=jk)
 
     def loop_map(self, kin: BodyKinematics, signals) -> LoopMap:
         """Affine map of eqs. (17)-(23) / (24)-(29); see :mod:`titopfmu.assembly.loop_solver`.
@@ -593,13 +598,14 @@ class JointBody(BodyBlock):
             PP=PP, PC=Gt.dot(self.T), CP=ts.dot(G), cP=cP, cC=ts.dot(a0), XP=XP, XC=XC, xc=xc
         )
 
-    def respond(self, kin: BodyKinematics, signals, acc_p, w_c) -> Response:
+    def respond(self, kin: BodyKinematics, signals, acc_p, w_c, full: bool = True) -> Response:
         """The equations of :meth:`loop_map` at given inputs, without building its matrices.
 
         ``ẋ'_A = G ẋ'_B + e + S q̈`` with, forward, ``q̈ = J^-1 (τ - S^T (D (G ẋ'_B + e) + h -
         T W_C))`` (eqs. 22/28) or, inverse, q̈ imposed; the wrench of the parent on A at P,
         ``W_A = D ẋ'_A + h - T W_C`` (eqs. 18/25), goes up as ``W_P = -G^T W_A`` and gives the
-        inverse effort ``τ = S^T W_A`` (eqs. 19/26).
+        inverse effort ``τ = S^T W_A`` (eqs. 19/26). With ``full=False`` a forward block stops
+        at its acceleration and q̈ (``w_p`` and ``acc_c`` None), all a state derivative needs.
         """
         jk = kin.joint
         D = self.D
@@ -616,6 +622,8 @@ class JointBody(BodyBlock):
                 r -= tw
             extra = self.J_inv.dot(signals["joint.tau"] - self.S.T.dot(r))
             acc += self.S.dot(extra)
+            if not full:
+                return Response(None, acc, None, extra)
         elif k:
             acc += self.S.dot(signals["joint.m"][0:k])
         wa = D.dot(acc) + h

@@ -42,14 +42,15 @@ class Channel:
     description: str
 
 
-def motion_vector(acc: FloatArray, pk) -> FloatArray:
+def motion_vector(acc: FloatArray, pk, theta: FloatArray | None = None) -> FloatArray:
     """The 18-component motion vector [ẋ', x', IP, Θ] of a port, from its acceleration and its
-    :class:`~titopfmu.blocks.bodies.PortKinematics` (twist, position, DCM)."""
+    :class:`~titopfmu.blocks.bodies.PortKinematics` (twist, position, DCM); ``theta`` = the
+    Euler angles of ``pk.R`` when already known."""
     out = np.empty(18)
     out[0:6] = acc
     out[6:12] = pk.twist
     out[12:15] = pk.ip
-    out[15:18] = euler_from_dcm(pk.R)
+    out[15:18] = euler_from_dcm(pk.R) if theta is None else theta
     return out
 
 
@@ -103,6 +104,25 @@ class StandaloneBlock:
     def initial_state(self) -> FloatArray:
         return np.asarray(self.block.initial_state(), dtype=float)
 
+    def prepare(self, u: dict[str, FloatArray]) -> Prepared:
+        """The parts of the inputs ``u`` that the block's equations take: signals, the parent's
+        acceleration and port kinematics, the stacked child wrenches. Inputs held over a step
+        are prepared once (:meth:`state_derivative`)."""
+        b = self.block
+        sig = {p: u[p] for p in self.signal_inputs}
+        if not self.is_body:
+            return Prepared(u, sig, None, None, None)
+        acc_p = parent = None
+        if b.has_parent:
+            m = u["P.m"]
+            parent = port_kinematics(m)
+            acc_p = m[0:6]
+        n = b.n_children
+        w_c = None
+        if n:
+            w_c = u[self._child_w[0]] if n == 1 else np.concatenate([u[c] for c in self._child_w])
+        return Prepared(u, sig, acc_p, parent, w_c)
+
     def evaluate(
         self,
         t: float,
@@ -120,29 +140,21 @@ class StandaloneBlock:
         if isinstance(b, LoopClosure):
             wl, wr = b.wrenches(port_kinematics(u["left.m"]), port_kinematics(u["right.m"]))
             return {"left.W": wl, "right.W": wr}, None
-        sig = {p: u[p] for p in self.signal_inputs}
-        acc_p = None
-        parent = None
-        if b.has_parent:
-            m = u["P.m"]
-            parent = port_kinematics(m)
-            acc_p = m[0:6]
-        kin = b.kinematics(x, parent, sig)
-        n = b.n_children
-        w_c = (
-            (u[self._child_w[0]] if n == 1 else np.concatenate([u[c] for c in self._child_w]))
-            if n
-            else None
-        )
-        r = b.respond(kin, sig, acc_p, w_c)
+        pr = self.prepare(u)
+        if not outputs:
+            return {}, self.state_derivative(t, x, pr) if derivative else None
+        sig = pr.signals
+        kin = b.kinematics(x, pr.parent, sig)
+        r = b.respond(kin, sig, pr.acc_p, pr.w_c)
         dx = b.derivative(x, kin, r.extra) if derivative and self.n_states else None
         out: dict[str, FloatArray] = {}
-        if not outputs:
-            return out, dx
-        if acc_p is not None:
+        if pr.acc_p is not None:
             out["P.W"] = r.w_p
+        theta = euler_from_dcm(kin.R)  # Θ of the body frame: its child ports' and body.m's
         for j, c in enumerate(b.child_names):
-            out[f"{c}.m"] = motion_vector(r.acc_c[6 * j : 6 * j + 6], kin.children[j])
+            pk = kin.children[j]
+            out[f"{c}.m"] = motion_vector(r.acc_c[6 * j : 6 * j + 6], pk,
+                                          theta if pk.R is kin.R else None)  # fmt: skip
         # signal outputs of body blocks
         if isinstance(b, JointBody) and b.joint.dof:
             if b.inverse:
@@ -152,9 +164,35 @@ class StandaloneBlock:
         elif isinstance(b, (ImposedMotionBody, Ground)):
             out["W"] = r.extra
         if self.own_motion:
-            out["body.m"] = motion_vector(r.acc, kin)
+            out["body.m"] = motion_vector(r.acc, kin, theta)
         return out, dx
+
+    def state_derivative(self, t: float, x: FloatArray, pr: Prepared) -> FloatArray | None:
+        """dx/dt at (t, x) with the prepared inputs ``pr`` (None for a block without states):
+        the body's kinematics without its child ports and its response up to q̈."""
+        if not self.n_states:
+            return None
+        b = self.block
+        kin = b.kinematics(x, pr.parent, pr.signals, children=False)
+        r = b.respond(kin, pr.signals, pr.acc_p, pr.w_c, full=False)
+        return b.derivative(x, kin, r.extra)
 
     def derivative(self, t: float, x: FloatArray, u: dict[str, FloatArray]) -> FloatArray:
         """dx/dt with the inputs ``u`` held."""
-        return self.evaluate(t, x, u, outputs=False)[1]
+        return self.state_derivative(t, x, self.prepare(u))
+
+
+class Prepared:
+    """Inputs of a standalone block in the form its equations take (:meth:`StandaloneBlock.
+    prepare`): ``u`` as given, ``signals`` (by port), the parent's spatial acceleration
+    ``acc_p`` (6, R_b) and :class:`PortKinematics` ``parent``, the child wrenches ``w_c``
+    (6 per child port, R_a); None where the block has no such port."""
+
+    __slots__ = ("u", "signals", "acc_p", "parent", "w_c")
+
+    def __init__(self, u, signals, acc_p, parent, w_c) -> None:
+        self.u = u
+        self.signals = signals
+        self.acc_p = acc_p
+        self.parent = parent
+        self.w_c = w_c

@@ -180,6 +180,7 @@ class BlockSlave(Fmi2Slave):
                 slots.append((vr, idx))
             self._param_slots.append((p, slots))
         self._out_vrs = frozenset(i for i, k in enumerate(self._kind) if k == 1)
+        self._in_vrs = frozenset(i for i, k in enumerate(self._kind) if k == 0)
         self._mode = INSTANTIATED
         self._t = 0.0
         self._sa: StandaloneBlock | None = None
@@ -254,10 +255,8 @@ class BlockSlave(Fmi2Slave):
 
     @_fmi_entry
     def set_real(self, vrs: list[int], values: list[float]) -> None:
-        kind = self._kind
-        if all(0 <= vr < len(kind) and kind[vr] == 0 for vr in vrs) and math.isfinite(
-            math.fsum(values)
-        ):  # the common case: finite inputs
+        if self._in_vrs.issuperset(vrs) and math.isfinite(math.fsum(values)):
+            # the common case: finite inputs
             v = self._values
             for vr, value in zip(vrs, values, strict=True):
                 v[vr] = value
@@ -399,29 +398,31 @@ class BlockSlave(Fmi2Slave):
         sa = self._ensure_block()
         t0 = float(current_time)
         if sa.n_states:
-            if self._stale:
-                self._compute_outputs()
             x = self._x
-            u = self._inputs()
+            pr = sa.prepare(self._inputs())  # held over the step
             n = max(1, math.ceil(step_size / self._max_step - 1e-9))
             dt = step_size / n
-            f = sa.derivative
-            k1 = self._dx  # at (t0, x), computed with the outputs
             method = self._method
+
+            def f(t, x, pr=pr):
+                return sa.state_derivative(t, x, pr)
+
             try:
+                # at (t0, x): computed with the outputs, or alone when only the inputs changed
+                k1 = f(t0, x) if self._stale else self._dx
                 for i in range(n):
                     t = t0 + i * dt
                     if i:
-                        k1 = f(t, x, u)
+                        k1 = f(t, x)
                     if method == 1:
                         x = x + dt * k1
                     elif method == 2:
-                        k2 = f(t + dt, x + dt * k1, u)
+                        k2 = f(t + dt, x + dt * k1)
                         x = x + (0.5 * dt) * (k1 + k2)
                     else:
-                        k2 = f(t + 0.5 * dt, x + (0.5 * dt) * k1, u)
-                        k3 = f(t + 0.5 * dt, x + (0.5 * dt) * k2, u)
-                        k4 = f(t + dt, x + dt * k3, u)
+                        k2 = f(t + 0.5 * dt, x + (0.5 * dt) * k1)
+                        k3 = f(t + 0.5 * dt, x + (0.5 * dt) * k2)
+                        k4 = f(t + dt, x + dt * k3)
                         x = x + (dt / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)
             except (ArithmeticError, ValueError) as exc:
                 raise self._fail(f"fmi2DoStep failed at t = {t0:.9g} s: {exc}") from None
