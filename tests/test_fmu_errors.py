@@ -179,6 +179,9 @@ REFUSALS = {
         running, lambda f, vr: f.setReal([vr["mass"]], [2.0]), ["'mass'", "fixed"]),
     "parameter set after terminate": (
         _terminated, lambda f, vr: f.setReal([vr["mass"]], [2.0]), ["'mass'", "fmi2Terminate"]),
+    "input set after terminate": (
+        _terminated, lambda f, vr: f.setReal([vr["joint.tau"]], [1.0]),
+        ["'joint.tau'", "fmi2Terminate"]),
     "output set": (
         initialized, lambda f, vr: f.setReal([vr["body.m[1]"]], [1.0]), ["'body.m[1]'", "output"]),
     "output read before initialization": (

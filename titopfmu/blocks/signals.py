@@ -79,8 +79,8 @@ class JointSpringDamper(SignalBlock):
         self._add_port("tau", "signal_out", 1, "joint effort (N or N m)")
 
     def evaluate(self, t, inputs):
-        m = inputs["m"]
-        return {"tau": np.array([-self.k * (m[2] - self.q_ref) - self.d * m[1]])}
+        _, qd, q = inputs["m"].tolist()
+        return {"tau": np.array([-self.k * (q - self.q_ref) - self.d * qd])}
 
 
 class Function(SignalBlock):

@@ -17,9 +17,11 @@ class by that literal text). The slave
 * writes a complete ``ModelStructure`` (output dependencies measured on the core block with
   random parameters, ``InitialUnknowns``) and units into ``modelDescription.xml``.
 
-pythonfmu's C++ layer turns any Python exception into a logged ``fmi2Fatal``/``fmi2Error``
-status; every exception raised here is a :class:`FmuError` whose message names the instance and
-the FMI variable concerned.
+pythonfmu's C++ layer turns any Python exception into a logged ``fmi2Fatal``; every exception
+raised here is a :class:`FmuError` whose message names the instance and the FMI variable
+concerned, and the FMI shim that ``titopfmu build`` puts in front of pythonfmu's binary
+(:mod:`titopfmu.fmi.shim`) returns ``fmi2Error`` for those refusals (unexpected exceptions, which
+``_fmi_entry`` reports as internal errors, stay ``fmi2Fatal``).
 """
 
 from __future__ import annotations
@@ -255,8 +257,11 @@ class BlockSlave(Fmi2Slave):
 
     @_fmi_entry
     def set_real(self, vrs: list[int], values: list[float]) -> None:
-        if self._in_vrs.issuperset(vrs) and math.isfinite(math.fsum(values)):
-            # the common case: finite inputs
+        if (
+            self._in_vrs.issuperset(vrs)
+            and math.isfinite(math.fsum(values))
+            and self._mode != TERMINATED
+        ):  # the common case: finite inputs
             v = self._values
             for vr, value in zip(vrs, values, strict=True):
                 v[vr] = value
