@@ -79,25 +79,36 @@ class _Op:
 class _Body:
     """Run-time data of one body of the loop: its slices of the flat loop inputs ``U``,
     outputs ``Y`` and extra outputs ``E``, the master's copy of its written inputs ``val`` and
-    where its loop inputs are in it, channels, its interface Jacobian ``M`` and map."""
+    where its inputs ``x = [u ; late inputs]`` are in it, the value of ``x`` at which ``Y`` was
+    read, channels, its interface Jacobian ``Mx = d y / d x`` and map."""
 
     su: slice
     sy: slice
     se: slice
     ny: int
     val: np.ndarray
-    u_val: np.ndarray
+    x_val: np.ndarray  # positions in val of x
     lc: np.ndarray  # positions in u of the loop inputs fed by another body
+    cols: np.ndarray  # positions in x of the inputs that move during a solve (measured)
     feed: np.ndarray  # positions in y of the loop outputs that feed one
-    uch: RealChannel
+    xch: RealChannel
     ych: RealChannel
     c: np.ndarray  # the map's constant term, y = M u + c (updated in place)
     has_parent: bool
     n_children: int
+    nu: int
+    x: np.ndarray  # the inputs at which Y[sy] was read
+    late: np.ndarray  # the late inputs' values at this point
     lc_val: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
-    lc_flat: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
-    M: np.ndarray | None = None
+    g_val: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    #: its moving inputs x[cols] in the flat history vectors
+    sg: slice = field(default_factory=lambda: slice(0, 0))
+    Mx: np.ndarray | None = None
     map: LoopMap | None = None
+
+    @property
+    def u_val(self) -> np.ndarray:
+        return self.x_val[: self.nu]
 
 
 class CosimResult:
@@ -428,15 +439,25 @@ class CoSimulation:
         for cname, outs, dests in self._schedule:
             f = flush(cname)
             ops.append(_Op(cname, f, list(outs), targets(dests)))
+        # a body's loop outputs are read with its last pre-loop read. Inputs written to it after
+        # that read (a joint law's effort, a loop closure's wrench: its *late* inputs) are sent
+        # before the read at their previous values, and their change is carried to the outputs
+        # by measured columns of its Jacobian, like a change of the loop inputs: the first
+        # iteration sends them with the loop inputs (no read at the guess)
         last = {op.comp: op for op in ops}
+        self._late: list[list[str]] = []
         for i, n in enumerate(order):
             tail = self._y_names[i] + self._extras[i]
             op = last.get(n)
-            if op is not None and not pending.get(n):
-                op.body, op.yoff = i, len(op.reads)
-                op.reads += tail
-            else:
+            if op is None:  # not read before the loop: one read, everything written before it
                 ops.append(_Op(n, flush(n), tail, {}, body=i, yoff=0))
+                self._late.append([])
+                continue
+            op.body, op.yoff = i, len(op.reads)
+            op.reads += tail
+            late = flush(n)
+            op.flush = sorted(set(op.flush) | set(late), key=wpos[n].__getitem__)
+            self._late.append(late)
         self._ops = ops
         # after the loop: post-loop links in dependency order, from the bodies' extra outputs
         # (read with the loop outputs) or from a read of the source
@@ -636,21 +657,33 @@ class CoSimulation:
             e += len(x)
         self._E = np.zeros(e)
         self._bodies: list[_Body] = []
+        ng = 0
         for i, n in enumerate(self.order):
             node = self.nodes[i]
             ny = len(self._y_names[i])
+            u = self._u_names[i]
+            late = self._late[i]
+            xn = u + [x for x in late if x not in u]
+            cols = sorted(set(self._lc[i]) | {xn.index(x) for x in late})
             b = _Body(
-                su=self._su[i], sy=self._sy[i], se=se[i], ny=ny,
-                val=self._val[n], u_val=idx(n, self._u_names[i]),
-                lc=np.array(self._lc[i], dtype=int), feed=np.array(self._feed[i], dtype=int),
-                uch=self._channel(n, self._u_names[i], "its loop inputs"),
+                su=self._su[i], sy=self._sy[i], se=se[i], ny=ny, val=self._val[n],
+                x_val=idx(n, xn), lc=np.array(self._lc[i], dtype=int),
+                cols=np.array(cols, dtype=int), feed=np.array(self._feed[i], dtype=int),
+                xch=self._channel(n, xn, "its loop inputs" + (" and late inputs" if late else "")),
                 ych=self._channel(n, self._y_names[i] + self._extras[i], "its loop outputs"),
                 c=np.zeros(ny), has_parent=node.has_parent, n_children=len(node.children),
+                nu=len(u), x=np.zeros(len(xn)), late=np.zeros(len(xn) - len(u)),
             )  # fmt: skip
             b.lc_val = b.u_val[b.lc]
-            b.lc_flat = b.lc + b.su.start
-            self._U[b.su] = b.val[b.u_val]
+            b.g_val = b.x_val[b.cols]
+            b.sg = slice(ng, ng + len(b.cols))
+            ng += len(b.cols)
+            b.x[:] = b.val[b.x_val]
+            self._U[b.su] = b.x[: b.nu]
             self._bodies.append(b)
+        #: some body reads its loop outputs before its late inputs are sent: the residual at the
+        #: first guess is then not known, one iteration at least
+        self._forced = any(len(x) for x in self._late)
         self._known = [
             self._U[b.su][6 if nd.has_parent else 0 :] if any(ch < 0 for ch in nd.children)
             else None for b, nd in zip(self._bodies, self.nodes, strict=True)
@@ -693,6 +726,7 @@ class CoSimulation:
                 b = self._bodies[body]
                 Y[b.sy] = out[yoff : yoff + b.ny]
                 E[b.se] = out[yoff + b.ny : yoff + b.ny + (b.se.stop - b.se.start)]
+                b.x[:] = b.val[b.x_val]  # every input in x has just been sent
 
     def _read_y(self, b: _Body) -> None:
         out = b.ych.get()
@@ -700,22 +734,26 @@ class CoSimulation:
         self._E[b.se] = out[b.ny :]
 
     def _set_u(self, i: int, u: np.ndarray) -> None:
+        """Send body i's loop inputs ``u`` (and its late inputs' current values)."""
         b = self._bodies[i]
         self._U[b.su] = u
         b.val[b.u_val] = u
-        b.uch.set(u)
+        b.x[: b.nu] = u
+        b.x[b.nu :] = b.late
+        b.xch.set(b.x)
 
     def _outputs(self, i: int) -> np.ndarray:
         b = self._bodies[i]
         self._read_y(b)
         return self._Y[b.sy]
 
-    def _guess(self) -> np.ndarray:
-        """First guess of the loop inputs: the polynomial through the last
-        ``guess_order + 1`` loop solutions, extrapolated to the current time."""
+    def _guess(self) -> np.ndarray | None:
+        """First guess of the inputs that move in the solve (loop inputs, late inputs): the
+        polynomial through their values at the last ``guess_order + 1`` points, extrapolated to
+        the current time (None before the first point)."""
         pts = self._hist[-(self.guess_order + 1) :]
         if not pts:
-            return self._U
+            return None
         t = self.t
         g = None
         for k, (tk, uk) in enumerate(pts):
@@ -731,8 +769,9 @@ class CoSimulation:
         passed on, every body's loop outputs read at the guess."""
         if newton:
             g = self._guess()
-            for b in self._bodies:
-                b.val[b.lc_val] = g[b.lc_flat]
+            if g is not None:
+                for b in self._bodies:
+                    b.val[b.g_val] = g[b.sg]
         else:  # Gauss-Seidel starts from the inputs held over the last step
             for b, n in zip(self._bodies, self.order, strict=True):
                 b.val[b.lc_val] = self._held[n][b.lc_val]
@@ -740,54 +779,57 @@ class CoSimulation:
         U = self._U
         for b in self._bodies:
             U[b.su] = b.val[b.u_val]
+            b.late[:] = b.val[b.x_val[b.nu :]]
 
     def _post_loop(self) -> None:
         self._run(self._post_rt)
         for ch, val, idx in self._flush_rt:
             ch.set(val[idx])
+        point = (self.t, np.concatenate([b.x[b.cols] for b in self._bodies]))
         if self._hist and self._hist[-1][0] == self.t:
-            self._hist[-1] = (self.t, self._U.copy())
+            self._hist[-1] = point
         else:
-            self._hist.append((self.t, self._U.copy()))
+            self._hist.append(point)
             del self._hist[: -(self.guess_order + 1)]
 
     def _measure(self, i: int) -> None:
-        """The matrix M of body i by unit perturbations of its loop inputs at the current point
-        (affine: exact up to rounding). Columns of ports whose wrench is known beforehand stay
-        zero: those inputs do not move in the solve. The FMU is left at the last probe: the
-        iteration that follows writes every body's loop inputs."""
+        """The Jacobian ``Mx`` of body i by unit perturbations of its inputs at the point where
+        its outputs were read (affine: exact up to rounding). Columns of inputs that do not move
+        during a solve (a free port's held wrench) stay zero. The FMU is left at the last probe:
+        the iteration that follows sends every body's inputs."""
         b = self._bodies[i]
-        u0 = self._U[b.su].copy()
         y0 = self._Y[b.sy]
-        M = np.zeros((b.ny, len(u0)))
-        u = u0.copy()
-        for k in b.lc:
-            u[k] += 1.0
-            b.uch.set(u)
-            M[:, k] = b.ych.get()[: b.ny] - y0
-            u[k] = u0[k]
-        b.M = M
-        b.map = LoopMap.from_dense(M, b.c, b.has_parent, b.n_children)
+        Mx = np.zeros((b.ny, len(b.x)))
+        x = b.x.copy()
+        for k in b.cols:
+            x[k] += 1.0
+            b.xch.set(x)
+            Mx[:, k] = b.ych.get()[: b.ny] - y0
+            x[k] = b.x[k]
+        b.Mx = Mx
+        b.map = LoopMap.from_dense(Mx[:, : b.nu], b.c, b.has_parent, b.n_children)
         self.stats.jacobian_updates += 1
 
-    def _residual(self) -> tuple[float, str]:
+    def _residual(self, Y: np.ndarray | None = None) -> tuple[float, str]:
         """Largest mismatch between a loop input and the output that feeds it, relative to the
         size of the loop variables; with the variable's name."""
+        Y = self._Y if Y is None else Y
         if not len(self._res_u):
             return 0.0, ""
-        d = np.abs(self._U[self._res_u] - self._Y[self._res_y])
+        d = np.abs(self._U[self._res_u] - Y[self._res_y])
         k = int(d.argmax())
-        self._scale = max(1.0, float(np.abs(self._Y).max()))
+        self._scale = max(1.0, float(np.abs(Y).max()))
         return float(d[k]) / self._scale, self._res_names[k]
 
     def _newton(self, tolerance: float, max_iterations: int) -> int:
         """Chord iterations on the reused interface Jacobians (module docstring, step 2)."""
         bodies = self._bodies
         U, Y = self._U, self._Y
-        res, where = self._residual()
+        forced = self._forced
+        res, where = (math.inf, "") if forced else self._residual()
         it = 0
-        while not res <= tolerance:
-            if it >= max_iterations or not math.isfinite(res):
+        while not res <= tolerance or (forced and it == 0):
+            if it >= max_iterations or (it and not math.isfinite(res)):
                 raise CosimError(
                     f"the algebraic loop did not converge: residual {res:.3g} at '{where}' "
                     f"after {it} iterations", self.t,
@@ -795,45 +837,58 @@ class CoSimulation:
             for i, b in enumerate(bodies):
                 if b.map is None:
                     self._measure(i)
-                np.subtract(Y[b.sy], b.M @ U[b.su], out=b.c)
+                # y = Mx x + const at this point: y = M u + c with the late inputs at their
+                # new values
+                np.subtract(Y[b.sy], b.Mx @ b.x, out=b.c)
+                if len(b.late):
+                    b.c += b.Mx[:, b.nu :] @ b.late
+            if it == 0 and forced:  # the residual at the first guess, as the maps predict it
+                Yp = Y.copy()
+                for b in bodies:
+                    Yp[b.sy] = b.c + b.Mx[:, : b.nu] @ U[b.su]
+                res, where = self._residual(Yp)
             try:
                 sol = self.solver.solve([b.map for b in bodies], self._known)
             except LoopSolveError as exc:
                 raise CosimError(
                     f"singular loop equations at component '{self.order[exc.node]}'", self.t
                 ) from None
-            U_old, Y_old = U.copy(), Y.copy()
+            Y_old = Y.copy()
+            dx = []
             for i, b in enumerate(bodies):
                 u = sol.u(i)
+                x_old = b.x.copy()
                 U[b.su] = u
                 b.val[b.u_val] = u
-                b.uch.set(u)
+                b.x[: b.nu] = u
+                b.x[b.nu :] = b.late
+                b.xch.set(b.x)
+                dx.append(b.x - x_old)
             for b in bodies:
                 self._read_y(b)
             it += 1
             r_prev = res
             res, where = self._residual()
             # at a fixed time each FMU is affine: the residual is the mismatch between the
-            # outputs and their prediction by the maps, (Y - Y_old) - M (U - U_old). Broyden:
-            # correct each M along its secant (the direction in which the loop inputs move from
-            # one step to the next), unless the mismatch is rounding
-            dU, dY = U - U_old, Y - Y_old
+            # outputs and their prediction by the maps, (Y - Y_old) - Mx (x - x_old). Broyden:
+            # correct each Mx along its secant (the direction in which the inputs move from one
+            # step to the next), unless the mismatch is rounding
+            dY = Y - Y_old
             eps = 64.0 * np.finfo(float).eps * self._scale
             mismatch = []
-            for b in bodies:
-                du = dU[b.su]
-                mis = dY[b.sy] - b.M @ du
+            for b, d in zip(bodies, dx, strict=True):
+                mis = dY[b.sy] - b.Mx @ d
                 e = float(np.max(np.abs(mis[b.feed]))) if len(b.feed) else 0.0
                 mismatch.append(e / self._scale)
-                nrm = float(du @ du)
+                nrm = float(d @ d)
                 if nrm > 0.0 and float(np.max(np.abs(mis))) > eps:
-                    b.M += np.outer(mis, du / nrm)
+                    b.Mx += np.outer(mis, d / nrm)
             if res > tolerance and math.isfinite(res):
                 # the last iteration contracted the residual by res / r_prev; a body's mismatch
                 # scaled by that predicts its share of the next residual. Measure again, so
                 # that the next iteration is exact for them, the bodies whose share would stay
                 # above a tenth of the tolerance
-                ratio = res / r_prev if r_prev > 0.0 else 1.0
+                ratio = min(1.0, res / r_prev) if r_prev > 0.0 else 1.0
                 for b, e in zip(bodies, mismatch, strict=True):
                     if e * ratio > 0.1 * tolerance:
                         b.map = None
@@ -896,6 +951,9 @@ class CoSimulation:
         if newton:
             self.last_iterations = self._newton(tolerance, max_iterations)
         else:
+            for i, b in enumerate(self._bodies):
+                if len(b.late):
+                    self._set_u(i, self._U[b.su].copy())
             self.last_iterations = self._gauss_seidel(tolerance)
         self.stats.iterations += self.last_iterations
         self._post_loop()
