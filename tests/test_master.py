@@ -2,9 +2,11 @@
 
 The balloon of seed 004 is co-simulated with the FMUs of ``titopfmu build`` and compared with the
 engine at tight tolerances: the loop solution at a communication point is exact, the coupling
-error is second order in the step, the variable step follows its tolerance. A root carrying a
-child 1000 times heavier or lighter is solved in at most two iterations per step by the default
-(Newton) loop solver, where plain Gauss-Seidel fails.
+error is second order in the step, the variable step follows its tolerance; the interface
+Jacobians are measured at the start and reused. A root carrying a child 1000 times heavier or
+lighter is solved in at most two iterations per step by the default (Newton) loop solver, where
+plain Gauss-Seidel fails. A four-bar closed by a loop-closure FMU matches the engine. A failing
+FMU call is reported with the component, the variables and the FMU's own message.
 """
 
 from __future__ import annotations
@@ -72,7 +74,8 @@ def test_the_loop_solution_at_a_point_is_the_engines(fmu_dir):
                                        atol=1e-10, err_msg=name)  # fmt: skip
         q1 = cs.components["pend1"]
         np.testing.assert_allclose(
-            q1.slave.getReal([q1.vr["joint.m[1]"]]), engine.signal(ev, "pend1.joint.m")[0:1],
+            q1.slave.getReal([q1.vr["joint.m[1]"]]),
+            engine.signal(ev, "pend1.joint.m")[0:1],
             rtol=1e-10,
         )
     finally:
@@ -85,6 +88,13 @@ def test_balloon_co_simulation_is_second_order_in_the_step(fmu_dir, reference):
         cs = build_balloon_cosim(fmu_dir)
         res = cs.simulate(0.3, h, record=COSIM_RECORD, output_interval=0.01)
         errors[h] = max_error(res, reference, 0.3)
+        # the interface Jacobians (one per body) are measured at the start and then reused:
+        # Broyden corrections and the first guess keep it at about one iteration per step
+        steps = len(res.iterations) - 1
+        assert cs.stats.jacobian_updates <= 2 * len(cs.order), (h, cs.stats.jacobian_updates)
+        assert max(res.iterations[1:]) <= 2 and np.mean(res.iterations[1:]) <= 1.1, h
+        if h == 1e-3:  # 7 FMUs: 14 calls to step them, one read (and write) of each per point
+            assert cs.stats.fmu_calls / steps <= 48, cs.stats.fmu_calls / steps
     assert errors[5e-4] < 2e-5, errors
     order = np.log2(errors[2e-3] / errors[5e-4]) / 2.0
     assert order > 1.7, errors  # held inputs alone would give 1
@@ -167,6 +177,122 @@ def test_gauss_seidel_crawls_on_a_light_child_and_newton_does_not(fmu_dir):
     r_n = newton.simulate(0.01, 1e-3, record=["child.joint.m[3]"])
     assert min(r_gs.iterations) > 5 * max(r_n.iterations)
     np.testing.assert_allclose(r_gs["child.joint.m[3]"], r_n["child.joint.m[3]"], atol=1e-9)
+
+
+# -- a closed chain -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def closure_fmu_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fmus_closure")
+    build_fmus(out, types=["ground", "revolute_body", "loop_closure"], max_children=2)
+    return out
+
+
+G_FOUR_BAR = [0.0, -9.81, 0.0]
+THETA = np.deg2rad(60.0)
+K_PIN = np.diag([1e3, 1e3, 1e3, 1e3, 1e3, 0.0])  # a revolute pin: the rotation about z is free
+D_PIN = np.diag([1.0, 1.0, 1.0, 1.0, 1.0, 0.0]) * 2.0 * np.sqrt(1e3)
+#: bar -> (length, joint angle at rest, parent port)
+BARS = {"crank": (1.0, THETA, "A"), "coupler": (2.0, -THETA, "B"), "rocker": (1.0, THETA, "D")}
+
+
+def rod(length: float) -> dict:
+    """A thin rod of 1 kg along x from its joint."""
+    j = length**2 / 12.0
+    return {"mass": 1.0, "inertia": np.diag([1e-4, j, j]), "com": [length / 2, 0.0, 0.0]}
+
+
+def four_bar_engine(t_end: float):
+    from titopfmu import Constant, Ground, LoopClosure, RevoluteBody, System
+
+    s = System()
+    s.add(Ground("ground", children={"A": [0, 0, 0], "D": [2.0, 0, 0]}), Constant("free", 0.0),
+          LoopClosure("pin", K=K_PIN, D=D_PIN))  # fmt: skip
+    for name, (length, q0, _) in BARS.items():
+        tip = "B" if name == "crank" else "C"
+        s.add(RevoluteBody(name, **rod(length), theta0=q0, children={tip: [length, 0, 0]},
+                           gravity=G_FOUR_BAR))  # fmt: skip
+        s.connect("free.y", f"{name}.joint.tau")
+    s.connect("ground.A", "crank.P")
+    s.connect("crank.B", "coupler.P")
+    s.connect("ground.D", "rocker.P")
+    s.connect("coupler.C", "pin.left")
+    s.connect("rocker.C", "pin.right")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InertiaWarning)
+        return Engine(s).simulate(t_end, output_interval=0.01, rtol=1e-12, atol=1e-13,
+                                  record={n: f"{n}.joint.m[3]" for n in BARS})  # fmt: skip
+
+
+def four_bar_cosim(d) -> CoSimulation:
+    cs = CoSimulation()
+    cs.add("ground", d / "TitopGroundC2.fmu", {"C2.point": [2.0, 0.0, 0.0]})
+    for name, (length, q0, _) in BARS.items():
+        cs.add(name, d / "TitopRevoluteBodyC1.fmu", {
+            **rod(length), "C1.point": [length, 0.0, 0.0], "joint.axis": [0.0, 0.0, 1.0],
+            "joint.q0": q0, "gravity": G_FOUR_BAR})  # fmt: skip
+        cs.set_input(f"{name}.joint.tau", 0.0)
+    cs.add("pin", d / "TitopLoopClosure.fmu", {"K": K_PIN, "D": D_PIN})
+    cs.connect("ground.C1", "crank.P")
+    cs.connect("crank.C1", "coupler.P")
+    cs.connect("ground.C2", "rocker.P")
+    cs.connect("coupler.C1", "pin.left")  # the closure's wrenches reach the bodies before the
+    cs.connect("rocker.C1", "pin.right")  # loop, after the bodies' poses reached the closure
+    return cs
+
+
+def test_a_four_bar_closed_by_a_loop_closure_fmu_matches_the_engine(closure_fmu_dir):
+    t_end = 0.3
+    ref = four_bar_engine(t_end)
+    errors = {}
+    for h in (2e-3, 1e-3):
+        cs = four_bar_cosim(closure_fmu_dir)
+        res = cs.simulate(t_end, h, record=[f"{n}.joint.m[3]" for n in BARS],
+                          output_interval=0.01)  # fmt: skip
+        assert res.iterations[0] == 1 and max(res.iterations[1:]) <= 2, res.iterations
+        errors[h] = max(float(np.max(np.abs(res[f"{n}.joint.m[3]"] - ref[n]))) for n in BARS)
+    assert np.ptp(ref["crank"]) > 0.2  # the mechanism falls under gravity
+    assert errors[1e-3] < 5e-6, errors
+    assert errors[2e-3] / errors[1e-3] > 3.0, errors  # second order
+
+
+# -- failures ---------------------------------------------------------------------------------
+
+
+def root_and_arm(fmu_dir) -> CoSimulation:
+    cs = CoSimulation()
+    cs.add("root", fmu_dir / "TitopRigidBodyC1.fmu")
+    cs.add("arm", fmu_dir / "TitopRevoluteBodyC0.fmu", {"mass": 1.0, "com": [0.3, 0.0, 0.0]})
+    cs.connect("root.C1", "arm.P")
+    return cs
+
+
+def test_a_failing_read_names_the_component_the_variables_and_the_fmus_message(fmu_dir):
+    cs = root_and_arm(fmu_dir)
+    cs.set_input("arm.joint.tau", 1e308)  # finite, but the joint acceleration overflows
+    with pytest.raises(CosimError) as info:
+        cs.simulate(0.01, 1e-3, record=["arm.joint.m[3]"])
+    msg = str(info.value)
+    assert "component 'arm': fmi2GetReal of P.W[1..6]" in msg, msg
+    assert "is not finite" in msg, msg  # what the FMU logged
+    assert info.value.time == 0.0 and info.value.result is not None
+
+
+def test_a_failing_step_names_the_fmus_message_whichever_instance_logs_last(fmu_dir):
+    """fmpy routes every instance's log through one process-wide proxy: the message of 'root'
+    (instantiated first) must still reach 'root', not the last instance."""
+    cs = root_and_arm(fmu_dir)
+    cs.initialize(0.0)
+    try:
+        cs.solve_loop()
+        with pytest.raises(CosimError, match=r"fmi2DoStep of component 'root' failed .*step "
+                                             r"size -0.001 must be > 0") as info:  # fmt: skip
+            cs.do_step(-1e-3)
+        assert info.value.time == 0.0
+        assert not cs.components["arm"].messages
+    finally:
+        cs.free()
 
 
 # -- bad input --------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ Any FMU can be a component; one without TITOP ports takes part through signal co
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 import weakref
@@ -37,6 +38,25 @@ M = 18  # motion vector components
 W = 6  # wrench components
 
 _STATUS = {1: "warning", 2: "discard", 3: "error", 4: "fatal", 5: "pending"}
+
+# fmpy's logger proxy (which formats the FMU's variadic message) keeps a single Python logger
+# for the whole process: the last one registered receives every instance's messages. So every
+# component registers the same logger, which routes a message by the instance's
+# componentEnvironment (a number per component) to that component's list.
+_SINKS: dict[int, list[tuple[int, str]]] = {}
+_ENV = itertools.count(1)
+
+
+def _log(env, instance, status, category, message) -> None:
+    sink = _SINKS.get(env or 0)
+    if sink is not None:
+        text = message.decode("utf-8", "replace") if isinstance(message, bytes) else message
+        sink.append((int(status), str(text)))
+
+
+_LOGGER = fmi2CallbackLoggerTYPE(_log)  # alive as long as the module: FMUs keep its address
+_ALLOCATE = fmi2CallbackAllocateMemoryTYPE(calloc)
+_FREE = fmi2CallbackFreeMemoryTYPE(free)
 
 
 class CosimError(TitopError):
@@ -178,16 +198,13 @@ class Component:
         then name what the FMU itself said."""
         f = self.file
         self.messages: list[tuple[int, str]] = []
-        messages = self.messages
-
-        def log(env, instance, status, category, message) -> None:
-            text = message.decode("utf-8", "replace") if isinstance(message, bytes) else message
-            messages.append((int(status), str(text)))
-
+        self._env = next(_ENV)
+        _SINKS[self._env] = self.messages
         cb = fmi2CallbackFunctions()
-        cb.logger = fmi2CallbackLoggerTYPE(log)
-        cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
-        cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
+        cb.logger = _LOGGER
+        cb.allocateMemory = _ALLOCATE
+        cb.freeMemory = _FREE
+        cb.componentEnvironment = self._env
         addLoggerProxy(byref(cb))
         self._callbacks = cb  # the FMU keeps pointers into it
         self.slave = FMU2Slave(
@@ -238,6 +255,7 @@ class Component:
                 pass
             self.slave.freeInstance()
             self.slave = None
+        _SINKS.pop(getattr(self, "_env", 0), None)  # the messages stay in :attr:`messages`
 
 
 def describe(names: Sequence[str]) -> str:
