@@ -296,7 +296,7 @@ class RealChannel:
                  "_instance", "_stats", "_clock")  # fmt: skip
 
     def __init__(self, component: Component, names: Sequence[str], stats, clock,
-                 what: str = "") -> None:  # fmt: skip
+                 what: str = "", buffer: np.ndarray | None = None) -> None:  # fmt: skip
         slave = component.slave
         self.component = component
         self.names = list(names)
@@ -304,8 +304,15 @@ class RealChannel:
         self.what = what or describe(self.names)
         self._n = len(self.names)
         self._vr = (c_uint * self._n)(*[component.vr[n] for n in self.names])
-        #: the value buffer: :meth:`get` fills it, :meth:`set` sends it
-        self.values = np.zeros(self._n)
+        #: the value buffer: :meth:`get` fills it, :meth:`send` sends it. ``buffer`` (a
+        #: contiguous float array, e.g. a slice of a larger one) is used in place
+        if buffer is None:
+            buffer = np.zeros(self._n)
+        if buffer.dtype != np.float64 or buffer.shape != (self._n,):
+            raise ValueError(f"buffer of shape {buffer.shape} for {self._n} variables")
+        if not buffer.flags.c_contiguous:
+            raise ValueError("the buffer must be contiguous")
+        self.values = buffer
         self._ptr = self.values.ctypes.data_as(POINTER(c_double))
         self._get = slave.dll.fmi2GetReal  # fmpy set its argument and result types
         self._set = slave.dll.fmi2SetReal
@@ -322,8 +329,17 @@ class RealChannel:
         return self.values
 
     def set(self, values) -> None:
-        """Send ``values`` (any sequence of the channel's length)."""
+        """Send ``values`` (any sequence of the channel's length), through the buffer."""
         self.values[:] = values
+        self.send()
+
+    def set_from(self, source: np.ndarray, index: np.ndarray) -> None:
+        """Send ``source[index]``, through the buffer."""
+        source.take(index, out=self.values)
+        self.send()
+
+    def send(self) -> None:
+        """Send the buffer as it is."""
         self._stats.fmu_calls += 1
         status = self._set(self._instance, self._vr, self._n, self._ptr)
         if status > 1:
@@ -341,14 +357,24 @@ class RealChannel:
         )
 
 
-def do_step(component: Component, t: float, h: float, stats) -> None:
-    """``fmi2DoStep`` straight to the FMU's function; a failure raises a :class:`CosimError`
-    with what the FMU logged."""
-    slave = component.slave
-    stats.fmu_calls += 1
-    status = slave.dll.fmi2DoStep(slave.component, t, h, 1)
-    if status > 1:
-        raise CosimError(
-            f"fmi2DoStep of component '{component.name}' failed (status "
-            f"{_STATUS.get(status, status)}){component.last_error()}", t,
-        )  # fmt: skip
+class Stepper:
+    """``fmi2DoStep`` of one component straight to the FMU's function; a failure raises a
+    :class:`CosimError` with what the FMU logged. Each call adds one to ``stats.fmu_calls``."""
+
+    __slots__ = ("component", "_step", "_instance", "_stats")
+
+    def __init__(self, component: Component, stats) -> None:
+        self.component = component
+        self._step = component.slave.dll.fmi2DoStep
+        self._instance = component.slave.component
+        self._stats = stats
+
+    def __call__(self, t: float, h: float) -> None:
+        self._stats.fmu_calls += 1
+        status = self._step(self._instance, t, h, 1)
+        if status > 1:
+            c = self.component
+            raise CosimError(
+                f"fmi2DoStep of component '{c.name}' failed (status "
+                f"{_STATUS.get(status, status)}){c.last_error()}", t,
+            )  # fmt: skip

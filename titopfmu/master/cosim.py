@@ -38,14 +38,13 @@ import csv
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..assembly.loop_solver import LoopNode, LoopSolveError, TreeLoopSolver
 from ..blocks.loop_map import LoopMap
-from .components import Component, CosimError, FmuFile, M, RealChannel, W
-from .components import do_step as fmu_do_step
+from .components import Component, CosimError, FmuFile, M, RealChannel, Stepper, W
 
 ACC = range(1, 7)  # loop part of a motion vector (1-based)
 PRE = range(7, M + 1)  # twist, position, Euler angles
@@ -77,38 +76,38 @@ class _Op:
 
 @dataclass(eq=False)
 class _Body:
-    """Run-time data of one body of the loop: its slices of the flat loop inputs ``U``,
-    outputs ``Y`` and extra outputs ``E``, the master's copy of its written inputs ``val`` and
-    where its inputs ``x = [u ; late inputs]`` are in it, the value of ``x`` at which ``Y`` was
-    read, channels, its interface Jacobian ``Mx = d y / d x`` and map."""
+    """Run-time data of one body of the loop: its inputs ``x = [u ; late inputs]`` (``xv``, a
+    slice of the master's copy of the written inputs, which its channel sends in place) and the
+    value of ``x`` at which its loop outputs (``Yv``, a slice of ``Y``) were read; its interface
+    Jacobian ``Mx = [M | N] = d y / d x`` and loop map ``y = M u + c``."""
 
-    su: slice
     sy: slice
     se: slice
     ny: int
-    val: np.ndarray
-    x_val: np.ndarray  # positions in val of x
+    nu: int
+    xv: np.ndarray
+    xch: RealChannel
+    ych: RealChannel
     lc: np.ndarray  # positions in u of the loop inputs fed by another body
     cols: np.ndarray  # positions in x of the inputs that move during a solve (measured)
     feed: np.ndarray  # positions in y of the loop outputs that feed one
-    xch: RealChannel
-    ych: RealChannel
-    c: np.ndarray  # the map's constant term, y = M u + c (updated in place)
+    c: np.ndarray  # the map's constant term (updated in place)
+    tmp: np.ndarray
+    x_read: np.ndarray
     has_parent: bool
     n_children: int
-    nu: int
-    x: np.ndarray  # the inputs at which Y[sy] was read
-    late: np.ndarray  # the late inputs' values at this point
-    lc_val: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
-    g_val: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
-    #: its moving inputs x[cols] in the flat history vectors
-    sg: slice = field(default_factory=lambda: slice(0, 0))
+    Yv: np.ndarray | None = None
+    xu: np.ndarray | None = None  # views of xv: u ...
+    xl: np.ndarray | None = None  # ... and the late inputs
+    nl: int = 0
+    ne: int = 0  # extra outputs read with the loop outputs
+    xs: slice | None = None  # of xv in V
+    g: np.ndarray | None = None  # positions in V of x[cols]
+    lcv: np.ndarray | None = None  # positions in V of u[lc]
     Mx: np.ndarray | None = None
+    M: np.ndarray | None = None
+    N: np.ndarray | None = None
     map: LoopMap | None = None
-
-    @property
-    def u_val(self) -> np.ndarray:
-        return self.x_val[: self.nu]
 
 
 class CosimResult:
@@ -480,6 +479,10 @@ class CoSimulation:
             pending.setdefault(cb, set()).add(i)
         self._post_ops = post_ops
         self._final_flush = [(cname, flush(cname)) for cname in list(pending) if pending[cname]]
+        # a body's written inputs start with x = [u ; late inputs] (see :meth:`_bind`)
+        for i, n in enumerate(order):
+            x = self._u_names[i] + [v for v in self._late[i] if v not in self._u_names[i]]
+            self._written[n] = x + [v for v in self._written[n] if v not in x]
 
     def _loop_input_names(self) -> set[tuple[str, str]]:
         out = set()
@@ -617,93 +620,117 @@ class CoSimulation:
         self._bind()
         self.stats.fmu_calls = 0
 
-    def _channel(self, cname: str, names: Sequence[str], what: str = "") -> RealChannel:
-        return RealChannel(self.components[cname], names, self.stats, self, what)
+    def _channel(self, cname: str, names: Sequence[str], what: str = "",
+                 buffer: np.ndarray | None = None) -> RealChannel:  # fmt: skip
+        return RealChannel(self.components[cname], names, self.stats, self, what, buffer)
 
     def _bind(self) -> None:
-        """Channels for the program of :meth:`_build_program`; the master's copy of the inputs it
-        writes, read once from the FMUs; flat loop variables."""
+        """Channels for the program of :meth:`_build_program` and the master's copy of the
+        inputs it writes, read once from the FMUs.
+
+        Every written input has a place in the flat array ``_V`` (its value at the current
+        point; ``_P`` at the previous point, ``_H`` the value held over the step), a body's
+        ``x = [u ; late inputs]`` first: its channel sends that slice of ``_V`` in place."""
         comps = self.components
-        self._val: dict[str, np.ndarray] = {}
-        self._held: dict[str, np.ndarray] = {}  # the values held over the last step
-        self._coupled_rt = []
+        base: dict[str, int] = {}
+        n = 0
         for cname, names in self._written.items():
-            ch = self._channel(cname, names, "its connected inputs")
-            val = ch.get().copy()
-            self._val[cname] = val
-            self._held[cname] = val.copy()
-            angle = np.array([n.endswith((".m[16]", ".m[17]", ".m[18]")) for n in names])
-            self._coupled_rt.append((ch, val, val.copy(), self._held[cname],
-                                     angle if angle.any() else None))  # fmt: skip
-        pos = {c: {x: k for k, x in enumerate(ns)} for c, ns in self._written.items()}
+            base[cname] = n
+            n += len(names)
+        V = self._V = np.zeros(n)
+        H = self._H = np.zeros(n)
+        self._P = np.zeros(n)
+        self._D = np.zeros(n)
+        ang = []
+        self._hold_channels = []
+        for cname, names in self._written.items():
+            sl = slice(base[cname], base[cname] + len(names))
+            ch = self._channel(cname, names, "its connected inputs", H[sl])
+            V[sl] = ch.get()
+            self._hold_channels.append(ch)
+            ang += [base[cname] + k for k, x in enumerate(names)
+                    if x.endswith((".m[16]", ".m[17]", ".m[18]"))]  # fmt: skip
+        self._angles = np.array(ang, dtype=int) if ang else None
+        self._P[:] = V
+        H[:] = V
+        pos = {c: {x: base[c] + k for k, x in enumerate(ns)} for c, ns in self._written.items()}
 
         def idx(cname: str, names: Sequence[str]) -> np.ndarray:
-            return np.array([pos[cname][n] for n in names], dtype=int)
+            return np.array([pos[cname][x] for x in names], dtype=int)
 
         def bind_op(op: _Op, source=None):
             fch = self._channel(op.comp, op.flush) if op.flush else None
             rch = source if source is not None else self._channel(op.comp, op.reads)
-            dests = [(self._val[dc], np.array(src, dtype=int), idx(dc, names))
+            dests = [(np.array(src, dtype=int), idx(dc, names))
                      for dc, (src, names) in op.dests.items()]  # fmt: skip
-            fval = self._val[op.comp] if fch is not None else None
             fidx = idx(op.comp, op.flush) if fch is not None else None
-            return fch, fval, fidx, rch, dests, op.body, op.yoff
+            return fch, fidx, rch, dests, op.body, op.yoff
 
-        self._U = np.zeros(self._su[-1].stop if self._su else 0)
         self._Y = np.zeros(self._sy[-1].stop if self._sy else 0)
+        self._dY = np.zeros_like(self._Y)
+        self._Yp = np.zeros_like(self._Y)
+        self._Vg = np.zeros_like(V)
+        self._maps: list | None = None
         se, e = [], 0
         for x in self._extras:
             se.append(slice(e, e + len(x)))
             e += len(x)
         self._E = np.zeros(e)
         self._bodies: list[_Body] = []
-        ng = 0
-        for i, n in enumerate(self.order):
+        for i, name in enumerate(self.order):
             node = self.nodes[i]
             ny = len(self._y_names[i])
             u = self._u_names[i]
             late = self._late[i]
             xn = u + [x for x in late if x not in u]
+            x0 = base[name]
+            assert self._written[name][: len(xn)] == xn  # x leads the body's written inputs
+            xv = V[x0 : x0 + len(xn)]
             cols = sorted(set(self._lc[i]) | {xn.index(x) for x in late})
+            what = "its loop inputs" + (" and late inputs" if late else "")
             b = _Body(
-                su=self._su[i], sy=self._sy[i], se=se[i], ny=ny, val=self._val[n],
-                x_val=idx(n, xn), lc=np.array(self._lc[i], dtype=int),
-                cols=np.array(cols, dtype=int), feed=np.array(self._feed[i], dtype=int),
-                xch=self._channel(n, xn, "its loop inputs" + (" and late inputs" if late else "")),
-                ych=self._channel(n, self._y_names[i] + self._extras[i], "its loop outputs"),
-                c=np.zeros(ny), has_parent=node.has_parent, n_children=len(node.children),
-                nu=len(u), x=np.zeros(len(xn)), late=np.zeros(len(xn) - len(u)),
+                sy=self._sy[i], se=se[i], ny=ny, nu=len(u), xv=xv,
+                xch=self._channel(name, xn, what, xv),
+                ych=self._channel(name, self._y_names[i] + self._extras[i], "its loop outputs"),
+                lc=np.array(self._lc[i], dtype=int), cols=np.array(cols, dtype=int),
+                feed=np.array(self._feed[i], dtype=int), c=np.zeros(ny), tmp=np.zeros(ny),
+                x_read=xv.copy(), has_parent=node.has_parent, n_children=len(node.children),
             )  # fmt: skip
-            b.lc_val = b.u_val[b.lc]
-            b.g_val = b.x_val[b.cols]
-            b.sg = slice(ng, ng + len(b.cols))
-            ng += len(b.cols)
-            b.x[:] = b.val[b.x_val]
-            self._U[b.su] = b.x[: b.nu]
+            b.Yv = self._Y[b.sy]
+            b.xu, b.xl = xv[: b.nu], xv[b.nu :]
+            b.nl, b.ne = len(b.xl), se[i].stop - se[i].start
+            b.xs = slice(x0, x0 + len(xn))
+            b.g = x0 + b.cols
+            b.lcv = x0 + b.lc
             self._bodies.append(b)
+        # the residual compares V at the loop inputs with Y at the outputs feeding them
+        u_abs = np.concatenate(
+            [base[n] + np.arange(len(u)) for n, u in zip(self.order, self._u_names, strict=True)]
+        )
+        self._res_uv = u_abs[self._res_u] if len(self._res_u) else self._res_u
+        self._g = np.concatenate([b.g for b in self._bodies]) if self._bodies else np.zeros(0, int)
+        self._lcv = (np.concatenate([b.lcv for b in self._bodies]) if self._bodies
+                     else np.zeros(0, int))  # fmt: skip
+        self._known = [
+            b.xv[6 if nd.has_parent else 0 : b.nu] if any(ch < 0 for ch in nd.children)
+            else None for b, nd in zip(self._bodies, self.nodes, strict=True)
+        ]  # fmt: skip
         #: some body reads its loop outputs before its late inputs are sent: the residual at the
         #: first guess is then not known, one iteration at least
         self._forced = any(len(x) for x in self._late)
-        self._known = [
-            self._U[b.su][6 if nd.has_parent else 0 :] if any(ch < 0 for ch in nd.children)
-            else None for b, nd in zip(self._bodies, self.nodes, strict=True)
-        ]  # fmt: skip
-        self._ops_rt = []
-        for op in self._ops:
-            self._ops_rt.append(bind_op(op))
+        self._ops_rt = [bind_op(op) for op in self._ops]
         self._post_rt = []
         for op in self._post_ops:
             if op.body >= 0:  # values from the extra outputs read with the loop outputs
                 b = self._bodies[op.body]
-                offs = [b.se.start + self._extras[op.body].index(r) for r in op.reads]
+                offs = np.array([b.se.start + self._extras[op.body].index(r) for r in op.reads])
                 rt = bind_op(op, source=self._E)
-                dests = [(v, np.array(offs, dtype=int)[s], d) for v, s, d in rt[4]]
-                self._post_rt.append((None, None, None, None, dests, -1, 0))
+                self._post_rt.append((None, None, None, [(offs[s], d) for s, d in rt[3]], -1, 0))
             else:
                 self._post_rt.append(bind_op(op))
-        self._flush_rt = [(self._channel(cname, names), self._val[cname], idx(cname, names))
+        self._flush_rt = [(self._channel(cname, names), idx(cname, names))
                           for cname, names in self._final_flush]  # fmt: skip
-        self._steppers = list(comps.values())
+        self._steppers = [Stepper(c, self.stats) for c in comps.values()]
         self._hist: list[tuple[float, np.ndarray]] = []
         self._have_prev = False
         self._h_prev = 0.0
@@ -713,39 +740,36 @@ class CoSimulation:
             c.free()
 
     def _run(self, ops) -> None:
-        """Execute bound program steps: flush the pending writes of a component, read it, pass
-        the values on, keep a body's loop outputs."""
-        Y, E = self._Y, self._E
-        for fch, fval, fidx, rch, dests, body, yoff in ops:
+        """Execute bound program steps: send the pending writes to a component, read it, pass
+        the values on, keep a body's loop outputs and the inputs they were read at."""
+        V, Y, E = self._V, self._Y, self._E
+        for fch, fidx, rch, dests, body, yoff in ops:
             if fch is not None:
-                fch.set(fval[fidx])
+                fch.set_from(V, fidx)
             out = rch.get() if rch is not None else E
-            for val, src, dst in dests:
-                val[dst] = out[src]
+            for src, dst in dests:
+                V[dst] = out[src]
             if body >= 0:
                 b = self._bodies[body]
                 Y[b.sy] = out[yoff : yoff + b.ny]
                 E[b.se] = out[yoff + b.ny : yoff + b.ny + (b.se.stop - b.se.start)]
-                b.x[:] = b.val[b.x_val]  # every input in x has just been sent
+                b.x_read[:] = b.xv  # every input in x has just been sent
 
     def _read_y(self, b: _Body) -> None:
         out = b.ych.get()
-        self._Y[b.sy] = out[: b.ny]
+        b.Yv[:] = out[: b.ny]
         self._E[b.se] = out[b.ny :]
 
     def _set_u(self, i: int, u: np.ndarray) -> None:
         """Send body i's loop inputs ``u`` (and its late inputs' current values)."""
         b = self._bodies[i]
-        self._U[b.su] = u
-        b.val[b.u_val] = u
-        b.x[: b.nu] = u
-        b.x[b.nu :] = b.late
-        b.xch.set(b.x)
+        b.xv[: b.nu] = u
+        b.xch.send()
 
     def _outputs(self, i: int) -> np.ndarray:
         b = self._bodies[i]
         self._read_y(b)
-        return self._Y[b.sy]
+        return b.Yv
 
     def _guess(self) -> np.ndarray | None:
         """First guess of the inputs that move in the solve (loop inputs, late inputs): the
@@ -770,22 +794,17 @@ class CoSimulation:
         if newton:
             g = self._guess()
             if g is not None:
-                for b in self._bodies:
-                    b.val[b.g_val] = g[b.sg]
+                self._V[self._g] = g
         else:  # Gauss-Seidel starts from the inputs held over the last step
-            for b, n in zip(self._bodies, self.order, strict=True):
-                b.val[b.lc_val] = self._held[n][b.lc_val]
+            self._V[self._lcv] = self._H[self._lcv]
         self._run(self._ops_rt)
-        U = self._U
-        for b in self._bodies:
-            U[b.su] = b.val[b.u_val]
-            b.late[:] = b.val[b.x_val[b.nu :]]
 
     def _post_loop(self) -> None:
         self._run(self._post_rt)
-        for ch, val, idx in self._flush_rt:
-            ch.set(val[idx])
-        point = (self.t, np.concatenate([b.x[b.cols] for b in self._bodies]))
+        V = self._V
+        for ch, idx in self._flush_rt:
+            ch.set_from(V, idx)
+        point = (self.t, V[self._g])
         if self._hist and self._hist[-1][0] == self.t:
             self._hist[-1] = point
         else:
@@ -798,25 +817,31 @@ class CoSimulation:
         during a solve (a free port's held wrench) stay zero. The FMU is left at the last probe:
         the iteration that follows sends every body's inputs."""
         b = self._bodies[i]
-        y0 = self._Y[b.sy]
-        Mx = np.zeros((b.ny, len(b.x)))
-        x = b.x.copy()
+        y0 = b.Yv.copy()
+        Mx = np.zeros((b.ny, len(b.xv)))
+        x = b.xv
+        kept = x.copy()
+        x[:] = b.x_read
         for k in b.cols:
             x[k] += 1.0
-            b.xch.set(x)
+            b.xch.send()
             Mx[:, k] = b.ych.get()[: b.ny] - y0
-            x[k] = b.x[k]
+            x[k] = b.x_read[k]
+        x[:] = kept
         b.Mx = Mx
-        b.map = LoopMap.from_dense(Mx[:, : b.nu], b.c, b.has_parent, b.n_children)
+        b.M, b.N = Mx[:, : b.nu], Mx[:, b.nu :]
+        b.map = LoopMap.from_dense(b.M, b.c, b.has_parent, b.n_children)
         self.stats.jacobian_updates += 1
 
-    def _residual(self, Y: np.ndarray | None = None) -> tuple[float, str]:
+    def _residual(self, Y: np.ndarray | None = None, V: np.ndarray | None = None):
         """Largest mismatch between a loop input and the output that feeds it, relative to the
         size of the loop variables; with the variable's name."""
         Y = self._Y if Y is None else Y
+        V = self._V if V is None else V
         if not len(self._res_u):
+            self._scale = 1.0
             return 0.0, ""
-        d = np.abs(self._U[self._res_u] - Y[self._res_y])
+        d = np.abs(V[self._res_uv] - Y[self._res_y])
         k = int(d.argmax())
         self._scale = max(1.0, float(np.abs(Y).max()))
         return float(d[k]) / self._scale, self._res_names[k]
@@ -824,10 +849,11 @@ class CoSimulation:
     def _newton(self, tolerance: float, max_iterations: int) -> int:
         """Chord iterations on the reused interface Jacobians (module docstring, step 2)."""
         bodies = self._bodies
-        U, Y = self._U, self._Y
+        Y, dY = self._Y, self._dY
         forced = self._forced
         res, where = (math.inf, "") if forced else self._residual()
         it = 0
+        dot, subtract = np.dot, np.subtract
         while not res <= tolerance or (forced and it == 0):
             if it >= max_iterations or (it and not math.isfinite(res)):
                 raise CosimError(
@@ -837,61 +863,69 @@ class CoSimulation:
             for i, b in enumerate(bodies):
                 if b.map is None:
                     self._measure(i)
+                    self._maps = None
                 # y = Mx x + const at this point: y = M u + c with the late inputs at their
-                # new values
-                np.subtract(Y[b.sy], b.Mx @ b.x, out=b.c)
-                if len(b.late):
-                    b.c += b.Mx[:, b.nu :] @ b.late
-            if it == 0 and forced:  # the residual at the first guess, as the maps predict it
-                Yp = Y.copy()
-                for b in bodies:
-                    Yp[b.sy] = b.c + b.Mx[:, : b.nu] @ U[b.su]
-                res, where = self._residual(Yp)
+                # current values (before the first iteration they differ from x_read)
+                dot(b.Mx, b.x_read, out=b.tmp)
+                subtract(b.Yv, b.tmp, out=b.c)
+                if b.nl:
+                    b.c += dot(b.N, b.xl)
+            if self._maps is None:
+                self._maps = [b.map for b in bodies]
             try:
-                sol = self.solver.solve([b.map for b in bodies], self._known)
+                sol = self.solver.solve(self._maps, self._known)
             except LoopSolveError as exc:
                 raise CosimError(
                     f"singular loop equations at component '{self.order[exc.node]}'", self.t
                 ) from None
-            Y_old = Y.copy()
-            dx = []
+            np.copyto(dY, Y)
+            if it == 0 and forced:
+                np.copyto(self._Vg, self._V)  # the first guess
             for i, b in enumerate(bodies):
-                u = sol.u(i)
-                x_old = b.x.copy()
-                U[b.su] = u
-                b.val[b.u_val] = u
-                b.x[: b.nu] = u
-                b.x[b.nu :] = b.late
-                b.xch.set(b.x)
-                dx.append(b.x - x_old)
+                b.xu[:] = sol.u(i)
+                b.xch.send()
             for b in bodies:
-                self._read_y(b)
+                out = b.ych.get()
+                b.Yv[:] = out[: b.ny]
+                if b.ne:
+                    self._E[b.se] = out[b.ny :]
             it += 1
             r_prev = res
             res, where = self._residual()
+            refresh = res > tolerance and math.isfinite(res)
+            if refresh and it == 1 and forced:
+                # the residual at the first guess as the maps predicted it: its loop inputs,
+                # the late ones at their new values
+                Yp = self._Yp
+                Vg = self._Vg
+                for b in bodies:
+                    np.add(b.c, dot(b.M, Vg[b.xs][: b.nu]), out=Yp[b.sy])
+                r_prev = self._residual(Yp, Vg)[0]
+                self._residual()  # the scale of Y
             # at a fixed time each FMU is affine: the residual is the mismatch between the
-            # outputs and their prediction by the maps, (Y - Y_old) - Mx (x - x_old). Broyden:
+            # outputs and their prediction by the maps, (Y - Y_old) - Mx (x - x_read). Broyden:
             # correct each Mx along its secant (the direction in which the inputs move from one
             # step to the next), unless the mismatch is rounding
-            dY = Y - Y_old
+            subtract(Y, dY, out=dY)
             eps = 64.0 * np.finfo(float).eps * self._scale
-            mismatch = []
-            for b, d in zip(bodies, dx, strict=True):
-                mis = dY[b.sy] - b.Mx @ d
-                e = float(np.max(np.abs(mis[b.feed]))) if len(b.feed) else 0.0
-                mismatch.append(e / self._scale)
-                nrm = float(d @ d)
-                if nrm > 0.0 and float(np.max(np.abs(mis))) > eps:
-                    b.Mx += np.outer(mis, d / nrm)
-            if res > tolerance and math.isfinite(res):
-                # the last iteration contracted the residual by res / r_prev; a body's mismatch
-                # scaled by that predicts its share of the next residual. Measure again, so
-                # that the next iteration is exact for them, the bodies whose share would stay
-                # above a tenth of the tolerance
-                ratio = min(1.0, res / r_prev) if r_prev > 0.0 else 1.0
-                for b, e in zip(bodies, mismatch, strict=True):
-                    if e * ratio > 0.1 * tolerance:
-                        b.map = None
+            ratio = min(1.0, res / r_prev) if r_prev > 0.0 else 1.0
+            for b in bodies:
+                d = subtract(b.xv, b.x_read)
+                b.x_read[:] = b.xv
+                mis = subtract(dY[b.sy], dot(b.Mx, d, out=b.tmp), out=b.tmp)
+                amis = np.abs(mis)
+                if amis.max() > eps:
+                    nrm = float(d @ d)
+                    if nrm > 0.0:
+                        b.Mx += np.multiply.outer(mis, d / nrm)
+                    # the last iteration contracted the residual by `ratio`; a body's mismatch
+                    # scaled by that predicts its share of the next residual. Measure again, so
+                    # that the next iteration is exact for them, the bodies whose share would
+                    # stay above a tenth of the tolerance
+                    if refresh and len(b.feed):
+                        share = float(amis[b.feed].max()) / self._scale * ratio
+                        if share > 0.1 * tolerance:
+                            b.map = None
         return it
 
     def _gauss_seidel(self, tolerance: float) -> int:
@@ -908,7 +942,7 @@ class CoSimulation:
 
     def _gauss_seidel_sweeps(self, tolerance: float, count: int) -> int:
         res, where, it = math.inf, "", 0
-        U = self._U
+        bodies = self._bodies
         for it in range(1, self.gauss_seidel_max_iterations + 1):
             for i in range(count):  # down: each child takes its parent's latest acceleration
                 node = self.nodes[i]
@@ -916,7 +950,7 @@ class CoSimulation:
                     p = node.parent
                     yp = self._outputs(p)
                     off = 6 if self.nodes[p].has_parent else 0
-                    u = U[self._su[i]].copy()
+                    u = bodies[i].xv[: bodies[i].nu].copy()
                     u[0:6] = yp[off + 6 * node.parent_slot : off + 6 * node.parent_slot + 6]
                     self._set_u(i, u)
             for i in reversed(range(count)):  # up: each parent takes its children's wrenches
@@ -925,7 +959,7 @@ class CoSimulation:
                     p = node.parent
                     w = self._outputs(i)[0:6]
                     off = 6 if self.nodes[p].has_parent else 0
-                    u = U[self._su[p]].copy()
+                    u = bodies[p].xv[: bodies[p].nu].copy()
                     u[off + 6 * node.parent_slot : off + 6 * node.parent_slot + 6] = w
                     self._set_u(p, u)
             for i in range(count):
@@ -952,8 +986,8 @@ class CoSimulation:
             self.last_iterations = self._newton(tolerance, max_iterations)
         else:
             for i, b in enumerate(self._bodies):
-                if len(b.late):
-                    self._set_u(i, self._U[b.su].copy())
+                if b.nu < len(b.xv):  # the late inputs first
+                    self._set_u(i, b.xv[: b.nu])
             self.last_iterations = self._gauss_seidel(tolerance)
         self.stats.iterations += self.last_iterations
         self._post_loop()
@@ -964,30 +998,31 @@ class CoSimulation:
         to O(h³), which makes the coupling second order (README, "Co-simulation")."""
         ratio = h / self._h_prev if self._h_prev else 0.0  # u̇ ≈ (u_n - u_{n-1}) / h_{n-1}
         self._h_prev = h
+        V, P, H, D = self._V, self._P, self._H, self._D
         if not self._have_prev:
-            for _, val, prev, held, _ in self._coupled_rt:
-                prev[:] = val
-                held[:] = val
+            P[:] = V
+            H[:] = V
             self._have_prev = True
             return
-        for ch, val, prev, held, angle in self._coupled_rt:
-            d = val - prev
-            if angle is not None:
-                d[angle] = (d[angle] + np.pi) % (2.0 * np.pi) - np.pi
-            prev[:] = val
-            np.add(val, (0.5 * ratio) * d, out=held)
-            ch.set(held)
+        np.subtract(V, P, out=D)
+        a = self._angles
+        if a is not None:
+            D[a] = (D[a] + np.pi) % (2.0 * np.pi) - np.pi
+        P[:] = V
+        D *= 0.5 * ratio
+        np.add(V, D, out=H)
+        for ch in self._hold_channels:
+            ch.send()
 
     def do_step(self, h: float) -> None:
         """Step 3 of the module docstring: every FMU advanced from ``t`` to ``t + h``."""
         if self.coupling == "extrapolated":
             self._extrapolate_inputs(h)
         else:
-            for _, val, _, held, _ in self._coupled_rt:
-                held[:] = val
-        t, stats = self.t, self.stats
-        for c in self._steppers:
-            fmu_do_step(c, t, h, stats)
+            self._H[:] = self._V
+        t = self.t
+        for step in self._steppers:
+            step(t, h)
         self.t += h
 
     def _record_columns(self, record) -> list[tuple[str, str, str]]:
@@ -1021,26 +1056,19 @@ class CoSimulation:
 
     def _save(self):
         states = {n: c.slave.getFMUstate() for n, c in self.components.items()}
-        master = (self.t, {n: v.copy() for n, v in self._val.items()},
-                  [(x[2].copy(), x[3].copy()) for x in self._coupled_rt], self._have_prev,
-                  list(self._hist), self._h_prev, self._U.copy(), self._Y.copy(),
-                  self._E.copy())  # fmt: skip
+        master = (self.t, self._V.copy(), self._P.copy(), self._H.copy(), self._have_prev,
+                  list(self._hist), self._h_prev, self._Y.copy(), self._E.copy())  # fmt: skip
         return states, master
 
     def _restore(self, saved) -> None:
         """Back to a saved point: FMU states (inputs included) and the master's copies, in
-        place (the program's steps hold references to them)."""
+        place (channels and views refer to them)."""
         states, master = saved
         for n, c in self.components.items():
             c.slave.setFMUstate(states[n])
-        self.t, val, coupled, self._have_prev, hist, self._h_prev, U, Y, E = master
-        for n, v in val.items():
-            self._val[n][:] = v
-        for x, (prev, held) in zip(self._coupled_rt, coupled, strict=True):
-            x[2][:] = prev
-            x[3][:] = held
+        self.t, V, P, H, self._have_prev, hist, self._h_prev, Y, E = master
+        self._V[:], self._P[:], self._H[:], self._Y[:], self._E[:] = V, P, H, Y, E
         self._hist = list(hist)
-        self._U[:], self._Y[:], self._E[:] = U, Y, E
 
     def _free_saved(self, saved) -> None:
         for n, c in self.components.items():
