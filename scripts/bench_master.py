@@ -5,7 +5,11 @@ wall time, real-time factor, FMU calls per step, loop iterations per step, inter
 measurements, and the ratio of its wall time to the in-process engine's, measured in the same
 run (the machines are shared and noisy). Target (issue 4): real-time factor >= 1 on 2 cores.
 
-    python scripts/bench_master.py [--t-final 20] [--step 1e-3]
+With ``--split``, a second run of the co-simulation times every FMU call (``fmi2GetReal``,
+``fmi2SetReal``, ``fmi2DoStep``: the FMUs' own work and pythonfmu's layer) and reports, per
+step, the time inside them and the master's own Python time (the rest of the wall time).
+
+    python scripts/bench_master.py [--t-final 20] [--step 1e-3] [--split]
 """
 
 from __future__ import annotations
@@ -15,11 +19,46 @@ import sys
 import tempfile
 import time
 import warnings
+from time import perf_counter
 
 import numpy as np
 
 from titopfmu.examples.balloon import COSIM_RECORD, build_balloon_cosim, run_balloon
 from titopfmu.fmi.build import build_fmus
+from titopfmu.master import components
+
+
+def timed_run(fmu_dir, T: float, h: float, solver_method: int) -> dict[str, float]:
+    """Run the co-simulation with every FMU call timed: seconds per kind, and the wall time."""
+    spent = {"fmi2GetReal": 0.0, "fmi2SetReal": 0.0, "fmi2DoStep": 0.0}
+    calls = {k: 0 for k in spent}
+    originals = (components.RealChannel.get, components.RealChannel.send,
+                 components.Stepper.__call__)  # fmt: skip
+
+    def timing(kind, fn):
+        def wrapper(*args):
+            t0 = perf_counter()
+            try:
+                return fn(*args)
+            finally:
+                spent[kind] += perf_counter() - t0
+                calls[kind] += 1
+
+        return wrapper
+
+    components.RealChannel.get = timing("fmi2GetReal", originals[0])
+    components.RealChannel.send = timing("fmi2SetReal", originals[1])
+    components.Stepper.__call__ = timing("fmi2DoStep", originals[2])
+    try:
+        cs = build_balloon_cosim(fmu_dir, solver_method=solver_method)
+        t0 = perf_counter()
+        res = cs.simulate(T, h, record=COSIM_RECORD, output_interval=0.01)
+        wall = perf_counter() - t0
+    finally:
+        (components.RealChannel.get, components.RealChannel.send,
+         components.Stepper.__call__) = originals  # fmt: skip
+    steps = len(res.iterations) - 1
+    return {"wall": wall, "steps": steps, "spent": spent, "calls": calls}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--step", type=float, default=1e-3)
     ap.add_argument("--solver-method", type=int, default=4, choices=(1, 2, 4),
                     help="the FMUs' internal Runge-Kutta order (default 4)")  # fmt: skip
+    ap.add_argument("--split", action="store_true",
+                    help="a second, timed run: time in FMU calls vs the master's")  # fmt: skip
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     T, h = args.t_final, args.step
@@ -41,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         res = cs.simulate(T, h, record=COSIM_RECORD, output_interval=0.01)
         wall = time.perf_counter() - t0
+        split = timed_run(tmp, T, h, args.solver_method) if args.split else None
     steps = len(res.iterations) - 1
     print(f"balloon, {T:g} s, communication step {h * 1e3:g} ms, FMU solver.method "
           f"{args.solver_method}, {len(cs.components)} FMUs")  # fmt: skip
@@ -53,6 +95,14 @@ def main(argv: list[str] | None = None) -> int:
           f"({cs.stats.jacobian_updates / steps:.2f} per step, one per FMU each)")  # fmt: skip
     print(f"  in-process engine           {engine_wall:8.2f} s   (DOP853, rtol 1e-8)")
     print(f"  ratio co-simulation/engine  {wall / engine_wall:8.1f}")
+    if split is not None:
+        n = split["steps"]
+        inside = sum(split["spent"].values())
+        print(f"  timed run: {split['wall'] / n * 1e6:.0f} us per step, of which")
+        for kind, sec in split["spent"].items():
+            print(f"    {kind:12s} {sec / n * 1e6:7.0f} us  ({split['calls'][kind] / n:.1f} calls)")
+        print(f"    master       {(split['wall'] - inside) / n * 1e6:7.0f} us  (its own Python "
+              "and numpy, the timing included)")  # fmt: skip
     return 0
 
 
