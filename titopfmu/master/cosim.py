@@ -449,7 +449,8 @@ class CoSimulation:
             tail = self._y_names[i] + self._extras[i]
             op = last.get(n)
             if op is None:  # not read before the loop: one read, everything written before it
-                ops.append(_Op(n, flush(n), tail, {}, body=i, yoff=0))
+                if tail:  # (a body without loop variables is not read: writes wait)
+                    ops.append(_Op(n, flush(n), tail, {}, body=i, yoff=0))
                 self._late.append([])
                 continue
             op.body, op.yoff = i, len(op.reads)
@@ -645,6 +646,8 @@ class CoSimulation:
         self._hold_channels = []
         for cname, names in self._written.items():
             sl = slice(base[cname], base[cname] + len(names))
+            if not names:
+                continue
             ch = self._channel(cname, names, "its connected inputs", H[sl])
             V[sl] = ch.get()
             self._hold_channels.append(ch)
