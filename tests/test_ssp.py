@@ -104,8 +104,9 @@ def chain_ssp(fmu_dir, tmp_path_factory) -> Path:
 
 def structure(cs: CoSimulation) -> dict:
     return {
-        "components": {n: (Path(c.file.path).name, c.parameters) for n, c in
-                       cs.components.items()},  # fmt: skip
+        "components": {
+            n: (Path(c.file.path).name, c.parameters) for n, c in cs.components.items()
+        },  # fmt: skip
         "order": list(cs.components),
         "port_links": cs.port_links,
         "signal_links": cs.signal_links,
@@ -310,58 +311,81 @@ def _first(text: str, old: str, new: str) -> str:
 
 MUTATIONS = {
     "malformed XML": (lambda t: t[: len(t) // 2], ["malformed XML", SSD_NAME, "line"]),
-    "not SSP 1.0": (lambda t: t.replace("SSP1/SystemStructureDescription", "SSP9/SSD"),
-                    ["not an SSP 1.0 ssd:SystemStructureDescription"]),
+    "not SSP 1.0": (
+        lambda t: t.replace("SSP1/SystemStructureDescription", "SSP9/SSD"),
+        ["not an SSP 1.0 ssd:SystemStructureDescription"],
+    ),
     "missing component": (
         lambda t: _first(t, 'endElement="slide"', 'endElement="slyde"'),
-        ["connection 25 (arm.C1.m[1] -> slyde.P.m[1])", "no component 'slyde'", "line "]),
+        ["connection 25 (arm.C1.m[1] -> slyde.P.m[1])", "no component 'slyde'", "line "],
+    ),
     "missing connector": (
         lambda t: _first(t, 'endConnector="P.m[3]"', 'endConnector="P.m[33]"'),
-        ["connection 3", "component 'arm' declares no connector 'P.m[33]'", "nor a variable"]),
+        ["connection 3", "component 'arm' declares no connector 'P.m[33]'", "nor a variable"],
+    ),
     "connector not in FMU": (
         lambda t: _first(t, 'name="mass" kind="parameter"', 'name="mas" kind="parameter"'),
-        ["component 'arm': connector 'mas' is not a variable of its FMU",
-         "resources/TitopRevoluteBodyInverseC1.fmu"]),
+        [
+            "component 'arm': connector 'mas' is not a variable of its FMU",
+            "resources/TitopRevoluteBodyInverseC1.fmu",
+        ],
+    ),
     "two outputs": (
-        lambda t: _first(t, 'endElement="slide" endConnector="P.m[1]"',
-                         'endElement="slide" endConnector="C1.m[1]"'),
-        ["(arm.C1.m[1] -> slide.C1.m[1]) joins an output and an output"]),
+        lambda t: _first(
+            t,
+            'endElement="slide" endConnector="P.m[1]"',
+            'endElement="slide" endConnector="C1.m[1]"',
+        ),
+        ["(arm.C1.m[1] -> slide.C1.m[1]) joins an output and an output"],
+    ),
     "connector kind": (
         lambda t: _first(t, 'name="C1.m[1]" kind="output"', 'name="C1.m[1]" kind="input"'),
-        ["component 'ground': connector 'C1.m[1]' is declared as 'input' but is an output"]),
+        ["component 'ground': connector 'C1.m[1]' is declared as 'input' but is an output"],
+    ),
     "input fed twice": (
-        lambda t: _first(t, 'startElement="arm" startConnector="C1.m[2]" endElement="slide" '
-                            'endConnector="P.m[2]"',
-                            'startElement="arm" startConnector="C1.m[2]" endElement="slide" '
-                            'endConnector="P.m[1]"'),
-        ["input 'slide.P.m[1]' is already fed by the connection on line"]),
+        lambda t: _first(
+            t,
+            'startElement="arm" startConnector="C1.m[2]" endElement="slide" endConnector="P.m[2]"',
+            'startElement="arm" startConnector="C1.m[2]" endElement="slide" endConnector="P.m[1]"',
+        ),
+        ["input 'slide.P.m[1]' is already fed by the connection on line"],
+    ),
     "bad real": (
         lambda t: _first(t, '<ssv:Real value="2.3"/>', '<ssv:Real value="heavy"/>'),
-        ["component 'arm', parameter 'mass': value \"heavy\" is not a number"]),
+        ["component 'arm', parameter 'mass': value \"heavy\" is not a number"],
+    ),
     "bad boolean": (
         lambda t: _first(t, '<ssv:Boolean value="true"/>', '<ssv:Boolean value="yes"/>'),
-        ["component 'hand', parameter 'ext.inertial'", "not a boolean"]),
+        ["component 'hand', parameter 'ext.inertial'", "not a boolean"],
+    ),
     "wrong type": (
         lambda t: _first(t, '<ssv:Real value="2.3"/>', '<ssv:Boolean value="true"/>'),
-        ["component 'arm', parameter 'mass': an ssv:Boolean value for a Real variable"]),
+        ["component 'arm', parameter 'mass': an ssv:Boolean value for a Real variable"],
+    ),
     "unknown parameter": (
         lambda t: _first(t, '<ssv:Parameter name="mass">', '<ssv:Parameter name="masss">'),
-        ["component 'arm': parameter 'masss' is not a variable of its FMU"]),
+        ["component 'arm': parameter 'masss' is not a variable of its FMU"],
+    ),
     "parameter on output": (
         lambda t: _first(t, '<ssv:Parameter name="mass">', '<ssv:Parameter name="joint.tau">'),
-        ["component 'arm', parameter 'joint.tau'", "is an output, not a parameter or input"]),
+        ["component 'arm', parameter 'joint.tau'", "is an output, not a parameter or input"],
+    ),
     "non-finite held input": (
         lambda t: _first(t, '<ssv:Real value="1.5"/>', '<ssv:Real value="NaN"/>'),
-        ["component 'hand', parameter 'ext.W[1]': non-finite value NaN"]),
+        ["component 'hand', parameter 'ext.W[1]': non-finite value NaN"],
+    ),
     "stop before start": (
         lambda t: _first(t, 'stopTime="0.01"', 'stopTime="-1.0"'),
-        ["DefaultExperiment", "stop time -1.0 must be after the start time 0.0"]),
+        ["DefaultExperiment", "stop time -1.0 must be after the start time 0.0"],
+    ),
     "bad step": (
         lambda t: _first(t, 'baseStepSize="0.001"', 'baseStepSize="0"'),
-        ["DefaultExperiment", "communication step must be positive"]),
+        ["DefaultExperiment", "communication step must be positive"],
+    ),
     "nested system": (
         lambda t: _first(t, "</ssd:Elements>", '<ssd:System name="sub"/></ssd:Elements>'),
-        ["element ssd:System is not supported"]),
+        ["element ssd:System is not supported"],
+    ),
 }
 
 

@@ -459,7 +459,7 @@ class _Reader:
                 return None
             t = text.strip()
             if not _DOUBLE.fullmatch(t):
-                raise self.fail(el, f"DefaultExperiment: {attr}=\"{text}\" is not a number")
+                raise self.fail(el, f'DefaultExperiment: {attr}="{text}" is not a number')
             return float(t.replace("INF", "inf"))
 
         start = number("startTime", el.get("startTime"))
@@ -487,7 +487,7 @@ def _parse_value(r: _Reader, comp: str, name: str, var, entry: tuple[str, str, i
         if fmi != "Real":
             raise CosimError(f"{where}: an ssv:Real value for a {fmi} variable")
         if not _DOUBLE.fullmatch(t):
-            raise CosimError(f"{where}: value \"{text}\" is not a number")
+            raise CosimError(f'{where}: value "{text}" is not a number')
         value: object = float(t.replace("INF", "inf"))
         if not math.isfinite(value):
             raise CosimError(f"{where}: non-finite value {text}")
@@ -495,13 +495,13 @@ def _parse_value(r: _Reader, comp: str, name: str, var, entry: tuple[str, str, i
         if fmi not in ("Integer", "Enumeration", "Real"):
             raise CosimError(f"{where}: an ssv:Integer value for a {fmi} variable")
         if not _INT.fullmatch(t) or not -(2**31) <= int(t) < 2**31:
-            raise CosimError(f"{where}: value \"{text}\" is not a 32-bit integer")
+            raise CosimError(f'{where}: value "{text}" is not a 32-bit integer')
         value = float(int(t)) if fmi == "Real" else int(t)
     else:
         if fmi != "Boolean":
             raise CosimError(f"{where}: an ssv:Boolean value for a {fmi} variable")
         if t not in ("true", "false", "1", "0"):
-            raise CosimError(f"{where}: value \"{text}\" is not a boolean (true, false, 1, 0)")
+            raise CosimError(f'{where}: value "{text}" is not a boolean (true, false, 1, 0)')
         value = t in ("true", "1")
     if var.variability == "constant":
         raise CosimError(f"{where}: the variable is a constant of its FMU and cannot be set")
