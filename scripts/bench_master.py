@@ -65,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--t-final", type=float, default=20.0)
     ap.add_argument("--step", type=float, default=1e-3)
-    ap.add_argument("--solver-method", type=int, default=4, choices=(1, 2, 4),
-                    help="the FMUs' internal Runge-Kutta order (default 4)")  # fmt: skip
+    ap.add_argument("--solver-method", type=int, default=2, choices=(1, 2, 4),
+                    help="the FMUs' internal Runge-Kutta order (default 2)")  # fmt: skip
     ap.add_argument("--split", action="store_true",
                     help="a second, timed run: time in FMU calls vs the master's")  # fmt: skip
     args = ap.parse_args(argv)

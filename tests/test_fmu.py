@@ -196,8 +196,9 @@ def test_do_step_integrates_with_inputs_held(loaded, name):
                     method="DOP853", rtol=1e-13, atol=1e-13)  # fmt: skip
     expected, _ = sa.evaluate(h, sol.y[:, -1], u)
     fmu = lf.instantiate("step")
-    try:
-        start(fmu, lf, params, values)
+    try:  # RK4 (the default, Heun, is checked for its order below)
+        method = [p for p in _solver_params() if p.name == "solver.method"]
+        start(fmu, lf, params + method, {**values, "solver.method": 4})
         vrs, vals = fmi_values(lf, ports, u)
         fmu.setReal(vrs, vals)
         fmu.doStep(0.0, h)

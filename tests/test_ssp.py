@@ -210,7 +210,7 @@ def test_ssd_is_valid_for_pyssp_standard(balloon_ssp):
                   comps["balloon"].parameter_bindings[0].ssv.parameters}  # fmt: skip
         assert values["mass"] == ("Real", "10.0")
         assert values["ext.inertial"] == ("Boolean", "true")
-        assert values["solver.method"] == ("Integer", "4")
+        assert values["solver.method"] == ("Integer", "2")
         assert values["ext.W[2]"] == ("Real", "156.96")  # the held buoyancy
 
 

@@ -161,7 +161,7 @@ COSIM_RECORD = {
 }
 
 
-def build_balloon_cosim(fmu_dir, params: BalloonParameters | None = None, solver_method: int = 4):
+def build_balloon_cosim(fmu_dir, params: BalloonParameters | None = None, solver_method: int = 2):
     """The balloon of :func:`build_balloon` as a :class:`~titopfmu.master.CoSimulation` of the
     FMUs in ``fmu_dir`` (``titopfmu build``): same parameters, same wiring, the joint laws as
     ``TitopJointSpringDamper`` FMUs and the buoyancy as a constant inertial ``ext.W``."""

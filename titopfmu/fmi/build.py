@@ -211,7 +211,7 @@ parent B and a child A carries <code>C.m</code> of B down into <code>P.m</code> 
 <code>fmi2ExitInitializationMode</code>; they are checked there and a bad value makes the call
 fail with a message naming the parameter. Over a communication step the FMU integrates its own
 states with its inputs held, with an explicit Runge-Kutta method of order
-<code>solver.method</code> (4 by default; 2 or 1 are cheaper) in sub-steps of at most
+<code>solver.method</code> (2, Heun, by default; 4 or 1) in sub-steps of at most
 <code>solver.max_step</code>.</li>
 <li>Non-finite inputs, non-positive steps and calls out of the FMI calling sequence are refused
 with a logged message naming the variable.</li>

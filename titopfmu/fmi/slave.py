@@ -10,8 +10,8 @@ class by that literal text). The slave
   evaluates it through :class:`~titopfmu.blocks.standalone.StandaloneBlock`; no physics here;
 * computes all outputs once when an input or the state has changed and serves every
   ``fmi2GetReal`` from that cache;
-* integrates its states over a communication step with the inputs held (classical RK4, sub-steps
-  no longer than the parameter ``solver.max_step``);
+* integrates its states over a communication step with the inputs held (Heun's method by default,
+  RK4 or Euler by ``solver.method``; sub-steps no longer than the parameter ``solver.max_step``);
 * saves and restores its complete internal state (mode, time, states, every variable value) as
   an immutable ``bytes`` object, which is also its serialized form;
 * writes a complete ``ModelStructure`` (output dependencies measured on the core block with
@@ -54,10 +54,10 @@ _SOLVER_PARAMS = [
         "largest internal step within a communication step (inputs are held over the step)",
     ),
     Param(
-        "solver.method", (), "", 4,
-        "order of the internal explicit Runge-Kutta method over a communication step: 4 "
-        "(classical RK4, default), 2 (Heun) or 1 (Euler, reuses the derivative computed with "
-        "the outputs: cheapest)",
+        "solver.method", (), "", 2,
+        "order of the internal explicit Runge-Kutta method over a communication step: 2 (Heun, "
+        "default: second order like the coupling of held or extrapolated inputs), 4 (classical "
+        "RK4) or 1 (Euler, reuses the derivative computed with the outputs: cheapest)",
         integer=True,
     ),
 ]  # fmt: skip
