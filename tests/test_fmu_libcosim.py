@@ -50,6 +50,7 @@ from titopfmu import (  # noqa: E402
     System,
     TimeFunction,
 )
+from titopfmu.spatial.rotations import dcm_from_quaternion  # noqa: E402
 
 STEP_NS = 1_000_000  # communication step: 1 ms
 HOLD = 8  # steps each trajectory sample is held (the chain settles in 6)
@@ -61,14 +62,7 @@ GRAVITY = [0.4, -9.81, 1.3]
 
 def _rotation(rng: np.random.Generator) -> np.ndarray:
     q = rng.standard_normal(4)
-    w, x, y, z = q / np.linalg.norm(q)
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
+    return dcm_from_quaternion(q / np.linalg.norm(q))
 
 
 def _inertia(rng: np.random.Generator, scale: float) -> np.ndarray:

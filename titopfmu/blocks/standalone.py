@@ -111,7 +111,7 @@ class StandaloneBlock:
         b = self.block
         sig = {p: u[p] for p in self.signal_inputs}
         if not self.is_body:
-            return Prepared(u, sig, None, None, None)
+            return Prepared(sig, None, None, None)
         acc_p = parent = None
         if b.has_parent:
             m = u["P.m"]
@@ -121,7 +121,7 @@ class StandaloneBlock:
         w_c = None
         if n:
             w_c = u[self._child_w[0]] if n == 1 else np.concatenate([u[c] for c in self._child_w])
-        return Prepared(u, sig, acc_p, parent, w_c)
+        return Prepared(sig, acc_p, parent, w_c)
 
     def evaluate(
         self,
@@ -130,10 +130,9 @@ class StandaloneBlock:
         u: dict[str, FloatArray],
         *,
         derivative: bool = True,
-        outputs: bool = True,
     ) -> tuple[dict[str, FloatArray], FloatArray | None]:
-        """Outputs (dict by channel; empty if not ``outputs``) and, if ``derivative`` and the
-        block has states, dx/dt at (t, x, u)."""
+        """Outputs (dict by channel) and, if ``derivative`` and the block has states, dx/dt at
+        (t, x, u); :meth:`derivative` alone is cheaper."""
         b = self.block
         if isinstance(b, SignalBlock):
             return dict(b.evaluate(t, {p: u[p] for p in self.signal_inputs})), None
@@ -141,8 +140,6 @@ class StandaloneBlock:
             wl, wr = b.wrenches(port_kinematics(u["left.m"]), port_kinematics(u["right.m"]))
             return {"left.W": wl, "right.W": wr}, None
         pr = self.prepare(u)
-        if not outputs:
-            return {}, self.state_derivative(t, x, pr) if derivative else None
         sig = pr.signals
         kin = b.kinematics(x, pr.parent, sig)
         r = b.respond(kin, sig, pr.acc_p, pr.w_c)
@@ -184,14 +181,13 @@ class StandaloneBlock:
 
 class Prepared:
     """Inputs of a standalone block in the form its equations take (:meth:`StandaloneBlock.
-    prepare`): ``u`` as given, ``signals`` (by port), the parent's spatial acceleration
+    prepare`): ``signals`` (by port), the parent's spatial acceleration
     ``acc_p`` (6, R_b) and :class:`PortKinematics` ``parent``, the child wrenches ``w_c``
     (6 per child port, R_a); None where the block has no such port."""
 
-    __slots__ = ("u", "signals", "acc_p", "parent", "w_c")
+    __slots__ = ("signals", "acc_p", "parent", "w_c")
 
-    def __init__(self, u, signals, acc_p, parent, w_c) -> None:
-        self.u = u
+    def __init__(self, signals, acc_p, parent, w_c) -> None:
         self.signals = signals
         self.acc_p = acc_p
         self.parent = parent

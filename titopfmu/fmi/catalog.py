@@ -35,6 +35,7 @@ from ..blocks.bodies import (
 )
 from ..blocks.closure import LoopClosure
 from ..blocks.signals import JointSpringDamper
+from ..spatial.rotations import dcm_from_quaternion
 
 #: Largest number of child ports of the body variants that ``titopfmu build`` writes.
 MAX_CHILDREN = 3
@@ -452,15 +453,9 @@ def default_values(params: list[Param]) -> dict[str, object]:
 
 
 def _random_rotation(rng: np.random.Generator) -> np.ndarray:
+    """A uniformly distributed rotation: the DCM of a normalised Gaussian quaternion."""
     q = rng.standard_normal(4)
-    w, x, y, z = q / np.linalg.norm(q)
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
+    return dcm_from_quaternion(q / np.linalg.norm(q))
 
 
 def _random_inertia(rng: np.random.Generator) -> np.ndarray:
