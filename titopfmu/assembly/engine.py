@@ -222,7 +222,7 @@ class Engine:
         kin = ev.kin
         for i, b, sl in self.stateful:
             dx[sl] = b.derivative(x[sl], kin[b.name], extra[i])
-        total = dx.sum()  # NaN or inf when a component is (cheaper than np.isfinite)
+        total = dx.dot(dx)  # NaN or inf if a component is (or on overflow: then checked in full)
         if total - total != 0.0 and not np.all(np.isfinite(dx)):
             self._diagnose(ev, dx)
         return dx

@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..spatial.algebra import FloatArray, coriolis_product, dynamic_model, kinematic_model
+from ..spatial.algebra import FloatArray, dynamic_model, kinematic_model
 from ..spatial.rotations import (
     dcm_from_euler,
     dcm_from_quaternion,
@@ -41,6 +41,7 @@ from .base import (
 )
 from .joints import (
     FreeJoint,
+    JointKinematics,
     JointModel,
     PrismaticJoint,
     RevoluteJoint,
@@ -155,7 +156,7 @@ class BodyBlock(Block):
         self.com = as_vector(name, "com", com, 3)
         self.gravity = as_vector(name, "gravity", gravity, 3)
         self.D = dynamic_model(self.mass, self.inertia, -self.com)  # D_P, eq. (4)
-        self._D3 = self.D[:, 0:3].copy()
+        self._com = tuple(self.com.tolist())
         self.child_names: tuple[str, ...] = tuple(children or {})
         self.child_points = [
             as_vector(name, f"children[{c}]", p, 3) for c, p in (children or {}).items()
@@ -168,7 +169,8 @@ class BodyBlock(Block):
             self.tau_stack[6 * i : 6 * i + 6] = kinematic_model(-pc)
         self.T = self.tau_stack.T.copy()
         self.external: dict[str, ExternalWrench] = {}
-        self._ext_tauT: list[FloatArray] = []
+        # (name, given in the inertial frame, point PE as floats) for :meth:`bias`
+        self._externals: list[tuple[str, bool, tuple[float, float, float]]] = []
         for ename, spec in (external or {}).items():
             if isinstance(spec, Mapping):
                 try:
@@ -189,7 +191,7 @@ class BodyBlock(Block):
                 )
             point = as_vector(name, f"external[{ename}].point", spec.point, 3)
             self.external[ename] = ExternalWrench(tuple(point), spec.frame)
-            self._ext_tauT.append(kinematic_model(-point).T)
+            self._externals.append((ename, spec.frame == "inertial", tuple(point.tolist())))
         for c in self.child_names:
             self._add_port(
                 c,
@@ -224,19 +226,43 @@ class BodyBlock(Block):
     def bias(
         self, twist: FloatArray, R: FloatArray, signals: Mapping[str, FloatArray]
     ) -> FloatArray:
-        """``h = -D_P [g; 0] + C(x'_P) D_P x'_P - Σ τ_EP^T W_ext,E`` (eqs. 11 and 13), in R_a.
+        """``h = C(x'_P) D_P x'_P - D_P [g; 0] - Σ τ_EP^T W_ext,E`` (eqs. 7, 11 and 13), in R_a.
 
         With it, Newton-Euler reads ``D_P ẋ'_P + h = Σ τ_{C_i P}^T W_{./A,C_i} + W_{./A,P}``.
+        ``R`` = P_{a/i}. Evaluated on Python floats (a handful of numpy calls on 3- and
+        6-vectors cost more than the arithmetic): with ``[p_1; p_2] = D_P x'_P``,
+        ``C(x') p = [ω × p_1 ; v × p_1 + ω × p_2]`` (eq. 7), ``D_P [g; 0] = [m g ; m PB × g]``
+        (eq. 4, g projected in R_a) and ``τ_EP^T [F; T] = [F ; T + PE × F]`` (eq. 13).
         """
-        h = coriolis_product(twist, self.D.dot(twist))
-        h -= self._D3.dot(self.gravity.dot(R))
-        if self.external:
-            for (ename, spec), tauT in zip(self.external.items(), self._ext_tauT, strict=True):
-                wext = signals[ename]
-                if spec.frame == "inertial":  # [F; T]_{R_a} = P^{x2}_{i/a} [F; T]_{R_i}
-                    wext = wext.reshape(2, 3).dot(R).reshape(6)
-                h -= tauT.dot(wext)
-        return h
+        vx, vy, vz, wx, wy, wz = twist.tolist()
+        a, b, c, d, e, f = self.D.dot(twist).tolist()
+        gx, gy, gz = self.gravity.dot(R).tolist()  # [g]_{R_a} = P_{a/i}^T [g]_{R_i}
+        m = self.mass
+        bx, by, bz = self._com
+        fx = wy * c - wz * b - m * gx
+        fy = wz * a - wx * c - m * gy
+        fz = wx * b - wy * a - m * gz
+        tx = vy * c - vz * b + wy * f - wz * e - m * (by * gz - bz * gy)
+        ty = vz * a - vx * c + wz * d - wx * f - m * (bz * gx - bx * gz)
+        tz = vx * b - vy * a + wx * e - wy * d - m * (bx * gy - by * gx)
+        if self._externals:
+            Rl = None
+            for ename, inertial, (px, py, pz) in self._externals:
+                Fx, Fy, Fz, Tx, Ty, Tz = signals[ename].tolist()
+                if inertial:  # [F; T]_{R_a} = P^{x2}_{i/a} [F; T]_{R_i}
+                    if Rl is None:
+                        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = Rl = R.tolist()
+                    Fx, Fy, Fz = (r00 * Fx + r10 * Fy + r20 * Fz, r01 * Fx + r11 * Fy + r21 * Fz,
+                                  r02 * Fx + r12 * Fy + r22 * Fz)  # fmt: skip
+                    Tx, Ty, Tz = (r00 * Tx + r10 * Ty + r20 * Tz, r01 * Tx + r11 * Ty + r21 * Tz,
+                                  r02 * Tx + r12 * Ty + r22 * Tz)  # fmt: skip
+                fx -= Fx
+                fy -= Fy
+                fz -= Fz
+                tx -= Tx + py * Fz - pz * Fy
+                ty -= Ty + pz * Fx - px * Fz
+                tz -= Tz + px * Fy - py * Fx
+        return np.array((fx, fy, fz, tx, ty, tz))
 
     # -- invariants (for tests and users) -------------------------------------------------------
 
@@ -510,6 +536,8 @@ class JointBody(BodyBlock):
                     "by its joint (e.g. a point mass on a revolute axis or on a ball joint)",
                 )
             self.J_inv = np.linalg.inv(j)
+            self._j_inv = float(self.J_inv[0, 0]) if k == 1 else None
+            self._St = self.S.T.copy()
             n = self.n_children
             # constants of eq. (22) / (28) in loop-map form (see loop_map)
             self._Pi = np.eye(6) - self.S @ self.J_inv @ self.StD
@@ -519,7 +547,10 @@ class JointBody(BodyBlock):
             self._U = self.tau_stack @ self.S if n else None
             self.alpha_C = self.J_inv @ self.S.T @ self.T if n else None  # q̈ w.r.t. W_C
             self._aP = -self.J_inv @ self.StD
-            self._StT = self.S.T @ self.T if n else None
+            self._StT = self.S.T @ self.T if n else None  # S^T T (k×6n)
+            if k == 1:  # their rows, for respond on floats
+                self._rows = (self.StD[0].copy(), self._St[0].copy(),
+                              self._StT[0].copy() if n else None)  # fmt: skip
             unit = joint.coordinate_unit
             effort = "N m" if unit == "rad" else "N"
             motion_doc = joint.motion_doc or f"[q̈, q̇, q] ({unit})"
@@ -534,9 +565,10 @@ class JointBody(BodyBlock):
 
     def kinematics(
         self, x: FloatArray, parent: PortKinematics, signals, children: bool = True
-    ) -> BodyKinematics:
-        """Pre-loop kinematics of A from its parent port and its joint; ``children=False`` skips
-        the child ports (enough for the state derivative)."""
+    ) -> JointKinematics:
+        """Pre-loop kinematics of A from its parent port and its joint (a
+        :class:`~titopfmu.blocks.joints.JointKinematics`, which carries the body's kinematics
+        too); ``children=False`` skips the child ports (enough for the state derivative)."""
         joint = self.joint
         k = joint.dof
         if self.inverse:
@@ -546,8 +578,9 @@ class JointBody(BodyBlock):
             nq = joint.nq
             q, qd = x[0:nq], x[nq : nq + k]
         jk = joint.kinematics(q, qd, parent.twist, parent.ip, parent.R)
-        ck = self.child_kinematics(jk.twist, jk.ip, jk.R) if children else []
-        return BodyKinematics(jk.twist, jk.ip, jk.R, ck, joint=jk)
+        if children and self.child_points:
+            jk.children = self.child_kinematics(jk.twist, jk.ip, jk.R)
+        return jk
 
     def loop_map(self, kin: BodyKinematics, signals) -> LoopMap:
         """Affine map of eqs. (17)-(23) / (24)-(29); see :mod:`titopfmu.assembly.loop_solver`.
@@ -605,39 +638,53 @@ class JointBody(BodyBlock):
         T W_C))`` (eqs. 22/28) or, inverse, q̈ imposed; the wrench of the parent on A at P,
         ``W_A = D ẋ'_A + h - T W_C`` (eqs. 18/25), goes up as ``W_P = -G^T W_A`` and gives the
         inverse effort ``τ = S^T W_A`` (eqs. 19/26). With ``full=False`` a forward block stops
-        at its acceleration and q̈ (``w_p`` and ``acc_c`` None), all a state derivative needs.
+        at q̈ (``extra``; ``w_p``, ``acc`` and ``acc_c`` None), all a state derivative needs.
         """
         jk = kin.joint
-        D = self.D
         h = self.bias(kin.twist, kin.R, signals)
         n = self.n_children
         k = self.joint.dof
         acc = jk.G.dot(acc_p)
         acc += jk.e
-        tw = self.T.dot(w_c) if n else None
         extra = None
         if k and not self.inverse:
-            r = D.dot(acc) + h
-            if n:
-                r -= tw
-            extra = self.J_inv.dot(signals["joint.tau"] - self.S.T.dot(r))
-            acc += self.S.dot(extra)
+            # eq. (22)/(28) with the constant rows S^T D and S^T T
+            if k == 1:  # on floats
+                std, st, stt = self._rows
+                qdd = float(signals["joint.tau"][0]) - float(std.dot(acc)) - float(st.dot(h))
+                if n:
+                    qdd += float(stt.dot(w_c))
+                extra = np.array((self._j_inv * qdd,))
+            else:
+                rhs = signals["joint.tau"] - self.StD.dot(acc)
+                rhs -= self._St.dot(h)
+                if n:
+                    rhs += self._StT.dot(w_c)
+                extra = self.J_inv.dot(rhs)
             if not full:
-                return Response(None, acc, None, extra)
+                return Response(None, None, None, extra)
+            acc += self.S.dot(extra)
         elif k:
             acc += self.S.dot(signals["joint.m"][0:k])
-        wa = D.dot(acc) + h
+        wa = self.D.dot(acc)
+        wa += h
         if n:
-            wa -= tw
+            wa -= self.T.dot(w_c)
         if k and self.inverse:
-            extra = self.S.T.dot(wa)
+            extra = self._St.dot(wa)
         return Response(-jk.G.T.dot(wa), acc, self.tau_stack.dot(acc) if n else None, extra)
 
     def derivative(self, x: FloatArray, kin, extra: FloatArray) -> FloatArray:
         """``[q̇ = f(q, u) (nq), u̇ (k)]``, ``extra`` = u̇ from the loop solution."""
         joint = self.joint
         nq, k = joint.nq, joint.dof
-        return np.concatenate([joint.coordinate_rate(x[0:nq], x[nq : nq + k], kin.joint), extra])
+        out = np.empty(nq + k)
+        if joint.identity_rate:  # q̇ = u
+            out[0:k] = x[k : 2 * k]
+        else:
+            out[0:nq] = joint.coordinate_rate(x[0:nq], x[nq : nq + k], kin.joint)
+        out[nq:] = extra
+        return out
 
     def joint_motion(self, x: FloatArray, acc: FloatArray) -> FloatArray:
         """Forward block: ``joint.m = [u̇ (k), u (k), p (k)]`` from the states ``x`` and

@@ -40,9 +40,15 @@ from .base import ParameterError, as_vector, check_axis, check_dcm
 
 
 class JointKinematics:
-    """Run-time kinematic quantities of a joint body at one instant (all in R_a unless said)."""
+    """Run-time kinematic quantities of a joint body at one instant (all in R_a unless said).
 
-    __slots__ = ("G", "e", "twist", "ip", "R", "R_ab")
+    It is also the body's kinematics (:class:`~titopfmu.blocks.bodies.BodyKinematics`: twist,
+    ip, R, children), so one object per body and evaluation: ``joint`` is the object itself.
+    """
+
+    __slots__ = ("G", "e", "twist", "ip", "R", "R_ab", "children")
+
+    imposed_acc = None
 
     def __init__(
         self,
@@ -59,6 +65,11 @@ class JointKinematics:
         self.ip = ip  # 3, [IP]_{R_a} (m)
         self.R = R  # 3×3, P_{a/i}
         self.R_ab = R_ab  # 3×3, P_{a/b}
+        self.children: list = []  # the child ports' PortKinematics, set by the body block
+
+    @property
+    def joint(self) -> JointKinematics:
+        return self
 
 
 class JointModel:
@@ -73,6 +84,7 @@ class JointModel:
     nq: int = 0
     S: FloatArray = np.zeros((6, 0))
     coordinate_unit = ""
+    identity_rate = True  # q̇ = u (nq = k)
     motion_doc = ""
     effort_doc = ""
 
@@ -131,25 +143,31 @@ class RevoluteJoint(JointModel):
         # P_{aθ/b} = P_{a0/b} (1 + sin θ K + (1 - cos θ) K²) (Rodrigues form of eq. 16)
         self._R0K = self.R_a0b @ K
         self._R0K2 = self.R_a0b @ K @ K
-        self._K6 = np.zeros((6, 6))
-        self._K6[0:3, 0:3] = K
-        self._K6[3:6, 3:6] = K
-        self._s = self.S[:, 0].copy()
+        # G = P^{×2}_{b/a}(θ) = diag(P_{aθ/b}^T, P_{aθ/b}^T) as one product: vec(G) = _Gc (1, sin θ,
+        # 1 - cos θ)
+        gc = np.zeros((6, 6, 3))
+        for i in (0, 3):
+            gc[i : i + 3, i : i + 3, 0] = self.R_a0b.T
+            gc[i : i + 3, i : i + 3, 1] = self._R0K.T
+            gc[i : i + 3, i : i + 3, 2] = self._R0K2.T
+        self._Gc = gc.reshape(36, 3)
+        self._r = tuple(r.tolist())
 
     def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
         th = float(q[0])
-        R_ab = self.R_a0b + math.sin(th) * self._R0K + (1.0 - math.cos(th)) * self._R0K2
-        Rt = R_ab.T
-        G = np.zeros((6, 6))
-        G[0:3, 0:3] = Rt
-        G[3:6, 3:6] = Rt
+        G = self._Gc.dot(np.array((1.0, math.sin(th), 1.0 - math.cos(th)))).reshape(6, 6)
+        Rt = G[0:3, 0:3]  # P_{b/aθ}
         tw0 = G.dot(twist_b)  # parent twist at P, projected in R_a (v_P^B, ω^B)
         thd = float(qd[0])
-        # eq. (17): ẋ'_A = ẋ'_B - θ̇ [(*r̃) v_P^B ; (*r̃) ω^B] + θ̈ [0 ; r̃]
-        e = self._K6.dot(tw0)
-        e *= -thd
-        twist = self._s * thd
-        twist += tw0
+        # eq. (17): ẋ'_A = ẋ'_B - θ̇ [(*r̃) v_P^B ; (*r̃) ω^B] + θ̈ [0 ; r̃], x'_A = x'_B + θ̇ [0; r̃]
+        vx, vy, vz, wx, wy, wz = tw0.tolist()
+        rx, ry, rz = self._r
+        e = np.array((
+            thd * (rz * vy - ry * vz), thd * (rx * vz - rz * vx), thd * (ry * vx - rx * vy),
+            thd * (rz * wy - ry * wz), thd * (rx * wz - rz * wx), thd * (ry * wx - rx * wy),
+        ))  # fmt: skip
+        twist = np.array((vx, vy, vz, wx + thd * rx, wy + thd * ry, wz + thd * rz))
+        R_ab = Rt.T
         return JointKinematics(G, e, twist, Rt.dot(ip_b), R_bi.dot(R_ab), R_ab)
 
 
@@ -251,6 +269,7 @@ class SphericalJoint(JointModel):
     Position output p: the 3-2-1 Euler angles [φ, θ, ψ] of P_{a/a0} (rad; an output only).
     """
 
+    identity_rate = False
     dof = 3
     nq = 4
     coordinate_unit = "rad"
@@ -307,6 +326,7 @@ class FreeJoint(JointModel):
     Position output p = [r (m, R_b), 3-2-1 Euler angles of P_{a/a0} (rad)].
     """
 
+    identity_rate = False
     dof = 6
     nq = 7
     coordinate_unit = "m, rad"

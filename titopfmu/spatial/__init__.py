@@ -2,7 +2,6 @@
 
 from .algebra import (
     coriolis_operator,
-    coriolis_product,
     dual_dcm,
     dynamic_model,
     kinematic_model,
@@ -22,7 +21,7 @@ from .rotations import (
 )
 
 __all__ = [
-    "axis_rotation", "coriolis_operator", "coriolis_product",
+    "axis_rotation", "coriolis_operator",
     "dcm_from_euler", "dcm_from_quaternion", "dual_dcm",
     "dynamic_model", "euler_from_dcm", "euler_of", "kinematic_model", "motion_dcm",
     "newton_euler_residual", "quaternion_from_euler", "quaternion_rate", "skew", "transport_motion",

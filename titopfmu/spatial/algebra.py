@@ -75,26 +75,6 @@ def coriolis_operator(twist: ArrayLike) -> FloatArray:
     )
 
 
-def coriolis_product(twist: FloatArray, p: FloatArray) -> FloatArray:
-    """``C(x') p`` of eq. (7) without forming C: ``[ω × p_1 ; v × p_1 + ω × p_2]``.
-
-    ``twist`` = [v, ω] and ``p`` = [p_1, p_2] (6 each, same frame). With ``p = D_P x'`` it is the
-    velocity-product term of the Newton-Euler equation (11).
-    """
-    vx, vy, vz, wx, wy, wz = twist.tolist()
-    a, b, c, d, e, f = p.tolist()
-    return np.array(
-        [
-            wy * c - wz * b,
-            wz * a - wx * c,
-            wx * b - wy * a,
-            vy * c - vz * b + wy * f - wz * e,
-            vz * a - vx * c + wz * d - wx * f,
-            vx * b - vy * a + wx * e - wy * d,
-        ]
-    )
-
-
 def newton_euler_residual(
     d_p: FloatArray, twist: ArrayLike, acc: ArrayLike, gravity: ArrayLike, wrench_ext: ArrayLike
 ) -> FloatArray:
