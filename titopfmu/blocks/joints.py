@@ -143,20 +143,22 @@ class RevoluteJoint(JointModel):
         # P_{aθ/b} = P_{a0/b} (1 + sin θ K + (1 - cos θ) K²) (Rodrigues form of eq. 16)
         self._R0K = self.R_a0b @ K
         self._R0K2 = self.R_a0b @ K @ K
-        # G = P^{×2}_{b/a}(θ) = diag(P_{aθ/b}^T, P_{aθ/b}^T) as one product: vec(G) = _Gc (1, sin θ,
-        # 1 - cos θ)
-        gc = np.zeros((6, 6, 3))
-        for i in (0, 3):
-            gc[i : i + 3, i : i + 3, 0] = self.R_a0b.T
-            gc[i : i + 3, i : i + 3, 1] = self._R0K.T
-            gc[i : i + 3, i : i + 3, 2] = self._R0K2.T
-        self._Gc = gc.reshape(36, 3)
+        # P_{aθ/b} and G = P^{×2}_{b/aθ} = diag(P_{aθ/b}^T, P_{aθ/b}^T) as one product:
+        # [vec(G); vec(P_{aθ/b})] = _Gc (1, sin θ, 1 - cos θ)
+        gc = np.zeros((45, 3))
+        g6 = gc[0:36].reshape(6, 6, 3)
+        for j, m in enumerate((self.R_a0b, self._R0K, self._R0K2)):
+            g6[0:3, 0:3, j] = m.T
+            g6[3:6, 3:6, j] = m.T
+            gc[36:45, j] = m.reshape(9)
+        self._Gc = gc
         self._r = tuple(r.tolist())
 
     def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
         th = float(q[0])
-        G = self._Gc.dot(np.array((1.0, math.sin(th), 1.0 - math.cos(th)))).reshape(6, 6)
-        Rt = G[0:3, 0:3]  # P_{b/aθ}
+        gr = self._Gc.dot(np.array((1.0, math.sin(th), 1.0 - math.cos(th))))
+        G = gr[0:36].reshape(6, 6)
+        R_ab = gr[36:45].reshape(3, 3)
         tw0 = G.dot(twist_b)  # parent twist at P, projected in R_a (v_P^B, ω^B)
         thd = float(qd[0])
         # eq. (17): ẋ'_A = ẋ'_B - θ̇ [(*r̃) v_P^B ; (*r̃) ω^B] + θ̈ [0 ; r̃], x'_A = x'_B + θ̇ [0; r̃]
@@ -167,8 +169,8 @@ class RevoluteJoint(JointModel):
             thd * (rz * wy - ry * wz), thd * (rx * wz - rz * wx), thd * (ry * wx - rx * wy),
         ))  # fmt: skip
         twist = np.array((vx, vy, vz, wx + thd * rx, wy + thd * ry, wz + thd * rz))
-        R_ab = Rt.T
-        return JointKinematics(G, e, twist, Rt.dot(ip_b), R_bi.dot(R_ab), R_ab)
+        # [IP]_{R_a} = P_{aθ/b}^T [IP]_{R_b}, P_{a/i} = P_{b/i} P_{aθ/b}
+        return JointKinematics(G, e, twist, ip_b.dot(R_ab), R_bi.dot(R_ab), R_ab)
 
 
 class PrismaticJoint(JointModel):
@@ -191,19 +193,22 @@ class PrismaticJoint(JointModel):
         t = self.axis
         self.K = np.array([[0.0, -t[2], t[1]], [t[2], 0.0, -t[0]], [-t[1], t[0], 0.0]])
         self._R_ba = self.R_ab.T.copy()
-        # τ_{-x t̃} P^{×2}_{b/a} = P^{×2}_{b/a} + [[0, -x K P_{b/a}], [0, 0]]
-        self._Kb = self.K @ self._R_ba
+        # τ_{-x t̃} P^{×2}_{b/a} = P^{×2}_{b/a} + x [[0, -K P_{b/a}], [0, 0]]
+        self._Gx = np.zeros((6, 6))
+        self._Gx[0:3, 3:6] = -(self.K @ self._R_ba)
+        self._t = tuple(t.tolist())
 
     def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
         x = float(q[0])
         xd = float(qd[0])
-        G = self.Gr.copy()  # τ_{-x t̃} P^{×2}_{b/a}, eq. (24)
-        G[0:3, 3:6] = self._Kb * (-x)  # (*(-x t̃)) P_{b/a}
-        twist = G.dot(twist_b)
-        omega = twist[3:6]
-        twist[0:3] += self.axis * xd
-        e = np.zeros(6)
-        e[0:3] = self.K.dot(omega) * (-xd)  # -ẋ (*t̃) ω^A
+        G = self._Gx * x  # τ_{-x t̃} P^{×2}_{b/a}, eq. (24)
+        G += self.Gr
+        vx, vy, vz, wx, wy, wz = G.dot(twist_b).tolist()
+        tx, ty, tz = self._t
+        # x'_A = G x'_B + ẋ [t̃; 0]; e = [-ẋ (*t̃) ω^A ; 0]
+        twist = np.array((vx + xd * tx, vy + xd * ty, vz + xd * tz, wx, wy, wz))
+        e = np.array((xd * (wy * tz - wz * ty), xd * (wz * tx - wx * tz), xd * (wx * ty - wy * tx),
+                      0.0, 0.0, 0.0))  # fmt: skip
         ip = self._R_ba.dot(ip_b)
         ip += self.axis * x
         return JointKinematics(G, e, twist, ip, R_bi.dot(self.R_ab), self.R_ab)

@@ -130,16 +130,18 @@ class StandaloneBlock:
         u: dict[str, FloatArray],
         *,
         derivative: bool = True,
+        prepared: Prepared | None = None,
     ) -> tuple[dict[str, FloatArray], FloatArray | None]:
         """Outputs (dict by channel) and, if ``derivative`` and the block has states, dx/dt at
-        (t, x, u); :meth:`derivative` alone is cheaper."""
+        (t, x, u); :meth:`derivative` alone is cheaper. ``prepared`` = :meth:`prepare` (u) when
+        the caller holds it already."""
         b = self.block
         if isinstance(b, SignalBlock):
             return dict(b.evaluate(t, {p: u[p] for p in self.signal_inputs})), None
         if isinstance(b, LoopClosure):
             wl, wr = b.wrenches(port_kinematics(u["left.m"]), port_kinematics(u["right.m"]))
             return {"left.W": wl, "right.W": wr}, None
-        pr = self.prepare(u)
+        pr = self.prepare(u) if prepared is None else prepared
         sig = pr.signals
         kin = b.kinematics(x, pr.parent, sig)
         r = b.respond(kin, sig, pr.acc_p, pr.w_c)

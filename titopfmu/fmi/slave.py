@@ -39,7 +39,7 @@ from pythonfmu.enums import Fmi2Causality, Fmi2Variability
 from pythonfmu.variables import Boolean, Integer, Real
 
 from ..blocks.base import ParameterError, TitopError
-from ..blocks.standalone import StandaloneBlock
+from ..blocks.standalone import Prepared, StandaloneBlock
 from .catalog import FMU_TYPES, FmuType, Param, default_values, random_values
 from .ports import UNIT_DEFINITIONS, port_variables
 
@@ -190,6 +190,8 @@ class BlockSlave(Fmi2Slave):
         self._x = np.zeros(0)
         self._stale = True
         self._dx: np.ndarray | None = None
+        # the inputs as the block takes them, (by channel, prepared), until an input changes
+        self._held: tuple[dict[str, np.ndarray], Prepared] | None = None
 
     # -- variables --------------------------------------------------------------------------
 
@@ -234,6 +236,7 @@ class BlockSlave(Fmi2Slave):
             self._values[vr] = value
             self._sa = None
             self._stale = True
+            self._held = None
             return
         if not math.isfinite(value):
             raise self._fail(
@@ -242,6 +245,7 @@ class BlockSlave(Fmi2Slave):
         if self._values[vr] != value:
             self._values[vr] = value
             self._stale = True
+            self._held = None
 
     @_fmi_entry
     def get_real(self, vrs: list[int]) -> list[float]:
@@ -266,6 +270,7 @@ class BlockSlave(Fmi2Slave):
             for vr, value in zip(vrs, values, strict=True):
                 v[vr] = value
             self._stale = True
+            self._held = None
             return
         for vr, value in zip(vrs, values, strict=True):
             self._check_vr(vr, Real)
@@ -332,18 +337,26 @@ class BlockSlave(Fmi2Slave):
             self._x = self._sa.initial_state()
             self._block_key = key
         self._stale = True
+        self._held = None
         return self._sa
 
-    def _inputs(self) -> dict[str, np.ndarray]:
-        v = self._values
-        return {core: np.array(v[vr0 : vr0 + n]) for core, vr0, n in self._in_slices}
+    def _held_inputs(self) -> tuple[dict[str, np.ndarray], Prepared]:
+        """The inputs by channel and prepared for the block (:meth:`StandaloneBlock.prepare`),
+        built once per change of an input: an evaluation and the doStep after it share them."""
+        held = self._held
+        if held is None:
+            v = self._values
+            u = {core: np.array(v[vr0 : vr0 + n]) for core, vr0, n in self._in_slices}
+            held = self._held = (u, self._ensure_block().prepare(u))
+        return held
 
     def _compute_outputs(self) -> None:
         if self._mode == INSTANTIATED:
             raise self._fail("outputs are available from fmi2EnterInitializationMode on")
         sa = self._ensure_block()
         try:
-            out, dx = sa.evaluate(self._t, self._x, self._inputs())
+            u, pr = self._held_inputs()
+            out, dx = sa.evaluate(self._t, self._x, u, prepared=pr)
         except (ArithmeticError, ValueError) as exc:
             raise self._fail(f"evaluation failed at t = {self._t:.9g} s: {exc}") from None
         v = self._values
@@ -404,7 +417,7 @@ class BlockSlave(Fmi2Slave):
         t0 = float(current_time)
         if sa.n_states:
             x = self._x
-            pr = sa.prepare(self._inputs())  # held over the step
+            pr = self._held_inputs()[1]  # held over the step
             n = max(1, math.ceil(step_size / self._max_step - 1e-9))
             dt = step_size / n
             method = self._method
@@ -475,6 +488,7 @@ class BlockSlave(Fmi2Slave):
         if self._mode != INSTANTIATED:
             self._ensure_block()
         self._x = a[5 : 5 + nx].copy()
+        self._held = None
         self._stale = True
 
     @staticmethod
