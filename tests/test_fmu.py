@@ -210,6 +210,54 @@ def test_do_step_integrates_with_inputs_held(loaded, name):
         fmu.freeInstance()
 
 
+def test_do_step_sees_an_input_change_and_the_inputs_of_a_restored_state(loaded):
+    """The FMU prepares its inputs once per change: a step after one changed input, and a step
+    right after fmi2SetFMUstate (whose inputs are those saved), must use the current inputs."""
+    lf = loaded["TitopRevoluteBodyC1"]
+    ftype, n = fmu_type_of(lf)
+    params = ftype.params(n)
+    rng = np.random.default_rng(8)
+    values = random_values(params, rng)
+    sa = StandaloneBlock(ftype.make("ref", values, n))
+    ports = port_variables(sa, ftype)
+    u1 = random_inputs(sa, rng)
+    u2 = {**u1, "joint.tau": u1["joint.tau"] + 1.0}
+    h = 2.5e-3
+
+    def reference(x, u, t0):
+        sol = solve_ivp(lambda t, x: sa.derivative(t, x, u), (t0, t0 + h), x, method="DOP853",
+                        rtol=1e-13, atol=1e-13)  # fmt: skip
+        return sol.y[:, -1]
+
+    x1 = reference(sa.initial_state(), u1, 0.0)
+    fmu = lf.instantiate("held")
+    try:
+        method = [p for p in _solver_params() if p.name == "solver.method"]
+        start(fmu, lf, params + method, {**values, "solver.method": 4})
+        fmu.setReal(*fmi_values(lf, ports, u1))
+        fmu.doStep(0.0, h)
+        state = fmu.getFMUstate()  # inputs u1
+        for u, restore in ((u2, False), (u1, True)):
+            if restore:
+                fmu.setReal(*fmi_values(lf, ports, u2))
+                fmu.getReal([lf.vr["P.W[1]"]])  # outputs at u2: the inputs are prepared
+                fmu.setFMUstate(state)
+            else:
+                fmu.setReal(*fmi_values(lf, ports, {"joint.tau": u2["joint.tau"]}))
+            fmu.doStep(h, h)
+            expected, _ = sa.evaluate(2 * h, reference(x1, u, h), u)
+            for core, ovrs in output_vrs(lf, ports).items():
+                np.testing.assert_allclose(
+                    fmu.getReal(ovrs), expected[core], rtol=1e-9, atol=1e-10,
+                    err_msg=f"{core}, restored {restore}",
+                )  # fmt: skip
+            fmu.setFMUstate(state)
+        fmu.freeFMUstate(state)
+    finally:
+        fmu.terminate()
+        fmu.freeInstance()
+
+
 def test_several_instances_of_several_types_interleaved(loaded):
     names = ["TitopRigidBodyC2", "TitopRevoluteBodyC1", "TitopPrismaticBodyC1",
              "TitopLoopClosure", "TitopRevoluteBodyC1", "TitopRigidBodyC2"]  # fmt: skip
