@@ -331,8 +331,10 @@ class RigidBody(BodyBlock):
         self.D_inv = np.linalg.inv(self.D)
         # constant part of the loop map: ẋ'_P = D^-1 (T W_C - h), ẋ'_C = τ_stack ẋ'_P
         n = self.n_children
-        self._U = self.tau_stack @ self.D_inv if n else None
-        self._V = self.T if n else None
+        # CC = τ_stack D^-1 T: dense with one child port, factored (rank 6) with more
+        self._CC = self.tau_stack @ self.D_inv @ self.T if n == 1 else None
+        self._U = self.tau_stack @ self.D_inv if n > 1 else None
+        self._V = self.T if n > 1 else None
         self._XC = self.D_inv @ self.T if n else None
 
     def initial_state(self) -> FloatArray:
@@ -350,7 +352,8 @@ class RigidBody(BodyBlock):
         xc = -self.D_inv.dot(self.bias(kin.twist, kin.R, signals))
         if not self.n_children:
             return LoopMap(xc=xc)
-        return LoopMap(U=self._U, V=self._V, cC=self.tau_stack.dot(xc), XC=self._XC, xc=xc)
+        return LoopMap(CC=self._CC, U=self._U, V=self._V, cC=self.tau_stack.dot(xc), XC=self._XC,
+                       xc=xc)  # fmt: skip
 
     def respond(self, kin: BodyKinematics, signals, acc_p, w_c, full: bool = True) -> Response:
         """Eq. (11) at given child wrenches: ``ẋ'_P = D_P^-1 (Σ τ_{C_iP}^T W_C_i - h)``."""
@@ -538,6 +541,8 @@ class JointBody(BodyBlock):
             self.J_inv = np.linalg.inv(j)
             self._j_inv = float(self.J_inv[0, 0]) if k == 1 else None
             self._St = self.S.T.copy()
+            self._s = self.S[:, 0].copy() if k == 1 else None
+            self._DS = (self.D @ self.S)[:, 0].copy() if k == 1 else self.D @ self.S
             n = self.n_children
             # constants of eq. (22) / (28) in loop-map form (see loop_map)
             self._Pi = np.eye(6) - self.S @ self.J_inv @ self.StD
@@ -600,13 +605,21 @@ class JointBody(BodyBlock):
         k = self.joint.dof
         ts = self.tau_stack
         if k and not self.inverse:
-            tau = signals["joint.tau"]
-            alpha0 = self.J_inv.dot(tau - self.S.T.dot(D.dot(jk.e) + h))
-            a0 = jk.e + self.S.dot(alpha0)
+            r = D.dot(jk.e)
+            r += h  # D e + h
+            if k == 1:  # α0 on floats; S and D S as vectors
+                a = self._j_inv * (float(signals["joint.tau"][0]) - float(self._rows[1].dot(r)))
+                alpha0 = np.array((a,))
+                a0 = self._s * a
+                w0 = self._DS * -a
+            else:
+                alpha0 = self.J_inv.dot(signals["joint.tau"] - self._St.dot(r))
+                a0 = self.S.dot(alpha0)
+                w0 = self._DS.dot(-alpha0)
+            a0 += jk.e  # ẋ'_A at ẋ'_B = 0 and W_C = 0
+            w0 -= r  # -(D a0 + h)
             PP = Gt.dot(self._mDPi.dot(G))
-            w0 = D.dot(a0)
-            w0 += h
-            cP = -Gt.dot(w0)
+            cP = Gt.dot(w0)
             XP = self._aP.dot(G)
             if not n:
                 return LoopMap(PP=PP, cP=cP, XP=XP, xc=alpha0)
