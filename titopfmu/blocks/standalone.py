@@ -46,12 +46,7 @@ def motion_vector(acc: FloatArray, pk, theta: FloatArray | None = None) -> Float
     """The 18-component motion vector [ẋ', x', IP, Θ] of a port, from its acceleration and its
     :class:`~titopfmu.blocks.bodies.PortKinematics` (twist, position, DCM); ``theta`` = the
     Euler angles of ``pk.R`` when already known."""
-    out = np.empty(18)
-    out[0:6] = acc
-    out[6:12] = pk.twist
-    out[12:15] = pk.ip
-    out[15:18] = euler_from_dcm(pk.R) if theta is None else theta
-    return out
+    return np.concatenate((acc, pk.twist, pk.ip, euler_from_dcm(pk.R) if theta is None else theta))
 
 
 def port_kinematics(m: FloatArray) -> PortKinematics:

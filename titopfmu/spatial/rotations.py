@@ -48,11 +48,12 @@ def euler_from_dcm(p_bi: ArrayLike) -> FloatArray:
     1e-9) φ and ψ are not separable and scipy's ``as_euler("ZYX")`` convention is followed:
     φ = 0 and ψ carries the whole rotation about the vertical.
     """
-    r = p_bi
-    r00, r10, r20, r21, r22 = r[0][0], r[1][0], r[2][0], r[2][1], r[2][2]
+    (r00, r01, _), (r10, r11, _), (r20, r21, r22) = (
+        p_bi.tolist() if isinstance(p_bi, np.ndarray) else p_bi
+    )
     c = math.hypot(r00, r10)
     if c < _GIMBAL_LOCK:
-        return np.array([0.0, math.atan2(-r20, c), math.atan2(-r[0][1], r[1][1])])
+        return np.array([0.0, math.atan2(-r20, c), math.atan2(-r01, r11)])
     return np.array([math.atan2(r21, r22), math.atan2(-r20, c), math.atan2(r10, r00)])
 
 
