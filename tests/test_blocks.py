@@ -315,6 +315,31 @@ def test_rigid_body_external_wrench_inertial_equals_body(seed):
     assert np.linalg.norm(cb) > 1e-3  # the wrench matters
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_several_external_wrenches_in_both_frames_add_up(seed):
+    """Two body-frame and two inertial-frame wrenches at four points: the root's acceleration is
+    that of their resultant at P (eq. 13) under gravity (eq. 11)."""
+    rng = np.random.default_rng(seed)
+    m, ib = rng.uniform(1.0, 4.0), random_inertia(rng)
+    com, g = rng.normal(size=3), rng.normal(size=3)
+    frames = {"a": "inertial", "b": "body", "c": "inertial", "d": "body"}
+    points = {e: rng.normal(size=3) for e in frames}
+    external = {e: {"point": points[e], "frame": f} for e, f in frames.items()}
+    blk = RigidBody("root", m, ib, com=com, gravity=g, twist=rng.normal(size=6), external=external)
+    x = blk.initial_state()
+    x[3:7] = rng.normal(size=4)
+    x[0:3] = rng.normal(size=3)
+    sig = {e: rng.normal(size=6) for e in frames}
+    kin = blk.kinematics(x, None, sig)
+    R = Rotation.from_quat([x[4], x[5], x[6], x[3]]).as_matrix()
+    total = sum(
+        transport_wrench(rotate6(R.T, sig[e]) if f == "inertial" else sig[e], points[e])
+        for e, f in frames.items()
+    )
+    _, c = block_map(blk, kin, sig)
+    np.testing.assert_allclose(c, solve_acc(m, ib, com, x[7:13], R.T @ g, total), atol=1e-9)
+
+
 def test_rigid_body_engine_residual_and_state_derivative():
     """Through the engine: eq. (11) residual with the wrenches of a welded child and an
     external wrench is zero, and the states move as position' = P_{b/i} v, P' = P (*ω)."""
