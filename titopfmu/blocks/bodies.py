@@ -679,13 +679,13 @@ class JointBody(BodyBlock):
             acc += self.S.dot(extra)
         elif k:
             acc += self.S.dot(signals["joint.m"][0:k])
-        wa = self.D.dot(acc)
-        wa += h
-        if n:
-            wa -= self.T.dot(w_c)
+        nwa = self.T.dot(w_c) if n else np.zeros(6)  # -W_A
+        nwa -= self.D.dot(acc)
+        nwa -= h
         if k and self.inverse:
-            extra = self._St.dot(wa)
-        return Response(-jk.G.T.dot(wa), acc, self.tau_stack.dot(acc) if n else None, extra)
+            extra = self._St.dot(nwa)
+            extra *= -1.0
+        return Response(nwa.dot(jk.G), acc, self.tau_stack.dot(acc) if n else None, extra)
 
     def derivative(self, x: FloatArray, kin, extra: FloatArray) -> FloatArray:
         """``[q̇ = f(q, u) (nq), u̇ (k)]``, ``extra`` = u̇ from the loop solution."""
