@@ -513,6 +513,8 @@ class JointBody(BodyBlock):
         super().__init__(name, mass, inertia, **kwargs)
         self.joint = joint
         k = joint.dof
+        if joint.identity_rate and joint.nq != k:  # derivative() relies on q̇ = u
+            raise TypeError(f"{type(joint).__name__}: identity_rate needs nq == dof")
         self.n_extra = k
         self._add_port(
             "P",
@@ -594,7 +596,8 @@ class JointBody(BodyBlock):
         ``W_P = G^T (T W_C - D ẋ'_A - h)``. Forward: the joint equation (22)/(28)
         ``q̈ = J^-1 (τ - S^T (D (G ẋ'_B + e) + h - T W_C))`` with J = S^T D S (eq. 20) is
         substituted, i.e. ``D ẋ'_A = D Π G ẋ'_B + ...`` with ``Π = 1 - S J^-1 S^T D``. Inverse: q̈
-        is imposed and the effort ``τ = -S^T W_A`` (eqs. 19/26) is the extra output.
+        is imposed and the effort ``τ = S^T W_{B/A,P} = S^T (D ẋ'_A + h - T W_C)`` (eqs. 19/26,
+        the wrench of the parent on A, as in :meth:`respond`) is the extra output.
         """
         jk = kin.joint
         G = jk.G
@@ -633,7 +636,7 @@ class JointBody(BodyBlock):
         Da0h += h
         PP = -Gt.dot(DG)
         cP = -Gt.dot(Da0h)
-        if k:  # inverse: τ = -S^T W_A = S^T (D ẋ'_A + h - T W_C)
+        if k:  # inverse: τ = S^T W_{B/A,P} = S^T (D ẋ'_A + h - T W_C)
             XP, xc = self.S.T.dot(DG), self.S.T.dot(Da0h)
             XC = -self._StT if n else None
         else:
