@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import math
+import os
 import platform
 import sys
 import tempfile
@@ -36,6 +37,10 @@ def max_error(res, ref) -> float:
     cols = balloon_columns_from_cosim(res)
     n = min(len(ref["time"]), len(cols["time"]))
     return max(float(np.max(np.abs(cols[k][:n] - ref[k][:n]))) for k in COLUMNS)
+
+
+#: Everything after this line of the output document is kept when it is regenerated.
+NOTES_MARKER = "<!-- notes below this line are kept when the script regenerates the table -->"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,8 +124,14 @@ def main(argv: list[str] | None = None) -> int:
         "load of the machine (shared cores). The FMUs integrate over a step with their default "
         "internal method, Heun's (`solver.method` 2).",
     ]
+    kept = ""  # hand-written notes below the marker survive a regeneration
+    if os.path.exists(args.out):
+        with open(args.out) as f:
+            old = f.read()
+        if NOTES_MARKER in old:
+            kept = old.split(NOTES_MARKER, 1)[1]
     with open(args.out, "w") as f:
-        f.write("\n".join(lines) + "\n")
+        f.write("\n".join(lines) + "\n\n" + NOTES_MARKER + kept)
     print(f"wrote {args.out}")
     return 0
 
