@@ -555,9 +555,8 @@ class JointBody(BodyBlock):
             self.alpha_C = self.J_inv @ self.S.T @ self.T if n else None  # q̈ w.r.t. W_C
             self._aP = -self.J_inv @ self.StD
             self._StT = self.S.T @ self.T if n else None  # S^T T (k×6n)
-            if k == 1:  # their rows, for respond on floats
-                self._rows = (self.StD[0].copy(), self._St[0].copy(),
-                              self._StT[0].copy() if n else None)  # fmt: skip
+            if k == 1:  # their rows (S^T's is _s), for respond on floats
+                self._rows = (self.StD[0].copy(), self._StT[0].copy() if n else None)
             unit = joint.coordinate_unit
             effort = "N m" if unit == "rad" else "N"
             motion_doc = joint.motion_doc or f"[q̈, q̇, q] ({unit})"
@@ -611,7 +610,7 @@ class JointBody(BodyBlock):
             r = D.dot(jk.e)
             r += h  # D e + h
             if k == 1:  # α0 on floats; S and D S as vectors
-                a = self._j_inv * (float(signals["joint.tau"][0]) - float(self._rows[1].dot(r)))
+                a = self._j_inv * (float(signals["joint.tau"][0]) - float(self._s.dot(r)))
                 alpha0 = np.array((a,))
                 a0 = self._s * a
                 w0 = self._DS * -a
@@ -666,8 +665,8 @@ class JointBody(BodyBlock):
         if k and not self.inverse:
             # eq. (22)/(28) with the constant rows S^T D and S^T T
             if k == 1:  # on floats
-                std, st, stt = self._rows
-                qdd = float(signals["joint.tau"][0]) - float(std.dot(acc)) - float(st.dot(h))
+                std, stt = self._rows
+                qdd = float(signals["joint.tau"][0]) - float(std.dot(acc)) - float(self._s.dot(h))
                 if n:
                     qdd += float(stt.dot(w_c))
                 extra = np.array((self._j_inv * qdd,))

@@ -25,6 +25,7 @@ joint, Euler angles of the relative attitude for the others).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -65,7 +66,7 @@ class JointKinematics:
         self.ip = ip  # 3, [IP]_{R_a} (m)
         self.R = R  # 3×3, P_{a/i}
         self.R_ab = R_ab  # 3×3, P_{a/b}
-        self.children: list = []  # the child ports' PortKinematics, set by the body block
+        self.children: Sequence = ()  # the child ports' PortKinematics, set by the body block
 
     @property
     def joint(self) -> JointKinematics:
