@@ -331,6 +331,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--chains-only", action="store_true", help="skip part (a), the balloon")
     args = ap.parse_args(argv)
+    if min(args.sizes) < 1:
+        ap.error(f"--sizes: every chain needs at least 1 body, got {min(args.sizes)}")
     warnings.simplefilter("ignore", InertiaWarning)  # the balloon's Table 1 inertia
     if args.quick:
         t_final, rep_a, rep_b, batch = 5.0, 1, 3, 0.05
