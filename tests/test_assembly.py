@@ -295,6 +295,39 @@ def test_loop_closure_system_is_accepted_and_holds_the_bar():
     np.testing.assert_allclose(w_g, [0.0, m_g, 0.0, 0.0, 0.0, m_g * 1.0], atol=1e-3)
 
 
+class CountingConstant(Constant):
+    """A Constant that counts its evaluations."""
+
+    def __init__(self, name, value):
+        super().__init__(name, value)
+        self.calls = 0
+
+    def evaluate(self, t, inputs):
+        self.calls += 1
+        return super().evaluate(t, inputs)
+
+
+def test_constant_signal_blocks_are_evaluated_once_per_engine():
+    """The engine evaluates a Constant when it is built, not at every right-hand side; the
+    trajectory is the one the same effort gives through a Function evaluated every time."""
+    results = []
+    sources = (CountingConstant("c", [0.7]), Function("c", lambda t, u: {"y": [0.7]}, {}, {"y": 1}))
+    for source in sources:
+        s = System("pendulum")
+        s.add(*(b for b in pendulum_parts() if b.name != "zero"), source)
+        s.connect("g.C", "arm.P")
+        s.connect("arm.tip", "w.P")
+        s.connect("w2.P", "g.D")
+        s.connect("c.y", "arm.joint.tau")
+        eng = Engine(s)
+        res = eng.simulate(1.0, output_interval=0.1, record=["arm.state.q", "c.y"], rtol=1e-10)
+        results.append(res.values)
+        if isinstance(source, CountingConstant):
+            assert source.calls == 1 and eng.n_evaluations > 20
+    np.testing.assert_array_equal(results[0], results[1])
+    assert results[0][-1, 1] == 0.7
+
+
 def test_every_listed_signal_can_be_read():
     """signal_names() of a system using every block kind all resolve to finite values."""
     s = closed_bar()

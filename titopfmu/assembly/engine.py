@@ -113,6 +113,15 @@ class Engine:
                     sides.append((ob, blocks[ob].child_names.index(op)))
                 self.closure_sides[b.name] = sides
         self.steps = [(kind, blocks[name]) for kind, name in self.plan.pre_loop]
+        # signal blocks whose outputs never change are evaluated here, once; every evaluation
+        # starts from their values (a Constant per joint effort is common: a chain of 1000
+        # bodies then skips 1000 block calls per evaluation)
+        self._constant_signals: dict[tuple[str, str], FloatArray] = {}
+        for kind, b in self.steps:
+            if kind == "sig" and b.constant:
+                for p, v in b.evaluate(0.0, {}).items():
+                    self._constant_signals[(b.name, p)] = v
+        self._varying = [(k, b) for k, b in self.steps if not (k == "sig" and b.constant)]
         # forward joints whose motion output feeds a signal block before the loop
         self.joint_outputs = {
             s[0] for lst in self.inputs.values() for _, s in lst if s[1] == "joint.m"
@@ -143,6 +152,7 @@ class Engine:
         self._full_steps: list = [(kind, b) for kind, b in self.steps]
         for j in sorted(ready, reverse=True):
             self._full_steps[j + 1 : j + 1] = [("map", i) for i in ready[j]]
+        self._full_steps = [(k, b) for k, b in self._full_steps if not (k == "sig" and b.constant)]
         self.stateful = [
             (self.tree_index[b.name], b, self.plan.state_slices[b.name])
             for b in self.tree_blocks
@@ -164,15 +174,16 @@ class Engine:
 
         With ``solve=False`` only the pre-loop pass runs (``ev.sol`` is None): enough for the
         signals :meth:`is_pre_loop` accepts; ``steps`` then restricts it to a subset of
-        ``self.steps`` (see :meth:`pre_loop_steps`).
+        ``self.steps`` (see :meth:`pre_loop_steps`). Constant signal blocks are not in any pass:
+        their outputs, computed when the engine is built, are in ``ev.sig`` from the start.
         """
         self.n_evaluations += 1
         ev = Evaluation(t, x, len(self.tree_blocks))
         kin = ev.kin
-        sig = ev.sig
+        sig = ev.sig = self._constant_signals.copy()
         maps: list = [None] * len(self._map_steps)
         if steps is None:
-            steps = self._full_steps if solve else self.steps
+            steps = self._full_steps if solve else self._varying
         for kind, b in steps:
             if kind == "map":
                 tb, name, inputs = self._map_steps[b]
@@ -351,7 +362,7 @@ class Engine:
 
         for name in names:
             add_signal(name)
-        return [(kind, b) for kind, b in self.steps if (kind, b.name) in need]
+        return [(kind, b) for kind, b in self._varying if (kind, b.name) in need]
 
     def _acc_at_p(self, ev: Evaluation, b) -> FloatArray:
         """ẋ'_P of a body at the loop solution: the block's own ``respond`` at its inputs."""

@@ -18,6 +18,9 @@ class SignalBlock(Block):
 
     kind = "signal"
     kinematic_inputs: tuple[str, ...] = ()
+    #: True when the outputs depend neither on t nor on inputs: the engine evaluates the block
+    #: once, when it is built, instead of at every right-hand-side evaluation.
+    constant = False
 
     def evaluate(self, t: float, inputs: dict[str, FloatArray]) -> dict[str, FloatArray]:
         raise NotImplementedError
@@ -27,6 +30,7 @@ class Constant(SignalBlock):
     """Constant output ``y`` (any size)."""
 
     kind = "constant"
+    constant = True
 
     def __init__(self, name: str, value: ArrayLike) -> None:
         super().__init__(name)
