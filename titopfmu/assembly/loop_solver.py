@@ -110,11 +110,17 @@ class TreeLoopSolver:
              n.children[0] if len(n.children) == 1 and n.children[0] >= 0 else -1)
             for i, n in reversed(list(enumerate(nodes)))
         ]  # fmt: skip
-        # (index, has parent, parent, offset of its slot in the parent's child accelerations, n)
+        # (index, has parent, parent, offset of its slot in the parent's child accelerations
+        # or -1 when that port is the parent's only one (the whole vector is then used: no view
+        # object per node), n)
         self._fwd = [
-            (i, n.has_parent, n.parent, 6 * n.parent_slot, len(n.children))
+            (
+                i, n.has_parent, n.parent,
+                -1 if n.has_parent and len(nodes[n.parent].children) == 1 else 6 * n.parent_slot,
+                len(n.children),
+            )
             for i, n in enumerate(nodes)
-        ]
+        ]  # fmt: skip
 
     def _identity(self, n: int) -> FloatArray:
         e = self._eye.get(n)
@@ -136,7 +142,6 @@ class TreeLoopSolver:
         Kbd: list = [None] * count
         kvec: list = [None] * count
         for i, has_parent, n, single in self._back:
-            node = nodes[i]
             m = maps[i]
             if n == 0:
                 if has_parent:
@@ -148,7 +153,7 @@ class TreeLoopSolver:
             else:
                 kb = np.zeros((6 * n, 6 * n))
                 kv = np.array(known[i], dtype=float) if known[i] is not None else np.zeros(6 * n)
-                for j, ch in enumerate(node.children):
+                for j, ch in enumerate(nodes[i].children):
                     if ch >= 0:
                         kb[6 * j : 6 * j + 6, 6 * j : 6 * j + 6] = K[ch]
                         kv[6 * j : 6 * j + 6] = k[ch]
@@ -212,7 +217,7 @@ class TreeLoopSolver:
             m = maps[i]
             ap = None
             if has_parent:
-                ap = acc_c[parent][s : s + 6]
+                ap = acc_c[parent] if s < 0 else acc_c[parent][s : s + 6]
                 acc_p[i] = ap
             if n:
                 ac = a[i] if ap is None else A[i].dot(ap) + a[i]
