@@ -8,8 +8,9 @@ the engine's per-body numpy work on a serial chain of 1-dof joint bodies (joint 
 bias terms on floats, the joint equation, the loop map, the rank-1 backward condensation, the
 forward recovery and the state derivative; random constants, no physics) in three data layouts:
 
-``objects``  as the engine: each body's constants are attributes of its own Python object, each
-             evaluation allocates every body's run-time arrays afresh and keeps them to the end.
+``objects``  the engine's kind of layout, with fewer objects per body than the engine: each
+             body's constants are attributes of its own Python object, each evaluation
+             allocates every body's run-time arrays afresh and keeps them to the end.
 ``tuples``   the constants of all bodies copied into contiguous per-quantity stacks, each body
              holding a tuple of views into them (built once); run-time arrays as ``objects``.
 ``stacks``   a Model/Data layout (cf. Pinocchio): constants and run-time values in per-quantity
