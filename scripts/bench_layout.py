@@ -28,13 +28,11 @@ Usage: python scripts/bench_layout.py [--sizes N ...] [--repeats N] [--seconds S
 from __future__ import annotations
 
 import argparse
-import gc
 import math
 import statistics
-import time
 
 import numpy as np
-from bench_engine import serial_chain  # this script's folder is on sys.path when run
+from bench_engine import _batch, serial_chain  # this script's folder is on sys.path when run
 
 from titopfmu import Engine
 
@@ -284,18 +282,6 @@ def cases(n: int) -> dict[str, object]:
         "tuples": lambda: sweep_fresh(tuples, x, efforts, False),
         "stacks": lambda: sweep_stacks(M, W, x, efforts),
     }
-
-
-def _batch(fn, calls: int) -> float:
-    gc.collect()
-    gc.disable()
-    try:
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        return (time.perf_counter() - t0) / calls
-    finally:
-        gc.enable()
 
 
 def main(argv: list[str] | None = None) -> int:
