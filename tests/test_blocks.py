@@ -31,6 +31,7 @@ from titopfmu import (
     WeldedBody,
 )
 from titopfmu.assembly.loop_solver import LoopNode, TreeLoopSolver
+from titopfmu.blocks.loop_map import LoopMap
 from titopfmu.spatial import newton_euler_residual
 
 SEEDS = range(4)
@@ -997,6 +998,37 @@ def test_tree_loop_solver_against_dense_solve(seed):
     sol = np.linalg.solve(A, b)
     for i in range(len(nodes)):
         np.testing.assert_allclose(us[i], sol[off[i] : off[i + 1]], atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tree_loop_solver_extras_only_gives_the_same_extras(seed):
+    """``extras_only`` (the engine's state-derivative path) releases every intermediate along
+    the sweeps; its extra outputs are those of the full solve, bit for bit, with dense maps,
+    rank-r factored ones (U V), and maps without extra outputs."""
+    rng = np.random.default_rng(100 + seed)
+    nodes = random_forest(rng, n_nodes=12)
+    maps, known = [], []
+    for node in nodes:
+        p, q = (6 if node.has_parent else 0), 6 * len(node.children)
+        ne = int(rng.integers(0, 4))
+        M = rng.normal(size=(p + q + ne, p + q)) * 0.15
+        m = LoopMap.from_dense(M, rng.normal(size=p + q + ne), node.has_parent, len(node.children))
+        if q and rng.random() < 0.5:  # factored CC = U V
+            r = int(rng.integers(1, 4))
+            m.U, m.V = rng.normal(size=(q, r)) * 0.3, rng.normal(size=(r, q)) * 0.3
+        if ne == 0 and rng.random() < 0.5:
+            m.XP = m.XC = m.xc = None
+        maps.append(m)
+        known.append(rng.normal(size=q) if q else None)
+    solver = TreeLoopSolver(nodes)
+    full = solver.solve(list(maps), known)
+    consumed = list(maps)
+    lean = solver.solve(consumed, known, extras_only=True)
+    assert all(m is None for m in consumed)
+    assert lean.w_c is None and lean.acc_c is None
+    assert any(len(e) for e in full.extra)
+    for i in range(len(nodes)):
+        np.testing.assert_array_equal(lean.extra[i], full.extra[i])
 
 
 def chain_system(closure=False):

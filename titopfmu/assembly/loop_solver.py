@@ -128,10 +128,16 @@ class TreeLoopSolver:
             e = self._eye[n] = np.eye(n)
         return e
 
-    def solve(self, maps: list[LoopMap], known: list[FloatArray | None]) -> LoopSolution:
+    def solve(
+        self, maps: list[LoopMap], known: list[FloatArray | None], extras_only: bool = False
+    ) -> LoopSolution:
         """Solve the loop given every node's map and the known child wrenches.
 
         ``known[i]`` holds ``6 n_i`` values (or None for zeros); tree-child slots are ignored.
+        With ``extras_only`` the solution holds the extra outputs only (its other fields are
+        None) and ``maps`` is consumed: each entry is set to None once the backward sweep has
+        used it, and every per-node intermediate is released as soon as the sweeps are past it,
+        so that on long trees new values reuse memory that is still in the processor's caches.
         """
         nodes = self.nodes
         count = len(nodes)
@@ -141,8 +147,14 @@ class TreeLoopSolver:
         a: list = [None] * count
         Kbd: list = [None] * count
         kvec: list = [None] * count
+        ext: list = maps
+        if extras_only:  # what the forward sweep needs of each map
+            ext = [None] * count
         for i, has_parent, n, single in self._back:
             m = maps[i]
+            if extras_only:
+                ext[i] = None if m.xc is None else (m.XP, m.XC, m.xc)
+                maps[i] = None
             if n == 0:
                 if has_parent:
                     K[i] = m.PP
@@ -209,12 +221,12 @@ class TreeLoopSolver:
                 ka = kb.dot(a[i])
                 ka += kv
                 k[i] = m.PC.dot(ka) + m.cP
+        K = k = None  # the values still needed are held by Kbd and kvec
         acc_p: list = [None] * count
         acc_c: list = [None] * count
         w_c: list = [_EMPTY] * count
         extra: list = [_EMPTY] * count
         for i, has_parent, parent, s, n in self._fwd:
-            m = maps[i]
             ap = None
             if has_parent:
                 ap = acc_c[parent] if s < 0 else acc_c[parent][s : s + 6]
@@ -223,12 +235,25 @@ class TreeLoopSolver:
                 ac = a[i] if ap is None else A[i].dot(ap) + a[i]
                 acc_c[i] = ac
                 wc = Kbd[i].dot(ac) + kvec[i]
-                w_c[i] = wc
-            if m.xc is not None:
-                x = m.xc
-                if ap is not None and m.XP is not None:
-                    x = x + m.XP.dot(ap)
-                if n and m.XC is not None:
-                    x = x + m.XC.dot(wc)
-                extra[i] = x
+                if extras_only:
+                    A[i] = a[i] = Kbd[i] = kvec[i] = None
+                else:
+                    w_c[i] = wc
+            m = ext[i]
+            if m is None:
+                continue
+            if extras_only:
+                XP, XC, x = m
+                ext[i] = None
+            else:
+                XP, XC, x = m.XP, m.XC, m.xc
+                if x is None:
+                    continue
+            if ap is not None and XP is not None:
+                x = x + XP.dot(ap)
+            if n and XC is not None:
+                x = x + XC.dot(wc)
+            extra[i] = x
+        if extras_only:
+            return LoopSolution(None, None, None, None, extra)
         return LoopSolution(maps, acc_p, acc_c, w_c, extra)
