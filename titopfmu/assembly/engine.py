@@ -153,6 +153,30 @@ class Engine:
         for j in sorted(ready, reverse=True):
             self._full_steps[j + 1 : j + 1] = [("map", i) for i in ready[j]]
         self._full_steps = [(k, b) for k, b in self._full_steps if not (k == "sig" and b.constant)]
+        # for derivative(): the same steps, each body's kinematics dropped after its last reader
+        # (its loop map, its children's kinematics, loop closures; the state derivative if it
+        # reads them). Its memory is then reused by the next bodies instead of new memory per
+        # body: on long chains that keeps the evaluation's data in the processor's caches.
+        last: dict[str, int] = {}
+        for j, (kind, b) in enumerate(self._full_steps):
+            if kind == "map":
+                last[self._map_steps[b][1]] = j
+            elif kind == "kin" and b.name in self.parent_slot:
+                last[self.parent_slot[b.name][0]] = j
+            elif kind == "loop":
+                for ob, _ in self.closure_sides[b.name]:
+                    last[ob] = j
+        for b in self.tree_blocks:
+            if b.n_states and getattr(b, "derivative_uses_kinematics", True):
+                last.pop(b.name, None)
+        drops: dict[int, list[str]] = {}
+        for name, j in last.items():
+            drops.setdefault(j, []).append(name)
+        self._derivative_steps: list = []
+        for j, step in enumerate(self._full_steps):
+            self._derivative_steps.append(step)
+            if j in drops:
+                self._derivative_steps.append(("drop", tuple(drops[j])))
         self.stateful = [
             (self.tree_index[b.name], b, self.plan.state_slices[b.name])
             for b in self.tree_blocks
@@ -174,7 +198,9 @@ class Engine:
 
         With ``solve=False`` only the pre-loop pass runs (``ev.sol`` is None): enough for the
         signals :meth:`is_pre_loop` accepts; ``steps`` then restricts it to a subset of
-        ``self.steps`` (see :meth:`pre_loop_steps`). Constant signal blocks are not in any pass:
+        ``self.steps`` (see :meth:`pre_loop_steps`). :meth:`derivative` passes steps that drop
+        kinematics it no longer needs (``ev.kin`` is then partial, ``ev.sol`` holds only the extra
+        outputs). Constant signal blocks are not in any pass:
         their outputs, computed when the engine is built, are in ``ev.sig`` from the start.
         """
         self.n_evaluations += 1
@@ -190,6 +216,10 @@ class Engine:
                 maps[b] = tb.loop_map(
                     kin[name], {p: sig[s] for p, s in inputs} if inputs else _NO_SIGNALS
                 )
+                continue
+            if kind == "drop":
+                for name in b:
+                    del kin[name]
                 continue
             name = b.name
             if kind == "kin":
@@ -220,22 +250,22 @@ class Engine:
         if not solve:
             return ev
         try:
-            ev.sol = self.solver.solve(maps, ev.known)
+            ev.sol = self.solver.solve(maps, ev.known, steps is self._derivative_steps)
         except LoopSolveError as exc:
             raise SimulationError(str(exc), t, self.tree_blocks[exc.node].name) from None
         return ev
 
     def derivative(self, t: float, x: FloatArray) -> FloatArray:
         """State derivative dx/dt at (t, x)."""
-        ev = self.evaluate(t, x)
+        ev = self.evaluate(t, x, steps=self._derivative_steps)
         dx = np.empty(self.n_states)
         extra = ev.sol.extra
         kin = ev.kin
         for i, b, sl in self.stateful:
-            dx[sl] = b.derivative(x[sl], kin[b.name], extra[i])
+            dx[sl] = b.derivative(x[sl], kin.get(b.name), extra[i])
         total = dx.dot(dx)  # NaN or inf if a component is (or on overflow: then checked in full)
         if total - total != 0.0 and not np.all(np.isfinite(dx)):
-            self._diagnose(ev, dx)
+            self._diagnose(self.evaluate(t, x), dx)  # a full evaluation, to name the block
         return dx
 
     def check_finite(self, ev: Evaluation) -> None:

@@ -137,6 +137,8 @@ class BodyBlock(Block):
     has_parent = True
     n_extra = 0
     kinematic_inputs: tuple[str, ...] = ()
+    #: whether :meth:`derivative` reads its ``kin`` argument (the engine may pass None if not)
+    derivative_uses_kinematics = True
 
     def __init__(
         self,
@@ -515,6 +517,7 @@ class JointBody(BodyBlock):
         k = joint.dof
         if joint.identity_rate and joint.nq != k:  # derivative() relies on q̇ = u
             raise TypeError(f"{type(joint).__name__}: identity_rate needs nq == dof")
+        self.derivative_uses_kinematics = not joint.identity_rate
         self.n_extra = k
         self._add_port(
             "P",
@@ -690,7 +693,8 @@ class JointBody(BodyBlock):
         return Response(nwa.dot(jk.G), acc, self.tau_stack.dot(acc) if n else None, extra)
 
     def derivative(self, x: FloatArray, kin, extra: FloatArray) -> FloatArray:
-        """``[q̇ = f(q, u) (nq), u̇ (k)]``, ``extra`` = u̇ from the loop solution."""
+        """``[q̇ = f(q, u) (nq), u̇ (k)]``, ``extra`` = u̇ from the loop solution; ``kin`` is only
+        read when q̇ ≠ u (:attr:`derivative_uses_kinematics`)."""
         joint = self.joint
         nq, k = joint.nq, joint.dof
         out = np.empty(nq + k)
