@@ -557,6 +557,11 @@ class JointBody(BodyBlock):
             self._U = self.tau_stack @ self.S if n else None
             self.alpha_C = self.J_inv @ self.S.T @ self.T if n else None  # q̈ w.r.t. W_C
             self._aP = -self.J_inv @ self.StD
+            # the constant left factors of the loop map's G-dependent blocks, stacked so that one
+            # product gives them all (see loop_map): [-D Π ; α_P ; τ Π ; (Π^T T)^T] G
+            self._Q = np.vstack(
+                [self._mDPi, self._aP] + ([self._tauPi, self._PiT_T.T] if n else [])
+            )
             self._StT = self.S.T @ self.T if n else None  # S^T T (k×6n)
             if k == 1:  # their rows (S^T's is _s), for respond on floats
                 self._rows = (self.StD[0].copy(), self._StT[0].copy() if n else None)
@@ -623,13 +628,16 @@ class JointBody(BodyBlock):
                 w0 = self._DS.dot(-alpha0)
             a0 += jk.e  # ẋ'_A at ẋ'_B = 0 and W_C = 0
             w0 -= r  # -(D a0 + h)
-            PP = Gt.dot(self._mDPi.dot(G))
+            # PP = -G^T D Π G, XP = α_P G, CP = τ Π G, PC = G^T Π^T T = (T^T Π G)^T: one product
+            QG = self._Q.dot(G)
+            PP = Gt.dot(QG[0:6])
             cP = Gt.dot(w0)
-            XP = self._aP.dot(G)
+            XP = QG[6 : 6 + k]
             if not n:
                 return LoopMap(PP=PP, cP=cP, XP=XP, xc=alpha0)
+            m = 6 + k + 6 * n
             return LoopMap(
-                PP=PP, PC=Gt.dot(self._PiT_T), CP=self._tauPi.dot(G), U=self._U, V=self.alpha_C,
+                PP=PP, PC=QG[m:].T, CP=QG[6 + k : m], U=self._U, V=self.alpha_C,
                 cP=cP, cC=ts.dot(a0), XP=XP, XC=self.alpha_C, xc=alpha0,
             )  # fmt: skip
         a0 = jk.e + self.S.dot(signals["joint.m"][0:k]) if k else jk.e
