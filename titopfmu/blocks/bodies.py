@@ -492,6 +492,47 @@ class Ground(Block):
 # ----------------------------------------------------------------------------------------------
 
 
+class JointEquations:
+    """The constants of a joint body's equations (eqs. 18-23 / 24-29), derived once.
+
+    ``S`` (6×k), ``J_inv`` = (S^T D_P S)^-1 (eq. 20), ``StD`` = S^T D_P, ``StT`` = S^T T (k×6n),
+    ``DS`` = D_P S, ``U`` = τ S (6n×k), ``alpha_C`` = J^-1 S^T T (q̈ w.r.t. the child wrenches),
+    ``Q`` = [-D Π ; α_P ; τ Π ; (Π^T T)^T] (the left factors of the loop map's G-dependent
+    blocks, with Π = 1 - S J^-1 S^T D and α_P = -J^-1 S^T D); for k = 1 also the floats and rows
+    the scalar paths use (``j_inv``, ``s`` = S[:, 0], ``DS`` as a vector, ``rows``).
+
+    One slotted record per block rather than a dozen block attributes: CPython keeps an
+    instance's attributes compact (a shared key table) only up to 29 of them; beyond, every
+    block carries its own 1.6 kB hash table, and on chains of hundreds of bodies reading it costs
+    cache misses at every evaluation (about 10 % of the step at 1000 bodies).
+    """
+
+    __slots__ = ("S", "St", "StD", "StT", "J_inv", "j_inv", "s", "DS", "U", "alpha_C", "Q", "rows")
+
+    def __init__(
+        self, D: FloatArray, S: FloatArray, J_inv: FloatArray, T: FloatArray, tau: FloatArray
+    ) -> None:
+        k = S.shape[1]
+        n = T.shape[1] // 6
+        self.S = S
+        self.St = S.T.copy()
+        self.StD = S.T @ D
+        self.J_inv = J_inv
+        self.j_inv = float(J_inv[0, 0]) if k == 1 else None
+        self.s = S[:, 0].copy() if k == 1 else None
+        self.DS = (D @ S)[:, 0].copy() if k == 1 else D @ S
+        Pi = np.eye(6) - S @ J_inv @ self.StD
+        self.U = tau @ S if n else None
+        self.alpha_C = J_inv @ S.T @ T if n else None
+        self.StT = S.T @ T if n else None
+        rows = [-(D @ Pi), -J_inv @ self.StD]
+        if n:
+            rows += [tau @ Pi, (Pi.T @ T).T]
+        self.Q = np.vstack(rows)
+        # for respond on floats when k = 1: the rows of S^T D and S^T T
+        self.rows = (self.StD[0].copy(), self.StT[0].copy() if n else None) if k == 1 else None
+
+
 class JointBody(BodyBlock):
     """A body A hanging from its parent B through a joint: the TITOP model ``R^{A,.}_{P,C1..Cn}``.
 
@@ -527,9 +568,9 @@ class JointBody(BodyBlock):
             f"applied by {name} on its parent out (6, in the parent frame)",
         )
         if k:
-            self.S = joint.S
-            self.StD = self.S.T @ self.D
-            j = self.StD @ self.S  # apparent inertia seen from the joint, eq. (20)
+            S = joint.S
+            StD = S.T @ self.D
+            j = StD @ S  # apparent inertia seen from the joint, eq. (20)
             if k == 1:
                 singular = abs(float(j[0, 0])) <= 1e-14 * max(1.0, float(np.max(np.abs(self.D))))
             else:  # k×k symmetric: smallest against largest principal value (scale-free)
@@ -543,28 +584,7 @@ class JointBody(BodyBlock):
                     f"{'zero' if k == 1 else 'singular'}: {j.tolist()}; the body cannot be moved "
                     "by its joint (e.g. a point mass on a revolute axis or on a ball joint)",
                 )
-            self.J_inv = np.linalg.inv(j)
-            self._j_inv = float(self.J_inv[0, 0]) if k == 1 else None
-            self._St = self.S.T.copy()
-            self._s = self.S[:, 0].copy() if k == 1 else None
-            self._DS = (self.D @ self.S)[:, 0].copy() if k == 1 else self.D @ self.S
-            n = self.n_children
-            # constants of eq. (22) / (28) in loop-map form (see loop_map)
-            self._Pi = np.eye(6) - self.S @ self.J_inv @ self.StD
-            self._mDPi = -(self.D @ self._Pi)
-            self._PiT_T = self._Pi.T @ self.T if n else None
-            self._tauPi = self.tau_stack @ self._Pi if n else None
-            self._U = self.tau_stack @ self.S if n else None
-            self.alpha_C = self.J_inv @ self.S.T @ self.T if n else None  # q̈ w.r.t. W_C
-            self._aP = -self.J_inv @ self.StD
-            # the constant left factors of the loop map's G-dependent blocks, stacked so that one
-            # product gives them all (see loop_map): [-D Π ; α_P ; τ Π ; (Π^T T)^T] G
-            self._Q = np.vstack(
-                [self._mDPi, self._aP] + ([self._tauPi, self._PiT_T.T] if n else [])
-            )
-            self._StT = self.S.T @ self.T if n else None  # S^T T (k×6n)
-            if k == 1:  # their rows (S^T's is _s), for respond on floats
-                self._rows = (self.StD[0].copy(), self._StT[0].copy() if n else None)
+            self._c = JointEquations(self.D, S, np.linalg.inv(j), self.T, self.tau_stack)
             unit = joint.coordinate_unit
             effort = "N m" if unit == "rad" else "N"
             motion_doc = joint.motion_doc or f"[q̈, q̇, q] ({unit})"
@@ -614,22 +634,23 @@ class JointBody(BodyBlock):
         n = self.n_children
         k = self.joint.dof
         ts = self.tau_stack
+        c = self._c if k else None
         if k and not self.inverse:
             r = D.dot(jk.e)
             r += h  # D e + h
             if k == 1:  # α0 on floats; S and D S as vectors
-                a = self._j_inv * (float(signals["joint.tau"][0]) - float(self._s.dot(r)))
+                a = c.j_inv * (float(signals["joint.tau"][0]) - float(c.s.dot(r)))
                 alpha0 = np.array((a,))
-                a0 = self._s * a
-                w0 = self._DS * -a
+                a0 = c.s * a
+                w0 = c.DS * -a
             else:
-                alpha0 = self.J_inv.dot(signals["joint.tau"] - self._St.dot(r))
-                a0 = self.S.dot(alpha0)
-                w0 = self._DS.dot(-alpha0)
+                alpha0 = c.J_inv.dot(signals["joint.tau"] - c.St.dot(r))
+                a0 = c.S.dot(alpha0)
+                w0 = c.DS.dot(-alpha0)
             a0 += jk.e  # ẋ'_A at ẋ'_B = 0 and W_C = 0
             w0 -= r  # -(D a0 + h)
             # PP = -G^T D Π G, XP = α_P G, CP = τ Π G, PC = G^T Π^T T = (T^T Π G)^T: one product
-            QG = self._Q.dot(G)
+            QG = c.Q.dot(G)
             PP = Gt.dot(QG[0:6])
             cP = Gt.dot(w0)
             XP = QG[6 : 6 + k]
@@ -637,18 +658,18 @@ class JointBody(BodyBlock):
                 return LoopMap(PP=PP, cP=cP, XP=XP, xc=alpha0)
             m = 6 + k + 6 * n
             return LoopMap(
-                PP=PP, PC=QG[m:].T, CP=QG[6 + k : m], U=self._U, V=self.alpha_C,
-                cP=cP, cC=ts.dot(a0), XP=XP, XC=self.alpha_C, xc=alpha0,
+                PP=PP, PC=QG[m:].T, CP=QG[6 + k : m], U=c.U, V=c.alpha_C,
+                cP=cP, cC=ts.dot(a0), XP=XP, XC=c.alpha_C, xc=alpha0,
             )  # fmt: skip
-        a0 = jk.e + self.S.dot(signals["joint.m"][0:k]) if k else jk.e
+        a0 = jk.e + c.S.dot(signals["joint.m"][0:k]) if k else jk.e
         DG = D.dot(G)
         Da0h = D.dot(a0)
         Da0h += h
         PP = -Gt.dot(DG)
         cP = -Gt.dot(Da0h)
         if k:  # inverse: τ = S^T W_{B/A,P} = S^T (D ẋ'_A + h - T W_C)
-            XP, xc = self.S.T.dot(DG), self.S.T.dot(Da0h)
-            XC = -self._StT if n else None
+            XP, xc = c.St.dot(DG), c.St.dot(Da0h)
+            XC = -c.StT if n else None
         else:
             XP = XC = xc = None
         if not n:
@@ -673,30 +694,31 @@ class JointBody(BodyBlock):
         acc = jk.G.dot(acc_p)
         acc += jk.e
         extra = None
+        c = self._c if k else None
         if k and not self.inverse:
             # eq. (22)/(28) with the constant rows S^T D and S^T T
             if k == 1:  # on floats
-                std, stt = self._rows
-                qdd = float(signals["joint.tau"][0]) - float(std.dot(acc)) - float(self._s.dot(h))
+                std, stt = c.rows
+                qdd = float(signals["joint.tau"][0]) - float(std.dot(acc)) - float(c.s.dot(h))
                 if n:
                     qdd += float(stt.dot(w_c))
-                extra = np.array((self._j_inv * qdd,))
+                extra = np.array((c.j_inv * qdd,))
             else:
-                rhs = signals["joint.tau"] - self.StD.dot(acc)
-                rhs -= self._St.dot(h)
+                rhs = signals["joint.tau"] - c.StD.dot(acc)
+                rhs -= c.St.dot(h)
                 if n:
-                    rhs += self._StT.dot(w_c)
-                extra = self.J_inv.dot(rhs)
+                    rhs += c.StT.dot(w_c)
+                extra = c.J_inv.dot(rhs)
             if not full:
                 return Response(None, None, None, extra)
-            acc += self.S.dot(extra)
+            acc += c.S.dot(extra)
         elif k:
-            acc += self.S.dot(signals["joint.m"][0:k])
+            acc += c.S.dot(signals["joint.m"][0:k])
         nwa = self.T.dot(w_c) if n else np.zeros(6)  # -W_A
         nwa -= self.D.dot(acc)
         nwa -= h
         if k and self.inverse:
-            extra = self._St.dot(nwa)
+            extra = c.St.dot(nwa)
             extra *= -1.0
         return Response(nwa.dot(jk.G), acc, self.tau_stack.dot(acc) if n else None, extra)
 
