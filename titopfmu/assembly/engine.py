@@ -43,6 +43,10 @@ METHODS = {
 _NO_SIGNALS: dict[str, FloatArray] = {}
 
 
+class _Steps(list):
+    """Evaluation steps with their data resolved (:meth:`Engine._compile`)."""
+
+
 class SimulationError(TitopError):
     """A simulation failed. Carries the time, the block (if known) and the partial result."""
 
@@ -57,20 +61,31 @@ class SimulationError(TitopError):
 class Evaluation:
     """Run-time data of one evaluation (the engine's 'Data', cf. Pinocchio's Model/Data).
 
-    ``kin`` holds each body's pre-loop kinematics, ``sig`` every signal value, ``closure`` the
+    ``kin_list[i]`` holds the pre-loop kinematics of the i-th tree block (``Engine.tree_blocks``
+    order), ``kin`` the same by block name; ``sig`` every signal value, ``closure`` the
     loop-closure wrenches, ``sol`` the loop solution (:class:`LoopSolution`).
     """
 
-    __slots__ = ("t", "x", "kin", "sig", "known", "closure", "sol")
+    __slots__ = ("t", "x", "kin_list", "_names", "_kin", "sig", "known", "closure", "sol")
 
-    def __init__(self, t: float, x: FloatArray, n_tree: int) -> None:
+    def __init__(self, t: float, x: FloatArray, names: list[str]) -> None:
         self.t = t
         self.x = x
-        self.kin: dict[str, object] = {}
+        self._names = names
+        self.kin_list: list = [None] * len(names)
+        self._kin: dict[str, object] | None = None
         self.sig: dict[tuple[str, str], FloatArray] = {}
-        self.known: list[FloatArray | None] = [None] * n_tree
+        self.known: list[FloatArray | None] = [None] * len(names)
         self.closure: dict[str, tuple[FloatArray, FloatArray]] = {}
         self.sol: LoopSolution | None = None
+
+    @property
+    def kin(self) -> dict[str, object]:
+        """Block name -> pre-loop kinematics (bodies whose kinematics were computed)."""
+        if self._kin is None:
+            pairs = zip(self._names, self.kin_list, strict=True)
+            self._kin = {n: k for n, k in pairs if k is not None}
+        return self._kin
 
 
 class Engine:
@@ -83,6 +98,7 @@ class Engine:
         src = system._source
         self.tree_index = {n: i for i, n in enumerate(self.plan.tree)}
         self.tree_blocks = [blocks[n] for n in self.plan.tree]
+        self._names = list(self.plan.tree)
         self.solver = TreeLoopSolver(self.plan.nodes)
         # input resolution: block -> [(port, source key)]
         self.inputs: dict[str, list[tuple[str, tuple[str, str]]]] = {
@@ -129,23 +145,39 @@ class Engine:
             n for n in self.plan.tree if isinstance(blocks[n], JointBody) and not blocks[n].inverse
         }
         self._nans = {k: np.full(k, np.nan) for k in range(7)}
-        self._map_steps = [(b, b.name, self.inputs[b.name]) for b in self.tree_blocks]
+        # per body: (block, name, its signal inputs, or their values when every one comes from a
+        # constant signal block: then the same dict serves every evaluation)
+        self._map_steps = [
+            (b, b.name, self._constant_inputs(self.inputs[b.name]) or self.inputs[b.name])
+            for b in self.tree_blocks
+        ]
+        # per body, what its kinematics step needs: (block, tree index, parent's tree index and
+        # child slot or None, state slice, kinematic inputs, whether it outputs joint.m early)
         self._kin_data = {
             b.name: (
-                self.parent_slot.get(b.name),
+                b,
+                self.tree_index[b.name],
+                (self.tree_index[self.parent_slot[b.name][0]], self.parent_slot[b.name][1])
+                if b.name in self.parent_slot
+                else None,
                 self.plan.state_slices[b.name],
                 self.kin_inputs[b.name],
                 b.name in self.joint_outputs,
             )
             for b in self.tree_blocks
         }
+        # loop closures: (block, (tree index, slot) of the left and right sides)
+        self._loop_data = {
+            name: (self.system.blocks[name], [(self.tree_index[ob], j) for ob, j in sides])
+            for name, sides in self.closure_sides.items()
+        }
         # the pre-loop steps with each body's loop map built as soon as its kinematics and signal
         # inputs are known (its data is then still in the cache: cost per body stays flat)
         position = {(kind, b.name): j for j, (kind, b) in enumerate(self.steps)}
         ready: dict[int, list[int]] = {}
-        for i, (_b, name, inputs) in enumerate(self._map_steps):
+        for i, (_b, name, _inputs) in enumerate(self._map_steps):
             last = position.get(("kin", name), -1)
-            for _, (sb, _sp) in inputs:
+            for _, (sb, _sp) in self.inputs[name]:
                 for node in (("sig", sb), ("kin", sb)):
                     last = max(last, position.get(node, -1))
             ready.setdefault(last, []).append(i)
@@ -169,14 +201,18 @@ class Engine:
         for b in self.tree_blocks:
             if b.n_states and getattr(b, "derivative_uses_kinematics", True):
                 last.pop(b.name, None)
-        drops: dict[int, list[str]] = {}
+        drops: dict[int, list[int]] = {}
         for name, j in last.items():
-            drops.setdefault(j, []).append(name)
-        self._derivative_steps: list = []
+            drops.setdefault(j, []).append(self.tree_index[name])
+        derivative_steps: list = []
         for j, step in enumerate(self._full_steps):
-            self._derivative_steps.append(step)
+            derivative_steps.append(step)
             if j in drops:
-                self._derivative_steps.append(("drop", tuple(drops[j])))
+                derivative_steps.append(("drop", tuple(drops[j])))
+        # the step lists evaluate() runs, with each step's data resolved here
+        self._derivative_steps = self._compile(derivative_steps)
+        self._full_steps = self._compile(self._full_steps)
+        self._varying_steps = self._compile(self._varying)
         self.stateful = [
             (self.tree_index[b.name], b, self.plan.state_slices[b.name])
             for b in self.tree_blocks
@@ -184,6 +220,25 @@ class Engine:
         ]
         self.n_states = self.plan.n_states
         self.n_evaluations = 0
+
+    def _compile(self, steps: list) -> list:
+        """``[(kind, block)]`` steps with what evaluate() needs resolved: a kinematics step
+        carries its ``_kin_data`` record, a loop-closure step its ``_loop_data`` record."""
+        out = _Steps()
+        for kind, b in steps:
+            if kind == "kin":
+                out.append((kind, self._kin_data[b.name]))
+            elif kind == "loop":
+                out.append((kind, self._loop_data[b.name]))
+            else:
+                out.append((kind, b))
+        return out
+
+    def _constant_inputs(self, inputs: list) -> dict[str, FloatArray] | None:
+        """The values of ``inputs`` ([(port, source)]) if every source is a constant signal."""
+        if inputs and all(src in self._constant_signals for _, src in inputs):
+            return {p: self._constant_signals[src] for p, src in inputs}
+        return None
 
     # -- evaluation ---------------------------------------------------------------------------
 
@@ -197,41 +252,41 @@ class Engine:
         """Evaluate every block at time t (s) and state x; the algebraic loop is solved exactly.
 
         With ``solve=False`` only the pre-loop pass runs (``ev.sol`` is None): enough for the
-        signals :meth:`is_pre_loop` accepts; ``steps`` then restricts it to a subset of
-        ``self.steps`` (see :meth:`pre_loop_steps`). :meth:`derivative` passes steps that drop
+        signals :meth:`is_pre_loop` accepts; ``steps`` (a list from :meth:`pre_loop_steps`)
+        then restricts it to the steps some signals need. :meth:`derivative` passes steps that drop
         kinematics it no longer needs (``ev.kin`` is then partial, ``ev.sol`` holds only the extra
         outputs). Constant signal blocks are not in any pass:
         their outputs, computed when the engine is built, are in ``ev.sig`` from the start.
         """
         self.n_evaluations += 1
-        ev = Evaluation(t, x, len(self.tree_blocks))
-        kin = ev.kin
+        ev = Evaluation(t, x, self._names)
+        kin = ev.kin_list
         sig = ev.sig = self._constant_signals.copy()
         maps: list = [None] * len(self._map_steps)
         if steps is None:
-            steps = self._full_steps if solve else self._varying
+            steps = self._full_steps if solve else self._varying_steps
+        elif type(steps) is not _Steps:
+            steps = self._compile(steps)
         for kind, b in steps:
             if kind == "map":
-                tb, name, inputs = self._map_steps[b]
-                maps[b] = tb.loop_map(
-                    kin[name], {p: sig[s] for p, s in inputs} if inputs else _NO_SIGNALS
-                )
-                continue
-            if kind == "drop":
-                for name in b:
-                    del kin[name]
-                continue
-            name = b.name
-            if kind == "kin":
-                ps, sl, kin_inputs, joint_out = self._kin_data[name]
+                tb, _name, inputs = self._map_steps[b]
+                if type(inputs) is list:
+                    inputs = {p: sig[s] for p, s in inputs} if inputs else _NO_SIGNALS
+                maps[b] = tb.loop_map(kin[b], inputs)
+            elif kind == "kin":
+                tb, i, ps, sl, kin_inputs, joint_out = b
                 parent = kin[ps[0]].children[ps[1]] if ps else None
                 xs = x[sl]
-                kin[name] = b.kinematics(
+                kin[i] = tb.kinematics(
                     xs, parent, {p: sig[s] for p, s in kin_inputs} if kin_inputs else _NO_SIGNALS
                 )
                 if joint_out:  # pre-loop joint motion [NaN (u̇), u, p]
-                    sig[(name, "joint.m")] = b.joint_motion(xs, self._nans[b.joint.dof])
+                    sig[(tb.name, "joint.m")] = tb.joint_motion(xs, self._nans[tb.joint.dof])
+            elif kind == "drop":
+                for i in b:
+                    kin[i] = None
             elif kind == "sig":
+                name = b.name
                 try:
                     out = b.evaluate(t, {p: sig[s] for p, s in self.inputs[name]})
                 except (ValueError, TypeError, KeyError, ArithmeticError) as exc:
@@ -239,11 +294,10 @@ class Engine:
                 for p, v in out.items():
                     sig[(name, p)] = v
             else:  # loop closure
-                (lb, li), (rb, ri) = self.closure_sides[name]
-                wl, wr = b.wrenches(kin[lb].children[li], kin[rb].children[ri])
-                ev.closure[name] = (wl, wr)
-                for (ob, oi), w in (((lb, li), wl), ((rb, ri), wr)):
-                    j = self.tree_index[ob]
+                lc, ((li, ls), (ri, rs)) = b
+                wl, wr = lc.wrenches(kin[li].children[ls], kin[ri].children[rs])
+                ev.closure[lc.name] = (wl, wr)
+                for (j, oi), w in (((li, ls), wl), ((ri, rs), wr)):
                     if ev.known[j] is None:
                         ev.known[j] = np.zeros(6 * self.tree_blocks[j].n_children)
                     ev.known[j][6 * oi : 6 * oi + 6] = w
@@ -260,9 +314,9 @@ class Engine:
         ev = self.evaluate(t, x, steps=self._derivative_steps)
         dx = np.empty(self.n_states)
         extra = ev.sol.extra
-        kin = ev.kin
+        kin = ev.kin_list
         for i, b, sl in self.stateful:
-            dx[sl] = b.derivative(x[sl], kin.get(b.name), extra[i])
+            dx[sl] = b.derivative(x[sl], kin[i], extra[i])
         total = dx.dot(dx)  # NaN or inf if a component is (or on overflow: then checked in full)
         if total - total != 0.0 and not np.all(np.isfinite(dx)):
             self._diagnose(self.evaluate(t, x), dx)  # a full evaluation, to name the block
@@ -527,7 +581,7 @@ class Engine:
 
         # samples of pre-loop signals only (positions, angles, rates...) need no loop solution
         solve = self.n_states == 0 or not all(self.is_pre_loop(s, i) for _, s, i in columns)
-        steps = None if solve else self.pre_loop_steps([s for _, s, _ in columns])
+        steps = None if solve else self._compile(self.pre_loop_steps([s for _, s, _ in columns]))
 
         def sample(t: float, xs: FloatArray) -> None:
             ev = self.evaluate(t, xs, solve, steps)
