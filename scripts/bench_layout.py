@@ -2,7 +2,8 @@
 """Why the engine's cost per body grows from 10 to 1000 bodies: the same sweep, three data layouts.
 
 Issue 2 asks for a chain cost per body flat within 20 % from 10 to 1000 bodies; the engine gives
-about 1.4 (``scripts/bench_engine.py``) although its work per body is the same at every size
+about 1.2 to 1.3 (``scripts/bench_engine.py``; 1.4 before it released per-body data early and
+shrank its blocks' attribute dicts) although its work per body is the same at every size
 (cachegrind: 331k against 340k instructions per body). This script runs one stand-in sweep with
 the engine's per-body numpy work on a serial chain of 1-dof joint bodies (joint kinematics, the
 bias terms on floats, the joint equation, the loop map, the rank-1 backward condensation, the
@@ -15,6 +16,11 @@ forward recovery and the state derivative; random constants, no physics) in thre
              holding a tuple of views into them (built once); run-time arrays as ``objects``.
 ``stacks``   a Model/Data layout (cf. Pinocchio): constants and run-time values in per-quantity
              stacks of shape (bodies, ...), reached by index, run-time values written in place.
+
+and, when numba is installed (it is not a dependency of the project: ``pip install numba``),
+
+``compiled``  the ``stacks`` sweep as one numba-compiled loop (the same arithmetic, small numpy
+              operations inside nopython code), to size the compiled option of the issue;
 
 and prints, measured side by side with the engine itself (``Engine.derivative`` on the chains of
 ``bench_engine.py``; round-robin batches, garbage collector off), the cost per body of each at
@@ -257,12 +263,117 @@ def sweep_stacks(M: dict, W: dict, x: np.ndarray, efforts: list[np.ndarray]) -> 
 
 
 # ----------------------------------------------------------------------------------------------
+# compiled: the stacks sweep as one loop for numba (optional)
+# ----------------------------------------------------------------------------------------------
+
+
+def sweep_loop(Gc, D_, mDPi, PiTT, tauPi, tau, U_, V_, aP, s_, DS_, pc, r_, scal, efforts, x,
+               Wtw, We, WR, Wip, WPP, WPC, WCP, WcP, WcC, WXP, Wxc, WK, Wk, WA, Wa, Wud, g):  # fmt: skip  # noqa: E501
+    """``sweep_stacks`` written for numba's nopython mode (efforts as one vector)."""
+    n = x.shape[0] // 2
+    tw_p, R_p, ip_p = np.ones(6), np.eye(3), np.zeros(3)
+    G, Rab, h = np.empty((6, 6)), np.empty((3, 3)), np.empty(6)
+    grav = np.array((0.0, -9.81, 0.0))
+    for i in range(n):
+        th, thd = x[2 * i], x[2 * i + 1]
+        c1, c2 = math.sin(th), 1.0 - math.cos(th)
+        for k in range(45):
+            g[k] = Gc[i, k, 0] + Gc[i, k, 1] * c1 + Gc[i, k, 2] * c2
+        for a in range(6):
+            for b in range(6):
+                G[a, b] = g[6 * a + b]
+        for a in range(3):
+            for b in range(3):
+                Rab[a, b] = g[36 + 3 * a + b]
+        t0 = G @ tw_p
+        vx, vy, vz, wx, wy, wz = t0[0], t0[1], t0[2], t0[3], t0[4], t0[5]
+        rx, ry, rz = r_[i, 0], r_[i, 1], r_[i, 2]
+        e, tw = We[i], Wtw[i]
+        e[0], e[1], e[2] = thd * (rz * vy - ry * vz), thd * (rx * vz - rz * vx), thd * (ry * vx - rx * vy)  # noqa: E501
+        e[3], e[4], e[5] = thd * (rz * wy - ry * wz), thd * (rx * wz - rz * wx), thd * (ry * wx - rx * wy)  # noqa: E501
+        tw[0], tw[1], tw[2] = vx, vy, vz
+        tw[3], tw[4], tw[5] = wx + thd * rx, wy + thd * ry, wz + thd * rz
+        Wip[i] = ip_p @ Rab
+        WR[i] = R_p @ Rab
+        twc = tau[i] @ tw
+        ipc = Wip[i] + pc[i]
+        D = D_[i]
+        p = D @ tw  # bias, as _bias
+        gv = grav @ WR[i]
+        m, bx, by, bz = scal[i, 0], scal[i, 1], scal[i, 2], scal[i, 3]
+        vx, vy, vz, wx, wy, wz = tw[0], tw[1], tw[2], tw[3], tw[4], tw[5]
+        a_, b_, c_, d_, e_, f_ = p[0], p[1], p[2], p[3], p[4], p[5]
+        gx, gy, gz = gv[0], gv[1], gv[2]
+        h[0] = wy * c_ - wz * b_ - m * gx
+        h[1] = wz * a_ - wx * c_ - m * gy
+        h[2] = wx * b_ - wy * a_ - m * gz
+        h[3] = vy * c_ - vz * b_ + wy * f_ - wz * e_ - m * (by * gz - bz * gy)
+        h[4] = vz * a_ - vx * c_ + wz * d_ - wx * f_ - m * (bz * gx - bx * gz)
+        h[5] = vx * b_ - vy * a_ + wx * e_ - wy * d_ - m * (bx * gy - by * gx)
+        r = D @ e + h
+        s = s_[i]
+        al = scal[i, 4] * (efforts[i] - s @ r)
+        Wxc[i] = al
+        a0 = s * al + e
+        w0 = DS_[i] * -al - r
+        Gt = G.T.copy()
+        WPP[i] = Gt @ (mDPi[i] @ G)
+        WPC[i] = Gt @ PiTT[i]
+        WCP[i] = tauPi[i] @ G
+        WcP[i] = Gt @ w0
+        WcC[i] = tau[i] @ a0
+        WXP[i] = aP[i] @ G
+        tw_p, R_p, ip_p = twc, WR[i], ipc
+    for i in range(n - 1, -1, -1):
+        if i == n - 1:
+            WK[i] = WPP[i]
+            Wk[i] = WcP[i]
+        else:
+            U = U_[i]
+            t6 = V_[i] @ WK[i + 1]
+            sden = 1.0 - t6 @ U
+            Wa[i] = U * ((t6 @ WcC[i]) / sden) + WcC[i]
+            z = t6 @ WCP[i]
+            for a in range(6):
+                for b in range(6):
+                    WA[i, a, b] = WCP[i, a, b] + U[a] * z[b]
+            WK[i] = WPC[i] @ (WK[i + 1] @ WA[i]) + WPP[i]
+            Wk[i] = WPC[i] @ (WK[i + 1] @ Wa[i] + Wk[i + 1]) + WcP[i]
+    ap = np.zeros(6)
+    for i in range(n - 1):
+        acc = WA[i] @ ap + Wa[i]
+        wc = WK[i + 1] @ acc + Wk[i + 1]
+        Wud[i] = WXP[i] @ ap + Wxc[i] + V_[i] @ wc
+        ap = acc
+    Wud[n - 1] = 0.0
+    dx = np.empty(2 * n)
+    for i in range(n):
+        dx[2 * i] = x[2 * i + 1]
+        dx[2 * i + 1] = Wud[i]
+    return dx
+
+
+_DATA_ARGS = ("tw", "e", "R", "ip", "PP", "PC", "CP", "cP", "cC", "XP", "xc", "K", "k", "A", "a",
+              "ud")  # fmt: skip
+
+
+def compiled_sweep():
+    """``sweep_loop`` compiled by numba, or None when numba is not installed."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba.njit(sweep_loop)
+
+
+# ----------------------------------------------------------------------------------------------
 # the benchmark
 # ----------------------------------------------------------------------------------------------
 
 
-def cases(n: int) -> dict[str, object]:
-    """The engine and the three layouts on n-body chains, as zero-argument callables."""
+def cases(n: int, compiled=None) -> dict[str, object]:
+    """The engine and the layouts on n-body chains, as zero-argument callables (``compiled``:
+    the result of :func:`compiled_sweep`, adds that layout)."""
     M = model(n)
     x = state(n)
     efforts = [np.array([v]) for v in np.random.default_rng(2).normal(0.0, 0.5, n)]
@@ -276,12 +387,18 @@ def cases(n: int) -> dict[str, object]:
     W = {name: np.zeros((n, *shape)) for name, shape in DATA.items()}
     engine = Engine(serial_chain(n))
     x0 = engine.initial_state()
-    return {
+    out = {
         "engine": lambda: engine.derivative(0.0, x0),
         "objects": lambda: sweep_fresh(objects, x, efforts, True),
         "tuples": lambda: sweep_fresh(tuples, x, efforts, False),
         "stacks": lambda: sweep_stacks(M, W, x, efforts),
     }
+    if compiled is not None:
+        Wc = {name: np.zeros((n, *shape)) for name, shape in DATA.items()}
+        args = ([M[k] for k in CONSTANTS] + [np.array([float(v[0]) for v in efforts]), x]
+                + [Wc[k] for k in _DATA_ARGS] + [np.empty(45)])  # fmt: skip
+        out["compiled"] = lambda: compiled(*args)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -293,9 +410,12 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.sizes) < 2:
         ap.error("--sizes: every chain needs at least 2 bodies")
     sizes = sorted(set(args.sizes))
+    compiled = compiled_sweep()
+    if compiled is None:
+        print("numba is not installed: no 'compiled' row (pip install numba to add it)")
     runs = {}
     for n in sizes:
-        cs = cases(n)
+        cs = cases(n, compiled)
         ref = cs["objects"]()
         for layout, fn in cs.items():
             dx = fn()
@@ -311,7 +431,9 @@ def main(argv: list[str] | None = None) -> int:
             times[k].append(_batch(fn, calls) / k[1])
     print(f"cost of one evaluation per body (us), median of {args.repeats} interleaved batches")
     print(f"    {'layout':<10}" + "".join(f"{n:>10}" for n in sizes) + f"{'ratio':>10}")
-    for layout in ("engine", "objects", "tuples", "stacks"):
+    for layout in ("engine", "objects", "tuples", "stacks", "compiled"):
+        if (layout, sizes[0]) not in times:
+            continue
         per = [statistics.median(times[(layout, n)]) * 1e6 for n in sizes]
         cells = "".join(f"{p:10.2f}" for p in per)
         print(f"    {layout:<10}{cells}{per[-1] / per[0]:10.3f}")
