@@ -1012,7 +1012,7 @@ def test_tree_loop_solver_against_dense_solve(seed):
 def test_body_blocks_keep_few_instance_attributes(cls):
     """A body block has at most 29 instance attributes. CPython shares one key table among the
     instances of a class only up to that many; beyond, every block carries its own 1.6 kB dict,
-    read cold at each evaluation on long chains (about 10 % of the step at 1000 bodies in
+    read cold at each evaluation on long chains (about 6 % of the step at 1000 bodies in
     scripts/bench_engine.py). New constants belong in a record such as JointEquations."""
     blk = cls(
         "b", 2.0, np.diag([1.0, 2.0, 3.0]), children={"c1": [0, 0, 1], "c2": [1, 0, 0]},

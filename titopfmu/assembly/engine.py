@@ -253,10 +253,10 @@ class Engine:
 
         With ``solve=False`` only the pre-loop pass runs (``ev.sol`` is None): enough for the
         signals :meth:`is_pre_loop` accepts; ``steps`` (a list from :meth:`pre_loop_steps`)
-        then restricts it to the steps some signals need. :meth:`derivative` passes steps that drop
-        kinematics it no longer needs (``ev.kin`` is then partial, ``ev.sol`` holds only the extra
-        outputs). Constant signal blocks are not in any pass:
-        their outputs, computed when the engine is built, are in ``ev.sig`` from the start.
+        then restricts it to the steps some signals need. :meth:`derivative` passes steps that
+        drop kinematics it no longer needs (``ev.kin`` is then partial, ``ev.sol`` holds only
+        the extra outputs). Constant signal blocks are not in any pass: their outputs, computed
+        when the engine is built, are in ``ev.sig`` from the start.
         """
         self.n_evaluations += 1
         ev = Evaluation(t, x, self._names)

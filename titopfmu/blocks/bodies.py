@@ -504,7 +504,7 @@ class JointEquations:
     One slotted record per block rather than a dozen block attributes: CPython keeps an
     instance's attributes compact (a shared key table) only up to 29 of them; beyond, every
     block carries its own 1.6 kB hash table, and on chains of hundreds of bodies reading it costs
-    cache misses at every evaluation (about 10 % of the step at 1000 bodies).
+    cache misses at every evaluation (39.1 against 36.8 µs per body at 1000 bodies, one run).
     """
 
     __slots__ = ("S", "St", "StD", "StT", "J_inv", "j_inv", "s", "DS", "U", "alpha_C", "Q", "rows")
