@@ -289,8 +289,16 @@ def sweep_loop(Gc, D_, mDPi, PiTT, tauPi, tau, U_, V_, aP, s_, DS_, pc, r_, scal
         vx, vy, vz, wx, wy, wz = t0[0], t0[1], t0[2], t0[3], t0[4], t0[5]
         rx, ry, rz = r_[i, 0], r_[i, 1], r_[i, 2]
         e, tw = We[i], Wtw[i]
-        e[0], e[1], e[2] = thd * (rz * vy - ry * vz), thd * (rx * vz - rz * vx), thd * (ry * vx - rx * vy)  # noqa: E501
-        e[3], e[4], e[5] = thd * (rz * wy - ry * wz), thd * (rx * wz - rz * wx), thd * (ry * wx - rx * wy)  # noqa: E501
+        e[0], e[1], e[2] = (
+            thd * (rz * vy - ry * vz),
+            thd * (rx * vz - rz * vx),
+            thd * (ry * vx - rx * vy),
+        )
+        e[3], e[4], e[5] = (
+            thd * (rz * wy - ry * wz),
+            thd * (rx * wz - rz * wx),
+            thd * (ry * wx - rx * wy),
+        )
         tw[0], tw[1], tw[2] = vx, vy, vz
         tw[3], tw[4], tw[5] = wx + thd * rx, wy + thd * ry, wz + thd * rz
         Wip[i] = ip_p @ Rab
