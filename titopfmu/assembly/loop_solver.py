@@ -136,8 +136,10 @@ class TreeLoopSolver:
         ``known[i]`` holds ``6 n_i`` values (or None for zeros); tree-child slots are ignored.
         With ``extras_only`` the solution holds the extra outputs only (its other fields are
         None) and ``maps`` is consumed: each entry is set to None once the backward sweep has
-        used it, and every per-node intermediate is released as soon as the sweeps are past it,
-        so that on long trees new values reuse memory that is still in the processor's caches.
+        used it, each node's extras are folded there into an affine map of its parent
+        acceleration, and every per-node intermediate is released as soon as the sweeps are past
+        it, so that on long trees new values reuse memory that is still in the processor's
+        caches. The extras then equal the full solve's to rounding (the sums are regrouped).
         """
         nodes = self.nodes
         count = len(nodes)
@@ -159,6 +161,8 @@ class TreeLoopSolver:
                 if has_parent:
                     K[i] = m.PP
                     k[i] = m.cP
+                if extras_only and m.xc is not None:
+                    ext[i] = (m.XP, m.xc)
                 continue
             if single >= 0:
                 kb, kv = K[single], k[single]
@@ -169,7 +173,8 @@ class TreeLoopSolver:
                     if ch >= 0:
                         kb[6 * j : 6 * j + 6, 6 * j : 6 * j + 6] = K[ch]
                         kv[6 * j : 6 * j + 6] = k[ch]
-            Kbd[i], kvec[i] = kb, kv
+            if not extras_only:
+                Kbd[i], kvec[i] = kb, kv
             # ẋ'_C = (1 - CC Kbd)^-1 (CP ẋ'_P + CC kv + cC)
             Ymat = m.CP if has_parent else None
             try:
@@ -221,6 +226,26 @@ class TreeLoopSolver:
                 ka = kb.dot(a[i])
                 ka += kv
                 k[i] = m.PC.dot(ka) + m.cP
+            if extras_only:
+                # extra = XP ẋ'_P + XC W_C + xc with W_C = Kbd ẋ'_C + kv and ẋ'_C = A ẋ'_P + a:
+                # extra = (XP + XC Kbd A) ẋ'_P + (xc + XC (Kbd a + kv)), so that the forward
+                # sweep needs neither Kbd nor the map any more
+                X = ext[i]
+                if X is not None:
+                    XP, XC, xc = X
+                    if XC is None:
+                        ext[i] = (XP, xc)
+                    elif has_parent:
+                        EP = XC.dot(kA)
+                        if XP is not None:
+                            EP += XP
+                        ext[i] = (EP, xc + XC.dot(ka))
+                    else:
+                        ka = kb.dot(a[i])
+                        ka += kv
+                        ext[i] = (None, xc + XC.dot(ka))
+                if single >= 0:
+                    K[single] = k[single] = None
         K = k = None  # the values still needed are held by Kbd and kvec
         acc_p: list = [None] * count
         acc_c: list = [None] * count
@@ -234,21 +259,24 @@ class TreeLoopSolver:
             if n:
                 ac = a[i] if ap is None else A[i].dot(ap) + a[i]
                 acc_c[i] = ac
-                wc = Kbd[i].dot(ac) + kvec[i]
                 if extras_only:
-                    A[i] = a[i] = Kbd[i] = kvec[i] = None
+                    A[i] = a[i] = None
                 else:
+                    wc = Kbd[i].dot(ac) + kvec[i]
                     w_c[i] = wc
             m = ext[i]
             if m is None:
                 continue
-            if extras_only:
-                XP, XC, x = m
+            if extras_only:  # (EP, e0) of the backward sweep: extra = EP ẋ'_P + e0
+                EP, x = m
                 ext[i] = None
-            else:
-                XP, XC, x = m.XP, m.XC, m.xc
-                if x is None:
-                    continue
+                if ap is not None and EP is not None:
+                    x = x + EP.dot(ap)
+                extra[i] = x
+                continue
+            XP, XC, x = m.XP, m.XC, m.xc
+            if x is None:
+                continue
             if ap is not None and XP is not None:
                 x = x + XP.dot(ap)
             if n and XC is not None:
