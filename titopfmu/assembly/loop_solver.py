@@ -246,7 +246,7 @@ class TreeLoopSolver:
                         ext[i] = (None, xc + XC.dot(ka))
                 if single >= 0:
                     K[single] = k[single] = None
-        K = k = None  # the values still needed are held by Kbd and kvec
+        K = k = None  # what the forward sweep still needs is in Kbd and kvec (full solve)
         acc_p: list = [None] * count
         acc_c: list = [None] * count
         w_c: list = [_EMPTY] * count
