@@ -203,6 +203,7 @@ def core_outputs(engine: Engine, t: float) -> dict[str, np.ndarray]:
 
 # -- fixtures ----------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def fmu_paths(tmp_path_factory) -> dict[str, str]:
     from titopfmu.fmi.build import build_fmus

@@ -216,9 +216,14 @@ def _cosim_balloon(args):
             return out
 
         try:
-            res = cs.simulate(args.t_final, args.step, record=balloon.COSIM_RECORD,
-                              output_interval=args.output_interval,
-                              step_tolerance=args.step_tolerance, progress=args.progress)
+            res = cs.simulate(
+                args.t_final,
+                args.step,
+                record=balloon.COSIM_RECORD,
+                output_interval=args.output_interval,
+                step_tolerance=args.step_tolerance,
+                progress=args.progress,
+            )
         except CosimError as exc:
             partial = convert(exc.result) if exc.result is not None and exc.result.rows else None
             raise SimulationError(str(exc), exc.time or 0.0, result=partial) from None
@@ -333,8 +338,7 @@ def _cosim(args) -> int:
         stop = args.stop_time if args.stop_time is not None else exp.stop_time
         if stop is None:
             raise CosimError(
-                f"'{args.system}' gives no stop time (DefaultExperiment stopTime): "
-                "pass --stop-time"
+                f"'{args.system}' gives no stop time (DefaultExperiment stopTime): pass --stop-time"
             )
         step = args.step or exp.step or DEFAULT_STEP
         record = args.record or [

@@ -267,19 +267,54 @@ _FREE_LAYOUT = {
 def _ball_params(free: bool, inverse: bool) -> Callable[[int], list[Param]]:
     def params(n: int) -> list[Param]:
         ps = _common_body_params(n, root=False)
-        ps.append(Param("joint.P_a0b", (3, 3), "", _I3,
-                        "DCM P_{a0/b} of the body frame in the parent's at zero joint rotation"))
+        ps.append(
+            Param(
+                "joint.P_a0b",
+                (3, 3),
+                "",
+                _I3,
+                "DCM P_{a0/b} of the body frame in the parent's at zero joint rotation",
+            )
+        )
         if not inverse:
             if free:
-                ps.append(Param("joint.position0", (3,), "m", (0.0, 0.0, 0.0),
-                                "initial position of P from the joint point, parent frame R_b"))
-            ps.append(Param("joint.euler0", (3,), "rad", (0.0, 0.0, 0.0),
-                            "initial 3-2-1 Euler angles of the joint rotation P_{a/a0}"))
+                ps.append(
+                    Param(
+                        "joint.position0",
+                        (3,),
+                        "m",
+                        (0.0, 0.0, 0.0),
+                        "initial position of P from the joint point, parent frame R_b",
+                    )
+                )
+            ps.append(
+                Param(
+                    "joint.euler0",
+                    (3,),
+                    "rad",
+                    (0.0, 0.0, 0.0),
+                    "initial 3-2-1 Euler angles of the joint rotation P_{a/a0}",
+                )
+            )
             if free:
-                ps.append(Param("joint.velocity0", (3,), "m/s", (0.0, 0.0, 0.0),
-                                "initial relative velocity v_r, body frame R_a"))
-            ps.append(Param("joint.omega0", (3,), "rad/s", (0.0, 0.0, 0.0),
-                            "initial relative angular velocity ω_r, body frame R_a"))
+                ps.append(
+                    Param(
+                        "joint.velocity0",
+                        (3,),
+                        "m/s",
+                        (0.0, 0.0, 0.0),
+                        "initial relative velocity v_r, body frame R_a",
+                    )
+                )
+            ps.append(
+                Param(
+                    "joint.omega0",
+                    (3,),
+                    "rad/s",
+                    (0.0, 0.0, 0.0),
+                    "initial relative angular velocity ω_r, body frame R_a",
+                )
+            )
         return ps  # fmt: skip
 
     return params

@@ -158,9 +158,7 @@ def port_variables(sa: StandaloneBlock, ftype: FmuType) -> list[PortVariables]:
                 comps = (
                     [Component(name, "", c.description)]
                     if c.size == 1
-                    else [
-                        Component(f"{name}[{i + 1}]", "", c.description) for i in range(c.size)
-                    ]
+                    else [Component(f"{name}[{i + 1}]", "", c.description) for i in range(c.size)]
                 )
             result.append(PortVariables(c.name, name, direction, tuple(comps)))
     return result

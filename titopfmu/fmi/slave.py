@@ -168,16 +168,28 @@ class BlockSlave(Fmi2Slave):
             for fname, idx in p.names():
                 vr = len(self._values)
                 if p.boolean:
-                    var = Boolean(fname, causality=Fmi2Causality.parameter,
-                                  variability=Fmi2Variability.fixed, description=p.description)
+                    var = Boolean(
+                        fname,
+                        causality=Fmi2Causality.parameter,
+                        variability=Fmi2Variability.fixed,
+                        description=p.description,
+                    )
                     self._register(var, bool(p.default), 2, "")
                 elif p.integer:
-                    var = Integer(fname, causality=Fmi2Causality.parameter,
-                                  variability=Fmi2Variability.fixed, description=p.description)
+                    var = Integer(
+                        fname,
+                        causality=Fmi2Causality.parameter,
+                        variability=Fmi2Variability.fixed,
+                        description=p.description,
+                    )
                     self._register(var, int(p.default), 2, "")
                 else:
-                    var = Real(fname, causality=Fmi2Causality.parameter,
-                               variability=Fmi2Variability.fixed, description=p.description)
+                    var = Real(
+                        fname,
+                        causality=Fmi2Causality.parameter,
+                        variability=Fmi2Variability.fixed,
+                        description=p.description,
+                    )
                     self._register(var, float(default[idx]), 2, p.unit)
                 slots.append((vr, idx))
             self._param_slots.append((p, slots))
