@@ -4,8 +4,8 @@
 Issue 2 asks for a chain cost per body flat within 20 % from 10 to 1000 bodies; the engine gives
 about 1.2 to 1.3 (``scripts/bench_engine.py``; 1.4 before it released per-body data early and
 shrank its blocks' attribute dicts) although its work per body is the same at every size
-(``scripts/bench_cache.py``: 305k against 308k instructions per body at 1000 and 10 bodies; the
-difference is the memory traffic). This script runs one stand-in sweep with
+(``scripts/bench_cache.py``: 305k against 308k instructions per body at 1000 and 10 bodies; what
+grows is the memory traffic). This script runs one stand-in sweep with
 the engine's per-body numpy work on a serial chain of 1-dof joint bodies (joint kinematics, the
 bias terms on floats, the joint equation, the loop map, the rank-1 backward condensation, the
 forward recovery and the state derivative; random constants, no physics) in three data layouts:
