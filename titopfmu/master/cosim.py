@@ -43,6 +43,7 @@ import csv
 import math
 import os
 from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -1184,13 +1185,7 @@ class CoSimulation:
         result = CosimResult([c for c, _, _ in cols])
         self.initialize(start_time)
         sample = self._sampler(cols, result)
-
-        bar = None
-        if progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=n_steps, unit="step", desc="cosim")
-        try:
+        with self._running(result, progress, n_steps, "step") as bar:
             for k in range(n_steps + 1):
                 self.solve_loop(tolerance)
                 result.iterations.append(self.last_iterations)
@@ -1201,13 +1196,6 @@ class CoSimulation:
                 self.do_step(step)
                 if bar is not None:
                     bar.update()
-        except CosimError as exc:
-            exc.result = result
-            raise
-        finally:
-            if bar is not None:
-                bar.close()
-            self.free()
         return result
 
     def _simulate_variable(
@@ -1233,12 +1221,7 @@ class CoSimulation:
         grid = [start_time + k * output_interval for k in range(n_out + 1)]
         if grid[-1] < stop_time - 1e-12 * max(1.0, stop_time):
             grid.append(stop_time)
-        bar = None
-        if progress:
-            from tqdm import tqdm
-
-            bar = tqdm(total=len(grid) - 1, unit="output", desc="cosim")
-        try:
+        with self._running(result, progress, len(grid) - 1, "output") as bar:
             self.solve_loop(tolerance)
             for k, t_out in enumerate(grid):
                 if k:
@@ -1247,6 +1230,19 @@ class CoSimulation:
                         bar.update()
                 sample()
                 result.iterations.append(self.last_iterations)
+        return result
+
+    @contextmanager
+    def _running(self, result: CosimResult, progress: bool, total: int, unit: str):
+        """Around a run: a tqdm bar of ``total`` ``unit`` (None without ``progress``), the
+        results so far attached to a CosimError, the bar closed and the FMUs freed at the end."""
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=total, unit=unit, desc="cosim")
+        try:
+            yield bar
         except CosimError as exc:
             exc.result = result
             raise
@@ -1254,4 +1250,3 @@ class CoSimulation:
             if bar is not None:
                 bar.close()
             self.free()
-        return result
