@@ -393,10 +393,15 @@ MUTATIONS = {
 def test_bad_ssd_is_refused_with_a_clear_error(chain_ssp, tmp_path, case):
     mutate, expected = MUTATIONS[case]
     bad = _with_ssd(chain_ssp, tmp_path / "bad.ssp", mutate(_ssd_text(chain_ssp)))
+    _assert_refused(bad, expected)
+
+
+def _assert_refused(path, expected) -> None:
+    """read_ssp(path) raises a CosimError naming the file and containing every ``expected``."""
     with pytest.raises(CosimError) as err:
-        read_ssp(bad)
+        read_ssp(path)
     msg = str(err.value)
-    assert str(bad) in msg, msg
+    assert str(path) in msg, msg
     for part in expected:
         assert part in msg, msg
 
@@ -424,12 +429,7 @@ def test_bad_archives_are_refused(chain_ssp, tmp_path):
     cases.append((fake, ["component 'ground': 'resources/TitopGroundC1.fmu' is not a readable"]))
     cases.append((tmp_path / "absent.ssp", ["not found"]))
     for path, expected in cases:
-        with pytest.raises(CosimError) as err:
-            read_ssp(path)
-        msg = str(err.value)
-        assert str(path) in msg, msg
-        for part in expected:
-            assert part in msg, msg
+        _assert_refused(path, expected)
 
 
 def test_write_refuses_a_bad_experiment(fmu_dir, tmp_path):
