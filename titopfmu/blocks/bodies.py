@@ -28,7 +28,6 @@ from numpy.typing import ArrayLike
 from ..spatial.algebra import FloatArray, dynamic_model, kinematic_model
 from ..spatial.rotations import (
     dcm_from_euler,
-    dcm_from_quaternion,
     quaternion_from_euler,
     quaternion_rate,
 )
@@ -49,6 +48,14 @@ from .joints import (
     WeldJoint,
     _finite_scalar,
     initial_quaternion,
+)
+from .kernels import (
+    add_external_wrench,
+    body_bias,
+    forward_joint_map,
+    rigid_joint_map,
+    root_kinematics,
+    root_map,
 )
 from .loop_map import LoopMap
 
@@ -158,7 +165,6 @@ class BodyBlock(Block):
         self.com = as_vector(name, "com", com, 3)
         self.gravity = as_vector(name, "gravity", gravity, 3)
         self.D = dynamic_model(self.mass, self.inertia, -self.com)  # D_P, eq. (4)
-        self._com = tuple(self.com.tolist())
         self.child_names: tuple[str, ...] = tuple(children or {})
         self.child_points = [
             as_vector(name, f"children[{c}]", p, 3) for c, p in (children or {}).items()
@@ -171,8 +177,8 @@ class BodyBlock(Block):
             self.tau_stack[6 * i : 6 * i + 6] = kinematic_model(-pc)
         self.T = self.tau_stack.T.copy()
         self.external: dict[str, ExternalWrench] = {}
-        # (name, given in the inertial frame, point PE as floats) for :meth:`bias`
-        self._externals: list[tuple[str, bool, tuple[float, float, float]]] = []
+        # (name, given in the inertial frame, point PE) for :meth:`bias`
+        self._externals: list[tuple[str, bool, FloatArray]] = []
         for ename, spec in (external or {}).items():
             if isinstance(spec, Mapping):
                 try:
@@ -193,7 +199,7 @@ class BodyBlock(Block):
                 )
             point = as_vector(name, f"external[{ename}].point", spec.point, 3)
             self.external[ename] = ExternalWrench(tuple(point), spec.frame)
-            self._externals.append((ename, spec.frame == "inertial", tuple(point.tolist())))
+            self._externals.append((ename, spec.frame == "inertial", point))
         for c in self.child_names:
             self._add_port(
                 c,
@@ -231,40 +237,14 @@ class BodyBlock(Block):
         """``h = C(x'_P) D_P x'_P - D_P [g; 0] - Σ τ_EP^T W_ext,E`` (eqs. 7, 11 and 13), in R_a.
 
         With it, Newton-Euler reads ``D_P ẋ'_P + h = Σ τ_{C_i P}^T W_{./A,C_i} + W_{./A,P}``.
-        ``R`` = P_{a/i}. Evaluated on Python floats (a handful of numpy calls on 3- and
-        6-vectors cost more than the arithmetic): with ``[p_1; p_2] = D_P x'_P``,
-        ``C(x') p = [ω × p_1 ; v × p_1 + ω × p_2]`` (eq. 7), ``D_P [g; 0] = [m g ; m PB × g]``
-        (eq. 4, g projected in R_a) and ``τ_EP^T [F; T] = [F ; T + PE × F]`` (eq. 13).
+        ``R`` = P_{a/i}. The kernels :func:`~titopfmu.blocks.kernels.body_bias` and
+        :func:`~titopfmu.blocks.kernels.add_external_wrench` hold the formulas.
         """
-        vx, vy, vz, wx, wy, wz = twist.tolist()
-        a, b, c, d, e, f = self.D.dot(twist).tolist()
-        gx, gy, gz = self.gravity.dot(R).tolist()  # [g]_{R_a} = P_{a/i}^T [g]_{R_i}
-        m = self.mass
-        bx, by, bz = self._com
-        fx = wy * c - wz * b - m * gx
-        fy = wz * a - wx * c - m * gy
-        fz = wx * b - wy * a - m * gz
-        tx = vy * c - vz * b + wy * f - wz * e - m * (by * gz - bz * gy)
-        ty = vz * a - vx * c + wz * d - wx * f - m * (bz * gx - bx * gz)
-        tz = vx * b - vy * a + wx * e - wy * d - m * (bx * gy - by * gx)
-        if self._externals:
-            Rl = None
-            for ename, inertial, (px, py, pz) in self._externals:
-                Fx, Fy, Fz, Tx, Ty, Tz = signals[ename].tolist()
-                if inertial:  # [F; T]_{R_a} = P^{x2}_{i/a} [F; T]_{R_i}
-                    if Rl is None:
-                        (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = Rl = R.tolist()
-                    Fx, Fy, Fz = (r00 * Fx + r10 * Fy + r20 * Fz, r01 * Fx + r11 * Fy + r21 * Fz,
-                                  r02 * Fx + r12 * Fy + r22 * Fz)  # fmt: skip
-                    Tx, Ty, Tz = (r00 * Tx + r10 * Ty + r20 * Tz, r01 * Tx + r11 * Ty + r21 * Tz,
-                                  r02 * Tx + r12 * Ty + r22 * Tz)  # fmt: skip
-                fx -= Fx
-                fy -= Fy
-                fz -= Fz
-                tx -= Tx + py * Fz - pz * Fy
-                ty -= Ty + pz * Fx - px * Fz
-                tz -= Tz + px * Fy - py * Fx
-        return np.array((fx, fy, fz, tx, ty, tz))
+        h = np.empty(6)
+        body_bias(self.D, self.mass, self.com, self.gravity, twist, R, h)
+        for ename, inertial, point in self._externals:
+            add_external_wrench(h, signals[ename], point, inertial, R)
+        return h
 
     # -- invariants (for tests and users) -------------------------------------------------------
 
@@ -344,18 +324,20 @@ class RigidBody(BodyBlock):
 
     def kinematics(self, x: FloatArray, parent, signals, children: bool = True) -> BodyKinematics:
         """Pre-loop kinematics from the states; ``children=False`` skips the child ports."""
-        R = dcm_from_quaternion(x[3:7])
+        R = np.empty((3, 3))
+        ip = np.empty(3)
+        root_kinematics(x, R, ip)
         twist = x[7:13]
-        ip = R.T.dot(x[0:3])
         return BodyKinematics(twist, ip, R, self.child_kinematics(twist, ip, R) if children else [])
 
     def loop_map(self, kin: BodyKinematics, signals) -> LoopMap:
         """Eq. (11): ``ẋ'_P = D_P^-1 (Σ τ_{C_iP}^T W_C_i - h)``; child accelerations by τ_{C_iP}."""
-        xc = -self.D_inv.dot(self.bias(kin.twist, kin.R, signals))
+        xc = np.empty(6)
+        cC = np.empty(6 * self.n_children)
+        root_map(self.D_inv, self.bias(kin.twist, kin.R, signals), self.tau_stack, xc, cC)
         if not self.n_children:
             return LoopMap(xc=xc)
-        return LoopMap(CC=self._CC, U=self._U, V=self._V, cC=self.tau_stack.dot(xc), XC=self._XC,
-                       xc=xc)  # fmt: skip
+        return LoopMap(CC=self._CC, U=self._U, V=self._V, cC=cC, XC=self._XC, xc=xc)
 
     def respond(self, kin: BodyKinematics, signals, acc_p, w_c, full: bool = True) -> Response:
         """Eq. (11) at given child wrenches: ``ẋ'_P = D_P^-1 (Σ τ_{C_iP}^T W_C_i - h)``."""
@@ -499,7 +481,7 @@ class JointEquations:
     ``DS`` = D_P S, ``U`` = τ S (6n×k), ``alpha_C`` = J^-1 S^T T (q̈ w.r.t. the child wrenches),
     ``Q`` = [-D Π ; α_P ; τ Π ; (Π^T T)^T] (the left factors of the loop map's G-dependent
     blocks, with Π = 1 - S J^-1 S^T D and α_P = -J^-1 S^T D); for k = 1 also the floats and rows
-    the scalar paths use (``j_inv``, ``s`` = S[:, 0], ``DS`` as a vector, ``rows``).
+    the scalar path of ``respond`` uses (``j_inv``, ``s`` = S[:, 0], ``rows``).
 
     One slotted record per block rather than a dozen block attributes: CPython keeps an
     instance's attributes compact (a shared key table) only up to 29 of them; beyond, every
@@ -520,7 +502,7 @@ class JointEquations:
         self.J_inv = J_inv
         self.j_inv = float(J_inv[0, 0]) if k == 1 else None
         self.s = S[:, 0].copy() if k == 1 else None
-        self.DS = (D @ S)[:, 0].copy() if k == 1 else D @ S
+        self.DS = D @ S
         Pi = np.eye(6) - S @ J_inv @ self.StD
         self.U = tau @ S if n else None
         self.alpha_C = J_inv @ S.T @ T if n else None
@@ -628,45 +610,33 @@ class JointBody(BodyBlock):
         """
         jk = kin.joint
         G = jk.G
-        Gt = G.T
-        D = self.D
         h = self.bias(kin.twist, kin.R, signals)
         n = self.n_children
+        q = 6 * n
         k = self.joint.dof
         ts = self.tau_stack
         c = self._c if k else None
+        PP = np.empty((6, 6))
+        cP = np.empty(6)
+        cC = np.empty(q)
         if k and not self.inverse:
-            r = D.dot(jk.e)
-            r += h  # D e + h
-            if k == 1:  # α0 on floats; S and D S as vectors
-                a = c.j_inv * (float(signals["joint.tau"][0]) - float(c.s.dot(r)))
-                alpha0 = np.array((a,))
-                a0 = c.s * a
-                w0 = c.DS * -a
-            else:
-                alpha0 = c.J_inv.dot(signals["joint.tau"] - c.St.dot(r))
-                a0 = c.S.dot(alpha0)
-                w0 = c.DS.dot(-alpha0)
-            a0 += jk.e  # ẋ'_A at ẋ'_B = 0 and W_C = 0
-            w0 -= r  # -(D a0 + h)
-            # PP = -G^T D Π G, XP = α_P G, CP = τ Π G, PC = G^T Π^T T = (T^T Π G)^T: one product
-            QG = c.Q.dot(G)
-            PP = Gt.dot(QG[0:6])
-            cP = Gt.dot(w0)
+            alpha0 = np.empty(k)
+            QG = np.empty(c.Q.shape)
+            tau = np.asarray(signals["joint.tau"], dtype=float)
+            forward_joint_map(self.D, c.S, c.DS, c.J_inv, c.Q, ts, G, jk.e, h, tau, QG, PP, cP,
+                              cC, alpha0)  # fmt: skip
             XP = QG[6 : 6 + k]
             if not n:
                 return LoopMap(PP=PP, cP=cP, XP=XP, xc=alpha0)
-            m = 6 + k + 6 * n
             return LoopMap(
-                PP=PP, PC=QG[m:].T, CP=QG[6 + k : m], U=c.U, V=c.alpha_C,
-                cP=cP, cC=ts.dot(a0), XP=XP, XC=c.alpha_C, xc=alpha0,
+                PP=PP, PC=QG[6 + k + q :].T, CP=QG[6 + k : 6 + k + q], U=c.U, V=c.alpha_C,
+                cP=cP, cC=cC, XP=XP, XC=c.alpha_C, xc=alpha0,
             )  # fmt: skip
         a0 = jk.e + c.S.dot(signals["joint.m"][0:k]) if k else jk.e
-        DG = D.dot(G)
-        Da0h = D.dot(a0)
-        Da0h += h
-        PP = -Gt.dot(DG)
-        cP = -Gt.dot(Da0h)
+        DG = np.empty((6, 6))
+        Da0h = np.empty(6)
+        CP = np.empty((q, 6))
+        rigid_joint_map(self.D, G, a0, h, ts, DG, Da0h, PP, cP, CP, cC)
         if k:  # inverse: τ = S^T W_{B/A,P} = S^T (D ẋ'_A + h - T W_C)
             XP, xc = c.St.dot(DG), c.St.dot(Da0h)
             XC = -c.StT if n else None
@@ -674,9 +644,7 @@ class JointBody(BodyBlock):
             XP = XC = xc = None
         if not n:
             return LoopMap(PP=PP, cP=cP, XP=XP, xc=xc)
-        return LoopMap(
-            PP=PP, PC=Gt.dot(self.T), CP=ts.dot(G), cP=cP, cC=ts.dot(a0), XP=XP, XC=XC, xc=xc
-        )
+        return LoopMap(PP=PP, PC=CP.T, CP=CP, cP=cP, cC=cC, XP=XP, XC=XC, xc=xc)
 
     def respond(self, kin: BodyKinematics, signals, acc_p, w_c, full: bool = True) -> Response:
         """The equations of :meth:`loop_map` at given inputs, without building its matrices.

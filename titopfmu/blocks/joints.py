@@ -38,6 +38,7 @@ from ..spatial.rotations import (
     quaternion_rate,
 )
 from .base import ParameterError, as_vector, check_axis, check_dcm
+from .kernels import prismatic_kinematics, revolute_kinematics, weld_kinematics
 
 
 class JointKinematics:
@@ -109,19 +110,23 @@ class JointModel:
         return p
 
 
+def _outputs(G: bool = True) -> tuple:
+    """Fresh output arrays of the joint kinematics kernels: G (6×6), e, twist (6), ip (3), R."""
+    return (np.empty((6, 6)) if G else None, np.empty(6), np.empty(6), np.empty(3),
+            np.empty((3, 3)))  # fmt: skip
+
+
 class WeldJoint(JointModel):
     """Welding joint (sec. 3.1, Figs. 4-6): A is clamped to B, ``P_{a/b}`` constant."""
 
     def __init__(self, block: str, p_ab: ArrayLike) -> None:
         self.R_ab = check_dcm(block, "P_ab", p_ab)
         self.Gc = dual_dcm(self.R_ab.T)
-        self._R_ba = self.R_ab.T.copy()
 
     def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
-        G = self.Gc
-        return JointKinematics(
-            G, np.zeros(6), G.dot(twist_b), self._R_ba.dot(ip_b), R_bi.dot(self.R_ab), self.R_ab
-        )
+        G, e, twist, ip, R = _outputs()
+        weld_kinematics(self.Gc, self.R_ab, twist_b, ip_b, R_bi, G, e, twist, ip, R)
+        return JointKinematics(G, e, twist, ip, R, self.R_ab)
 
 
 class RevoluteJoint(JointModel):
@@ -153,25 +158,13 @@ class RevoluteJoint(JointModel):
             g6[3:6, 3:6, j] = m.T
             gc[36:45, j] = m.reshape(9)
         self._Gc = gc
-        self._r = tuple(r.tolist())
 
     def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
-        th = float(q[0])
-        gr = self._Gc.dot(np.array((1.0, math.sin(th), 1.0 - math.cos(th))))
-        G = gr[0:36].reshape(6, 6)
-        R_ab = gr[36:45].reshape(3, 3)
-        tw0 = G.dot(twist_b)  # parent twist at P, projected in R_a (v_P^B, ω^B)
-        thd = float(qd[0])
-        # eq. (17): ẋ'_A = ẋ'_B - θ̇ [(*r̃) v_P^B ; (*r̃) ω^B] + θ̈ [0 ; r̃], x'_A = x'_B + θ̇ [0; r̃]
-        vx, vy, vz, wx, wy, wz = tw0.tolist()
-        rx, ry, rz = self._r
-        e = np.array((
-            thd * (rz * vy - ry * vz), thd * (rx * vz - rz * vx), thd * (ry * vx - rx * vy),
-            thd * (rz * wy - ry * wz), thd * (rx * wz - rz * wx), thd * (ry * wx - rx * wy),
-        ))  # fmt: skip
-        twist = np.array((vx, vy, vz, wx + thd * rx, wy + thd * ry, wz + thd * rz))
-        # [IP]_{R_a} = P_{aθ/b}^T [IP]_{R_b}, P_{a/i} = P_{b/i} P_{aθ/b}
-        return JointKinematics(G, e, twist, ip_b.dot(R_ab), R_bi.dot(R_ab), R_ab)
+        gr = np.empty(45)
+        _, e, twist, ip, R = _outputs(G=False)
+        revolute_kinematics(self._Gc, self.axis, float(q[0]), float(qd[0]), twist_b, ip_b, R_bi,
+                            gr, e, twist, ip, R)  # fmt: skip
+        return JointKinematics(gr[0:36].reshape(6, 6), e, twist, ip, R, gr[36:45].reshape(3, 3))
 
 
 class PrismaticJoint(JointModel):
@@ -193,26 +186,15 @@ class PrismaticJoint(JointModel):
         self.S = np.concatenate([self.axis, np.zeros(3)]).reshape(6, 1)
         t = self.axis
         self.K = np.array([[0.0, -t[2], t[1]], [t[2], 0.0, -t[0]], [-t[1], t[0], 0.0]])
-        self._R_ba = self.R_ab.T.copy()
         # τ_{-x t̃} P^{×2}_{b/a} = P^{×2}_{b/a} + x [[0, -K P_{b/a}], [0, 0]]
         self._Gx = np.zeros((6, 6))
-        self._Gx[0:3, 3:6] = -(self.K @ self._R_ba)
-        self._t = tuple(t.tolist())
+        self._Gx[0:3, 3:6] = -(self.K @ self.R_ab.T)
 
     def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
-        x = float(q[0])
-        xd = float(qd[0])
-        G = self._Gx * x  # τ_{-x t̃} P^{×2}_{b/a}, eq. (24)
-        G += self.Gr
-        vx, vy, vz, wx, wy, wz = G.dot(twist_b).tolist()
-        tx, ty, tz = self._t
-        # x'_A = G x'_B + ẋ [t̃; 0]; e = [-ẋ (*t̃) ω^A ; 0]
-        twist = np.array((vx + xd * tx, vy + xd * ty, vz + xd * tz, wx, wy, wz))
-        e = np.array((xd * (wy * tz - wz * ty), xd * (wz * tx - wx * tz), xd * (wx * ty - wy * tx),
-                      0.0, 0.0, 0.0))  # fmt: skip
-        ip = self._R_ba.dot(ip_b)
-        ip += self.axis * x
-        return JointKinematics(G, e, twist, ip, R_bi.dot(self.R_ab), self.R_ab)
+        G, e, twist, ip, R = _outputs()
+        prismatic_kinematics(self.Gr, self._Gx, self.axis, self.R_ab, float(q[0]), float(qd[0]),
+                             twist_b, ip_b, R_bi, G, e, twist, ip, R)  # fmt: skip
+        return JointKinematics(G, e, twist, ip, R, self.R_ab)
 
 
 def relative_motion_bias(twist0: FloatArray, su: FloatArray) -> FloatArray:

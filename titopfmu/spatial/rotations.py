@@ -15,6 +15,7 @@ from numpy.typing import ArrayLike
 from scipy.spatial.transform import Rotation
 
 from .algebra import FloatArray
+from .kernels import quaternion_dcm, quaternion_rate_into
 
 #: Tolerance on ``P^T P = 1`` and ``det P = 1`` for a matrix to be accepted as a DCM.
 DCM_TOLERANCE = 1e-9
@@ -71,16 +72,9 @@ def quaternion_from_euler(theta: ArrayLike) -> FloatArray:
 
 def dcm_from_quaternion(q: ArrayLike) -> FloatArray:
     """DCM P_{b/i} of a (not necessarily normalised) quaternion [w, x, y, z]."""
-    w, x, y, z = q.tolist() if isinstance(q, np.ndarray) else q
-    n = w * w + x * x + y * y + z * z
-    s = 2.0 / n
-    return np.array(
-        [
-            [1.0 - s * (y * y + z * z), s * (x * y - w * z), s * (x * z + w * y)],
-            [s * (x * y + w * z), 1.0 - s * (x * x + z * z), s * (y * z - w * x)],
-            [s * (x * z - w * y), s * (y * z + w * x), 1.0 - s * (x * x + y * y)],
-        ]
-    )
+    out = np.empty((3, 3))
+    quaternion_dcm(np.asarray(q, dtype=float), out)
+    return out
 
 
 def quaternion_rate(q: ArrayLike, omega_b: ArrayLike) -> FloatArray:
@@ -88,17 +82,9 @@ def quaternion_rate(q: ArrayLike, omega_b: ArrayLike) -> FloatArray:
 
     A term ``λ (1 - |q|²) q`` keeps the norm at one without affecting the attitude it encodes.
     """
-    w, x, y, z = q.tolist() if isinstance(q, np.ndarray) else q
-    p, r, s = omega_b.tolist() if isinstance(omega_b, np.ndarray) else omega_b
-    lam = 1.0 - (w * w + x * x + y * y + z * z)
-    return np.array(
-        [
-            0.5 * (-x * p - y * r - z * s) + lam * w,
-            0.5 * (w * p + y * s - z * r) + lam * x,
-            0.5 * (w * r + z * p - x * s) + lam * y,
-            0.5 * (w * s + x * r - y * p) + lam * z,
-        ]
-    )
+    out = np.empty(4)
+    quaternion_rate_into(np.asarray(q, dtype=float), np.asarray(omega_b, dtype=float), out)
+    return out
 
 
 def axis_rotation(unit_axis: ArrayLike, angle: float) -> FloatArray:

@@ -1,0 +1,234 @@
+"""The body and joint equations of seed 004 as kernels: the one place they are written.
+
+Each kernel reads parameters and inputs from float64 arrays and writes its results into output
+arrays (see :mod:`titopfmu.spatial.kernels` for how they are compiled). The object blocks of
+:mod:`titopfmu.blocks.bodies` and :mod:`titopfmu.blocks.joints` call them on fresh arrays; the
+engine's compiled sweep (:mod:`titopfmu.assembly.compiled`) calls them on rows of its stacks.
+
+Frames and units as in :mod:`titopfmu.blocks.bodies`: a body's quantities in its frame R_a, the
+parent port in the parent frame R_b, gravity in R_i; SI units.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..spatial.kernels import kernel, mm, mtm, mtv, mv, quaternion_dcm
+
+
+@kernel
+def body_bias(D, mass, com, gravity, twist, R, out):
+    """``out`` = h = C(x'_P) D_P x'_P - D_P [g; 0] (eqs. 4, 7 and 11), in R_a.
+
+    With ``[p_1; p_2] = D_P x'_P``: ``C(x') p = [ω × p_1 ; v × p_1 + ω × p_2]`` (eq. 7) and
+    ``D_P [g; 0] = [m g ; m PB × g]`` (eq. 4), g projected in R_a (``R`` = P_{a/i}, ``com`` = PB).
+    External wrenches are added by :func:`add_external_wrench`.
+    """
+    p = np.empty(6)
+    mv(D, twist, p)
+    vx, vy, vz, wx, wy, wz = twist[0], twist[1], twist[2], twist[3], twist[4], twist[5]
+    a, b, c, d, e, f = p[0], p[1], p[2], p[3], p[4], p[5]
+    g0, g1, g2 = gravity[0], gravity[1], gravity[2]
+    gx = R[0, 0] * g0 + R[1, 0] * g1 + R[2, 0] * g2  # [g]_{R_a} = P_{a/i}^T [g]_{R_i}
+    gy = R[0, 1] * g0 + R[1, 1] * g1 + R[2, 1] * g2
+    gz = R[0, 2] * g0 + R[1, 2] * g1 + R[2, 2] * g2
+    bx, by, bz = com[0], com[1], com[2]
+    out[0] = wy * c - wz * b - mass * gx
+    out[1] = wz * a - wx * c - mass * gy
+    out[2] = wx * b - wy * a - mass * gz
+    out[3] = vy * c - vz * b + wy * f - wz * e - mass * (by * gz - bz * gy)
+    out[4] = vz * a - vx * c + wz * d - wx * f - mass * (bz * gx - bx * gz)
+    out[5] = vx * b - vy * a + wx * e - wy * d - mass * (bx * gy - by * gx)
+
+
+@kernel
+def add_external_wrench(out, w, point, inertial, R):
+    """``out -= τ_EP^T W_E`` (eq. 13): the external wrench ``w`` = [F; T] (torque about E) at
+    ``point`` = PE (R_a), given in R_i if ``inertial`` (then rotated by P_{a/i}^T) else in R_a;
+    ``τ_EP^T [F; T] = [F ; T + PE × F]``."""
+    Fx, Fy, Fz, Tx, Ty, Tz = w[0], w[1], w[2], w[3], w[4], w[5]
+    if inertial:  # [F; T]_{R_a} = P^{x2}_{i/a} [F; T]_{R_i}
+        Fx, Fy, Fz = (R[0, 0] * Fx + R[1, 0] * Fy + R[2, 0] * Fz,
+                      R[0, 1] * Fx + R[1, 1] * Fy + R[2, 1] * Fz,
+                      R[0, 2] * Fx + R[1, 2] * Fy + R[2, 2] * Fz)  # fmt: skip
+        Tx, Ty, Tz = (R[0, 0] * Tx + R[1, 0] * Ty + R[2, 0] * Tz,
+                      R[0, 1] * Tx + R[1, 1] * Ty + R[2, 1] * Tz,
+                      R[0, 2] * Tx + R[1, 2] * Ty + R[2, 2] * Tz)  # fmt: skip
+    px, py, pz = point[0], point[1], point[2]
+    out[0] -= Fx
+    out[1] -= Fy
+    out[2] -= Fz
+    out[3] -= Tx + py * Fz - pz * Fy
+    out[4] -= Ty + pz * Fx - px * Fz
+    out[5] -= Tz + px * Fy - py * Fx
+
+
+@kernel
+def child_port_kinematics(tau_c, pc, twist, ip, twist_c, ip_c):
+    """Definition 1 at the child port C: ``twist_c = τ_CP x'_P``, ``ip_c = IP + PC`` (R_a)."""
+    mv(tau_c, twist, twist_c)
+    ip_c[0] = ip[0] + pc[0]
+    ip_c[1] = ip[1] + pc[1]
+    ip_c[2] = ip[2] + pc[2]
+
+
+# -- joint kinematics: ẋ'_A = G ẋ'_B + e + S q̈, x'_A = G x'_B + S q̇ (joints.py) --------------
+
+
+@kernel
+def revolute_kinematics(Gc, r, th, thd, twist_b, ip_b, R_bi, gr, e, twist, ip, R):
+    """Revolute joint (eqs. 16-17). ``gr`` (45) = [vec G (36) ; vec P_{aθ/b} (9)] with
+    ``P_{aθ/b} = P_{a0/b} (1 + sin θ K + (1 - cos θ) K²)`` (Rodrigues form of eq. 16, K = (*r̃))
+    and ``G = diag(P_{aθ/b}^T, P_{aθ/b}^T)``: ``gr = Gc (1, sin θ, 1 - cos θ)``.
+
+    ``e = -θ̇ [(*r̃) v ; (*r̃) ω]`` and ``x'_A = x'_0 + θ̇ [0 ; r̃]`` with ``[v; ω] = x'_0 = G x'_B``
+    (eq. 17); ``ip`` = P_{aθ/b}^T [IP]_{R_b}, ``R`` = P_{a/i} = P_{b/i} P_{aθ/b}.
+    """
+    co = np.empty(3)
+    co[0] = 1.0
+    co[1] = math.sin(th)
+    co[2] = 1.0 - math.cos(th)
+    mv(Gc, co, gr)
+    G = gr[0:36].reshape(6, 6)
+    R_ab = gr[36:45].reshape(3, 3)
+    tw0 = np.empty(6)
+    mv(G, twist_b, tw0)
+    vx, vy, vz, wx, wy, wz = tw0[0], tw0[1], tw0[2], tw0[3], tw0[4], tw0[5]
+    rx, ry, rz = r[0], r[1], r[2]
+    e[0] = thd * (rz * vy - ry * vz)
+    e[1] = thd * (rx * vz - rz * vx)
+    e[2] = thd * (ry * vx - rx * vy)
+    e[3] = thd * (rz * wy - ry * wz)
+    e[4] = thd * (rx * wz - rz * wx)
+    e[5] = thd * (ry * wx - rx * wy)
+    twist[0] = vx
+    twist[1] = vy
+    twist[2] = vz
+    twist[3] = wx + thd * rx
+    twist[4] = wy + thd * ry
+    twist[5] = wz + thd * rz
+    mtv(R_ab, ip_b, ip)
+    mm(R_bi, R_ab, R)
+
+
+@kernel
+def prismatic_kinematics(Gr, Gx, t, R_ab, x, xd, twist_b, ip_b, R_bi, G, e, twist, ip, R):
+    """Prismatic joint (eq. 24): ``G = τ_{-x t̃} P^{×2}_{b/a} = Gr + x Gx``, ``x'_A = G x'_B +
+    ẋ [t̃; 0]``, ``e = [-ẋ (*t̃) ω ; 0]``, ``ip = P_{b/a} [IP0]_{R_b} + x t̃``, ``R = P_{b/i}
+    P_{a/b}``."""
+    for i in range(6):
+        for j in range(6):
+            G[i, j] = Gr[i, j] + x * Gx[i, j]
+    tw0 = np.empty(6)
+    mv(G, twist_b, tw0)
+    tx, ty, tz = t[0], t[1], t[2]
+    wx, wy, wz = tw0[3], tw0[4], tw0[5]
+    twist[0] = tw0[0] + xd * tx
+    twist[1] = tw0[1] + xd * ty
+    twist[2] = tw0[2] + xd * tz
+    twist[3] = wx
+    twist[4] = wy
+    twist[5] = wz
+    e[0] = xd * (wy * tz - wz * ty)
+    e[1] = xd * (wz * tx - wx * tz)
+    e[2] = xd * (wx * ty - wy * tx)
+    e[3] = 0.0
+    e[4] = 0.0
+    e[5] = 0.0
+    mtv(R_ab, ip_b, ip)
+    ip[0] += x * tx
+    ip[1] += x * ty
+    ip[2] += x * tz
+    mm(R_bi, R_ab, R)
+
+
+@kernel
+def weld_kinematics(Gc, R_ab, twist_b, ip_b, R_bi, G, e, twist, ip, R):
+    """Welding joint (eq. 15): ``G = P^{×2}_{b/a}`` constant, ``e = 0``, ``x'_A = G x'_B``,
+    ``ip = P_{b/a} [IP]_{R_b}``, ``R = P_{b/i} P_{a/b}``."""
+    G[:, :] = Gc
+    e[:] = 0.0
+    mv(G, twist_b, twist)
+    mtv(R_ab, ip_b, ip)
+    mm(R_bi, R_ab, R)
+
+
+@kernel
+def root_kinematics(x, R, ip):
+    """Root body (eq. 12): ``R`` = P_{b/i} of the quaternion x[3:7], ``ip`` = [IP]_{R_b} =
+    P_{b/i}^T [IP]_{R_i}; the twist is the state x[7:13]."""
+    quaternion_dcm(x[3:7], R)
+    mtv(R, x[0:3], ip)
+
+
+# -- loop maps (see titopfmu.blocks.loop_map for the layout) ------------------------------------
+
+
+@kernel
+def forward_joint_map(D, S, DS, J_inv, Q, ts, G, e, h, tau, QG, PP, cP, cC, alpha0):
+    """Loop map of a forward joint body with k dof (eqs. 17-23 / 24-29).
+
+    The joint equation (22)/(28) ``q̈ = J^-1 (τ - S^T (D (G ẋ'_B + e) + h - T W_C))`` with
+    J = S^T D S (eq. 20) substituted into Newton-Euler (18)/(25). At zero loop inputs
+    ``alpha0`` = q̈ = J^-1 (τ - S^T (D e + h)), ``ẋ'_A = S α0 + e`` and ``W_P = G^T (-(D S) α0 -
+    (D e + h))``. ``QG = Q G`` (rows [6 ; k ; 6n ; 6n]) holds ``-D Π G`` (Π = 1 - S J^-1 S^T D,
+    eq. 21), XP = α_P G, CP = τ Π G and PC^T = T^T Π G; then ``PP = -G^T D Π G`` and
+    ``cC = τ (S α0 + e)``. ``S`` (6×k), ``DS`` = D S, ``J_inv`` = J^-1, ``tau`` (k) the effort,
+    ``ts`` = the stacked τ_{C_i P} (6n×6).
+    """
+    k = S.shape[1]
+    r = np.empty(6)
+    mv(D, e, r)
+    for i in range(6):
+        r[i] += h[i]  # D e + h
+    rhs = np.empty(k)
+    mtv(S, r, rhs)
+    for j in range(k):
+        rhs[j] = tau[j] - rhs[j]
+    mv(J_inv, rhs, alpha0)
+    a0 = np.empty(6)
+    mv(S, alpha0, a0)
+    w0 = np.empty(6)
+    mv(DS, alpha0, w0)
+    for i in range(6):
+        a0[i] += e[i]
+        w0[i] = -w0[i] - r[i]
+    mm(Q, G, QG)
+    mtm(G, QG[0:6], PP)
+    mtv(G, w0, cP)
+    if ts.shape[0]:
+        mv(ts, a0, cC)
+
+
+@kernel
+def rigid_joint_map(D, G, a0, h, ts, DG, Da0h, PP, cP, CP, cC):
+    """Loop map of a body whose joint acceleration is known (weld, or an imposed joint motion):
+    ``ẋ'_A = G ẋ'_B + a0`` (a0 = e + S q̈), so Newton-Euler (18) gives ``W_P = -G^T (D ẋ'_A + h -
+    T W_C)``: ``PP = -G^T D G``, ``cP = -G^T (D a0 + h)``, ``PC = G^T T`` (= CP^T), ``CP = τ G``,
+    ``cC = τ a0``. Also writes ``DG`` = D G and ``Da0h`` = D a0 + h (for the inverse effort)."""
+    mm(D, G, DG)
+    mv(D, a0, Da0h)
+    for i in range(6):
+        Da0h[i] += h[i]
+    mtm(G, DG, PP)
+    mtv(G, Da0h, cP)
+    for i in range(6):
+        cP[i] = -cP[i]
+        for j in range(6):
+            PP[i, j] = -PP[i, j]
+    if ts.shape[0]:
+        mm(ts, G, CP)
+        mv(ts, a0, cC)
+
+
+@kernel
+def root_map(D_inv, h, ts, xc, cC):
+    """Loop map of a root body (eq. 11): ``ẋ'_P = D_P^-1 (Σ τ_{C_iP}^T W_C_i - h)``; at zero child
+    wrenches ``xc = -D_P^-1 h`` and the child ports' accelerations ``cC = τ xc``."""
+    mv(D_inv, h, xc)
+    for i in range(6):
+        xc[i] = -xc[i]
+    if ts.shape[0]:
+        mv(ts, xc, cC)

@@ -1,0 +1,178 @@
+"""Compiled kernels: the decorator, small matrix products, quaternion kinematics.
+
+The block equations are written once, as functions on float64 arrays that write their results
+into output arrays (:mod:`titopfmu.blocks.kernels`). :func:`kernel` compiles them with numba when
+it is installed (``cache=True``: the machine code is kept next to the source after the first
+run); the object blocks, the engine's compiled sweep (:mod:`titopfmu.assembly.compiled`) and the
+FMU slaves all call the same functions. Without numba, or in the run-time copy inside an FMU
+(no JIT at instantiation; numba is not required in the importer's environment), the very same
+functions run as plain Python, and the products below are numpy calls.
+
+``TITOPFMU_JIT=0`` in the environment turns compilation off (for debugging).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+try:  # numba is a dependency of titopfmu, but not of the FMUs' run-time copy
+    import numba
+except ImportError:  # pragma: no cover - exercised in the FMUs' fresh-venv test
+    numba = None
+
+#: Whether the kernels are compiled: numba is importable, this is titopfmu itself (not an FMU's
+#: run-time copy, whose package name starts with ``_titopfmu_``) and ``TITOPFMU_JIT`` is not 0.
+COMPILED: bool = (
+    numba is not None
+    and __name__.startswith("titopfmu.")
+    and os.environ.get("TITOPFMU_JIT", "1") != "0"
+)
+
+
+def kernel(fn):
+    """Compile ``fn`` with numba (no Python objects, cached on disk) when :data:`COMPILED`."""
+    if COMPILED:
+        return numba.njit(cache=True, nogil=True)(fn)
+    return fn
+
+
+# -- products on small dense arrays: explicit loops compiled, numpy otherwise ---------------------
+
+if COMPILED:
+
+    @kernel
+    def mv(a, v, out):
+        """``out = a v``."""
+        for i in range(a.shape[0]):
+            s = 0.0
+            for j in range(a.shape[1]):
+                s += a[i, j] * v[j]
+            out[i] = s
+
+    @kernel
+    def mtv(a, v, out):
+        """``out = a^T v``."""
+        for j in range(a.shape[1]):
+            out[j] = 0.0
+        for i in range(a.shape[0]):
+            vi = v[i]
+            for j in range(a.shape[1]):
+                out[j] += a[i, j] * vi
+
+    @kernel
+    def mm(a, b, out):
+        """``out = a b``."""
+        n, m = a.shape
+        p = b.shape[1]
+        for i in range(n):
+            for j in range(p):
+                s = 0.0
+                for k in range(m):
+                    s += a[i, k] * b[k, j]
+                out[i, j] = s
+
+    @kernel
+    def mtm(a, b, out):
+        """``out = a^T b``."""
+        n, m = a.shape
+        p = b.shape[1]
+        for i in range(m):
+            for j in range(p):
+                s = 0.0
+                for k in range(n):
+                    s += a[k, i] * b[k, j]
+                out[i, j] = s
+
+else:
+
+    def mv(a, v, out):
+        """``out = a v``."""
+        np.dot(a, v, out=out)
+
+    def mtv(a, v, out):
+        """``out = a^T v``."""
+        np.dot(a.T, v, out=out)
+
+    def mm(a, b, out):
+        """``out = a b``."""
+        np.dot(a, b, out=out)
+
+    def mtm(a, b, out):
+        """``out = a^T b``."""
+        np.dot(a.T, b, out=out)
+
+
+# -- quaternions ----------------------------------------------------------------------------------
+
+
+@kernel
+def quaternion_dcm(q, out):
+    """``out`` (3×3) = P_{b/i} of the (not necessarily normalised) quaternion q = [w, x, y, z]."""
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    s = 2.0 / (w * w + x * x + y * y + z * z)
+    out[0, 0] = 1.0 - s * (y * y + z * z)
+    out[0, 1] = s * (x * y - w * z)
+    out[0, 2] = s * (x * z + w * y)
+    out[1, 0] = s * (x * y + w * z)
+    out[1, 1] = 1.0 - s * (x * x + z * z)
+    out[1, 2] = s * (y * z - w * x)
+    out[2, 0] = s * (x * z - w * y)
+    out[2, 1] = s * (y * z + w * x)
+    out[2, 2] = 1.0 - s * (x * x + y * y)
+
+
+@kernel
+def quaternion_rate_into(q, omega, out):
+    """``out`` (4) = q̇ = ½ q ⊗ [0, ω] + λ (1 - |q|²) q for the body-frame rate ω (rad/s).
+
+    The second term (λ = 1 s⁻¹) keeps the norm at one without affecting the attitude.
+    """
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    p, r, s = omega[0], omega[1], omega[2]
+    lam = 1.0 - (w * w + x * x + y * y + z * z)
+    out[0] = 0.5 * (-x * p - y * r - z * s) + lam * w
+    out[1] = 0.5 * (w * p + y * s - z * r) + lam * x
+    out[2] = 0.5 * (w * r + z * p - x * s) + lam * y
+    out[3] = 0.5 * (w * s + x * r - y * p) + lam * z
+
+
+@kernel
+def solve_in_place(a, b):
+    """Solve ``a z = b`` for a small square ``a`` (r×r) and ``b`` (r×m) by Gaussian elimination
+    with partial pivoting; ``b`` is overwritten with z, ``a`` with its factors. Returns False if
+    a pivot is zero (singular ``a``). For the 1-6 unknowns of the loop sweeps a LAPACK call
+    costs more than the arithmetic."""
+    r = a.shape[0]
+    m = b.shape[1]
+    for c in range(r):
+        piv = c
+        big = abs(a[c, c])
+        for i in range(c + 1, r):
+            if abs(a[i, c]) > big:
+                big = abs(a[i, c])
+                piv = i
+        if big == 0.0:
+            return False
+        if piv != c:
+            for j in range(r):
+                a[c, j], a[piv, j] = a[piv, j], a[c, j]
+            for j in range(m):
+                b[c, j], b[piv, j] = b[piv, j], b[c, j]
+        inv = 1.0 / a[c, c]
+        for i in range(c + 1, r):
+            f = a[i, c] * inv
+            if f != 0.0:
+                for j in range(c + 1, r):
+                    a[i, j] -= f * a[c, j]
+                for j in range(m):
+                    b[i, j] -= f * b[c, j]
+    for c in range(r - 1, -1, -1):
+        inv = 1.0 / a[c, c]
+        for j in range(m):
+            acc = b[c, j]
+            for i in range(c + 1, r):
+                acc -= a[c, i] * b[i, j]
+            b[c, j] = acc * inv
+    return True
