@@ -26,7 +26,9 @@ from ..blocks.bodies import BodyBlock, Ground, ImposedMotionBody, JointBody
 from ..blocks.closure import LoopClosure
 from ..blocks.standalone import motion_vector
 from ..spatial.algebra import FloatArray
+from ..spatial.kernels import COMPILED
 from ..spatial.rotations import euler_from_dcm
+from .compiled import CompiledTree, unsupported
 from .loop_solver import LoopSolution, LoopSolveError, TreeLoopSolver
 from .system import AssemblyError, System, split_port
 
@@ -220,6 +222,65 @@ class Engine:
         ]
         self.n_states = self.plan.n_states
         self.n_evaluations = 0
+        self._setup_compiled()
+
+    def _setup_compiled(self) -> None:
+        """The compiled derivative (:mod:`titopfmu.assembly.compiled`) when the system allows
+        it: ``self.compiled`` is then a :class:`CompiledTree`, else None and
+        ``self.compiled_reason`` says why."""
+        self.compiled: CompiledTree | None = None
+        self.compiled_reason = "numba is not installed" if not COMPILED else None
+        if COMPILED:
+            self.compiled_reason = unsupported(self.tree_blocks, bool(self.closure_sides))
+        if self.compiled_reason is not None or not self.tree_blocks:
+            return
+        parents = [
+            (self.tree_index[self.parent_slot[b.name][0]], self.parent_slot[b.name][1])
+            if b.name in self.parent_slot
+            else None
+            for b in self.tree_blocks
+        ]
+        offsets = [self.plan.state_slices[b.name].start for b in self.tree_blocks]
+        ct = self.compiled = CompiledTree(self.tree_blocks, parents, offsets)
+        self._compiled_data = ct.new_data()
+        src = self.system._source
+        self._tau_src = [src[(self.tree_blocks[i].name, "joint.tau")] for i in ct.tau_blocks]
+        self._ext_src = [src[(self.tree_blocks[i].name, e)] for i, e in ct.externals]
+        # the pre-loop signal pass without kinematics: a forward joint's motion [NaN, u, p]
+        # comes from its states, signal blocks run in order
+        self._signal_steps = [
+            ("jm", b, self.plan.state_slices[b.name]) if kind == "kin" else (kind, b, None)
+            for kind, b in self._varying
+            if kind == "sig" or (kind == "kin" and b.name in self.joint_outputs)
+        ]
+        self._fixed_inputs = None
+        if all(s in self._constant_signals for s in self._tau_src + self._ext_src):
+            self._fixed_inputs = self._gather(self._constant_signals)
+
+    def _gather(self, sig: dict) -> tuple[FloatArray, FloatArray]:
+        """The compiled derivative's inputs (efforts, external wrenches) from signal values."""
+        tau = np.array([float(sig[s][0]) for s in self._tau_src])
+        ext = np.zeros((len(self._ext_src), 6))
+        for j, s in enumerate(self._ext_src):
+            ext[j] = sig[s]
+        return tau, ext
+
+    def _compiled_inputs(self, t: float, x: FloatArray) -> tuple[FloatArray, FloatArray]:
+        if self._fixed_inputs is not None:
+            return self._fixed_inputs
+        sig = self._constant_signals.copy()
+        for kind, b, sl in self._signal_steps:
+            if kind == "jm":
+                sig[(b.name, "joint.m")] = b.joint_motion(x[sl], self._nans[b.joint.dof])
+                continue
+            name = b.name
+            try:
+                out = b.evaluate(t, {p: sig[s] for p, s in self.inputs[name]})
+            except (ValueError, TypeError, KeyError, ArithmeticError) as exc:
+                raise SimulationError(f"{type(exc).__name__}: {exc}", t, name) from exc
+            for p, v in out.items():
+                sig[(name, p)] = v
+        return self._gather(sig)
 
     def _compile(self, steps: list) -> list:
         """``[(kind, block)]`` steps with what evaluate() needs resolved: a kinematics step
@@ -310,7 +371,25 @@ class Engine:
         return ev
 
     def derivative(self, t: float, x: FloatArray) -> FloatArray:
-        """State derivative dx/dt at (t, x)."""
+        """State derivative dx/dt at (t, x).
+
+        Runs compiled (:attr:`compiled`) when the system allows it; the object path gives the
+        same values to rounding and is taken on any failure, to name the block at fault.
+        """
+        ct = self.compiled
+        if ct is not None:
+            tau, ext = self._compiled_inputs(t, x)
+            dx = np.empty(self.n_states)
+            self.n_evaluations += 1
+            try:
+                if ct.derivative(x, tau, ext, dx, self._compiled_data) == -1:
+                    return dx
+            except (ArithmeticError, ValueError):
+                pass
+        return self.object_derivative(t, x)
+
+    def object_derivative(self, t: float, x: FloatArray) -> FloatArray:
+        """dx/dt at (t, x) by the object blocks and :class:`TreeLoopSolver` (any system)."""
         ev = self.evaluate(t, x, steps=self._derivative_steps)
         dx = np.empty(self.n_states)
         extra = ev.sol.extra

@@ -1,0 +1,188 @@
+"""The engine's compiled derivative (titopfmu.assembly.compiled) against its object path.
+
+Both run the same block kernels (titopfmu.blocks.kernels); the compiled sweep lays them over
+stacked arrays and solves the loop on stacked maps, the object path goes through the blocks'
+LoopMap objects and TreeLoopSolver. They must agree to rounding on every system the compiled
+path accepts; systems it does not accept must say why and run the object path. The references
+of the physics itself are elsewhere (test_pinocchio.py runs the engine, hence the compiled path,
+against Pinocchio's ABA).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from random_trees import random_tree
+
+from titopfmu import (
+    Constant,
+    Engine,
+    Ground,
+    InertiaWarning,
+    PrismaticBody,
+    RevoluteBody,
+    SimulationError,
+    System,
+    TimeFunction,
+    WeldedBody,
+)
+from titopfmu.assembly.compiled import CompiledTree
+from titopfmu.examples.balloon import build_balloon
+from titopfmu.spatial.kernels import COMPILED
+
+pytestmark = pytest.mark.skipif(not COMPILED, reason="numba not installed: no compiled path")
+
+
+@pytest.fixture(autouse=True)
+def _quiet_inertia_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InertiaWarning)
+        yield
+
+
+def random_state(engine: Engine, rng: np.random.Generator) -> np.ndarray:
+    """Initial state plus noise: joint coordinates and rates, root pose and twist."""
+    x = engine.initial_state() + rng.normal(scale=0.7, size=engine.n_states)
+    for b in engine.tree_blocks:
+        if b.kind == "rigid_body":
+            sl = engine.plan.state_slices[b.name]
+            q = x[sl][3:7]
+            x[sl.start + 3 : sl.start + 7] = q / np.linalg.norm(q) * rng.uniform(0.9, 1.1)
+    return x
+
+
+def assert_same(engine: Engine, t: float, x: np.ndarray, what: str) -> None:
+    fast = engine.derivative(t, x)
+    ref = engine.object_derivative(t, x)
+    err = np.max(np.abs(fast - ref)) / max(1.0, np.max(np.abs(ref)))
+    assert err < 1e-12, f"{what}: compiled and object derivatives differ by {err:.3g}"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_trees_match_object_path(seed):
+    system, spec = random_tree(seed)
+    engine = Engine(system)
+    assert engine.compiled is not None, engine.compiled_reason
+    rng = np.random.default_rng(100 + seed)
+    for k in range(3):
+        assert_same(engine, 0.1 * k, random_state(engine, rng), spec.describe())
+
+
+def test_balloon_matches_object_path():
+    engine = Engine(build_balloon())
+    assert engine.compiled is not None
+    rng = np.random.default_rng(7)
+    for k in range(5):
+        assert_same(engine, 0.3 * k, random_state(engine, rng), "balloon")
+
+
+def ground_tree() -> System:
+    """A fixed base with two children, a welded body with two child ports (one a revolute, one
+    a prismatic), time-varying efforts and an external wrench in the inertial frame."""
+    rng = np.random.default_rng(3)
+    s = System("ground_tree")
+    inertia = np.diag([0.2, 0.3, 0.4])
+    s.add(
+        Ground("base", children={"A": (0.1, 0.0, 0.0), "B": (0.0, 0.2, 0.0)},
+               euler=(0.1, 0.2, 0.3)),
+        WeldedBody("w", 2.0, inertia, com=(0.1, 0.0, 0.3), P_ab=np.eye(3),
+                   children={"C1": (0.3, 0.1, 0.0), "C2": (0.0, -0.4, 0.1)},
+                   external={"push": {"point": (0.0, 0.1, 0.0), "frame": "inertial"}}),
+        RevoluteBody("r1", 1.0, inertia, com=(0.0, -0.3, 0.0), axis=rng.normal(size=3), theta0=0.3),
+        PrismaticBody("p1", 1.5, inertia, com=(0.2, 0.0, 0.0), axis=rng.normal(size=3), x0=0.1,
+                      children={"E": (0.0, 0.0, 0.2)}),
+        RevoluteBody("r2", 0.7, inertia, com=(0.0, 0.0, -0.2), axis=(1.0, 0.0, 0.0)),
+        RevoluteBody("r3", 0.9, inertia, com=(0.1, 0.1, 0.0), axis=(0.0, 1.0, 0.0)),
+        TimeFunction("tau_r1", lambda t: [np.sin(t)], 1),
+        Constant("tau_p1", 0.4),
+        Constant("tau_r2", -0.2),
+        TimeFunction("tau_r3", lambda t: [0.3 * t], 1),
+        TimeFunction("push", lambda t: [1.0, 2.0 * t, 0.0, 0.0, 0.1, 0.0], 6),
+    )  # fmt: skip
+    s.connect("base.A", "w.P")
+    s.connect("base.B", "r3.P")
+    s.connect("w.C1", "r1.P")
+    s.connect("w.C2", "p1.P")
+    s.connect("p1.E", "r2.P")
+    for b in ("r1", "p1", "r2", "r3"):
+        s.connect(f"tau_{b}.y", f"{b}.joint.tau")
+    s.connect("push.y", "w.push")
+    return s
+
+
+def test_ground_rooted_tree_matches_object_path():
+    engine = Engine(ground_tree())
+    assert engine.compiled is not None, engine.compiled_reason
+    rng = np.random.default_rng(11)
+    for k in range(4):
+        assert_same(engine, 0.7 * k, random_state(engine, rng), "ground tree")
+
+
+def test_unsupported_systems_say_why_and_run_the_object_path():
+    system, _ = random_tree(5, multi_dof=True, n_bodies=8)
+    engine = Engine(system)
+    kinds = {b.kind for b in engine.tree_blocks}
+    assert kinds & {"spherical_body", "free_body"}, kinds
+    assert engine.compiled is None
+    assert "SphericalBody" in engine.compiled_reason or "FreeBody" in engine.compiled_reason
+    x = random_state(engine, np.random.default_rng(0))
+    assert np.array_equal(engine.derivative(0.0, x), engine.object_derivative(0.0, x))
+
+
+def test_non_finite_state_names_a_block():
+    engine = Engine(ground_tree())
+    x = engine.initial_state()
+    x[engine.plan.state_slices["p1"].start] = np.nan
+    with pytest.raises(SimulationError, match="in block"):
+        engine.derivative(0.0, x)
+
+
+def test_work_buffer_is_rewritten_each_evaluation():
+    """No value of one evaluation leaks into the next: a buffer filled with NaN gives the same
+    derivative as a fresh one."""
+    system, _ = random_tree(4)
+    engine = Engine(system)
+    ct: CompiledTree = engine.compiled
+    x = random_state(engine, np.random.default_rng(2))
+    tau, ext = engine._compiled_inputs(0.0, x)
+    out = []
+    for fill in (0.0, np.nan):
+        data = np.full(ct.data_size, fill)
+        dx = np.empty(engine.n_states)
+        assert ct.derivative(x, tau, ext, dx, data) == -1
+        out.append(dx)
+    np.testing.assert_array_equal(out[0], out[1])
+
+
+UNCOMPILED = r"""
+import json, sys, warnings
+import numpy as np
+warnings.simplefilter("ignore")
+from titopfmu.spatial.kernels import COMPILED
+from titopfmu import Engine
+from titopfmu.examples.balloon import build_balloon
+x = np.array(json.loads(sys.argv[1]))
+e = Engine(build_balloon())
+print(json.dumps({"compiled": COMPILED, "has_tree": e.compiled is not None,
+                  "dx": e.derivative(0.5, x).tolist()}))
+"""
+
+
+def test_kernels_uncompiled_give_the_same_numbers():
+    """TITOPFMU_JIT=0 (the mode of the FMUs' run-time copy): the kernels run as Python."""
+    engine = Engine(build_balloon())
+    x = random_state(engine, np.random.default_rng(5))
+    env = dict(os.environ, TITOPFMU_JIT="0")
+    out = subprocess.run([sys.executable, "-c", UNCOMPILED, json.dumps(x.tolist())], env=env,
+                         capture_output=True, text=True, timeout=300, check=True)  # fmt: skip
+    got = json.loads(out.stdout)
+    assert got["compiled"] is False and got["has_tree"] is False
+    ref = engine.derivative(0.5, x)
+    err = np.max(np.abs(np.array(got["dx"]) - ref)) / np.max(np.abs(ref))
+    assert err < 1e-12, err
