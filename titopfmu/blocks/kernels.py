@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..spatial.kernels import kernel, mm, mtm, mtv, mv, quaternion_dcm
+from ..spatial.kernels import kernel, matrix_view, mm, mtm, mtv, mv, quaternion_dcm
 
 
 @kernel
@@ -91,8 +91,8 @@ def revolute_kinematics(Gc, r, th, thd, twist_b, ip_b, R_bi, gr, e, twist, ip, R
     co[1] = math.sin(th)
     co[2] = 1.0 - math.cos(th)
     mv(Gc, co, gr)
-    G = gr[0:36].reshape(6, 6)
-    R_ab = gr[36:45].reshape(3, 3)
+    G = matrix_view(gr, 6, 6)
+    R_ab = matrix_view(gr[36:45], 3, 3)
     tw0 = np.empty(6)
     mv(G, twist_b, tw0)
     vx, vy, vz, wx, wy, wz = tw0[0], tw0[1], tw0[2], tw0[3], tw0[4], tw0[5]
