@@ -273,14 +273,18 @@ class Engine:
             if kind == "jm":
                 sig[(b.name, "joint.m")] = b.joint_motion(x[sl], self._nans[b.joint.dof])
                 continue
-            name = b.name
-            try:
-                out = b.evaluate(t, {p: sig[s] for p, s in self.inputs[name]})
-            except (ValueError, TypeError, KeyError, ArithmeticError) as exc:
-                raise SimulationError(f"{type(exc).__name__}: {exc}", t, name) from exc
-            for p, v in out.items():
-                sig[(name, p)] = v
+            self._run_signal_block(b, t, sig)
         return self._gather(sig)
+
+    def _run_signal_block(self, b, t: float, sig: dict) -> None:
+        """Evaluate signal block ``b`` at time t from the values in ``sig``; add its outputs."""
+        name = b.name
+        try:
+            out = b.evaluate(t, {p: sig[s] for p, s in self.inputs[name]})
+        except (ValueError, TypeError, KeyError, ArithmeticError) as exc:
+            raise SimulationError(f"{type(exc).__name__}: {exc}", t, name) from exc
+        for p, v in out.items():
+            sig[(name, p)] = v
 
     def _compile(self, steps: list) -> list:
         """``[(kind, block)]`` steps with what evaluate() needs resolved: a kinematics step
@@ -347,13 +351,7 @@ class Engine:
                 for i in b:
                     kin[i] = None
             elif kind == "sig":
-                name = b.name
-                try:
-                    out = b.evaluate(t, {p: sig[s] for p, s in self.inputs[name]})
-                except (ValueError, TypeError, KeyError, ArithmeticError) as exc:
-                    raise SimulationError(f"{type(exc).__name__}: {exc}", t, name) from exc
-                for p, v in out.items():
-                    sig[(name, p)] = v
+                self._run_signal_block(b, t, sig)
             else:  # loop closure
                 lc, ((li, ls), (ri, rs)) = b
                 wl, wr = lc.wrenches(kin[li].children[ls], kin[ri].children[rs])
