@@ -35,10 +35,11 @@ from ..blocks.kernels import (
     rigid_joint_map,
     root_kinematics,
     root_map,
+    root_state_rate,
     weld_kinematics,
 )
 from ..spatial.algebra import FloatArray
-from ..spatial.kernels import kernel, mtv, mv, quaternion_rate_into, solve_in_place
+from ..spatial.kernels import kernel, mtv, mv, solve_in_place
 
 ROOT, GROUND, REVOLUTE, PRISMATIC, WELD = range(5)
 _KINDS = {RigidBody: ROOT, Ground: GROUND, RevoluteBody: REVOLUTE, PrismaticBody: PRISMATIC,
@@ -501,9 +502,7 @@ def tree_derivative(topo, child, model, mo, data, x, tau, ext, dx):
         else:
             extra[0:nx] = xe[i, 0:nx]
         if kind == ROOT:
-            mv(R[i], twist[i, 0:3], dx[xo : xo + 3])  # d[IP]_{R_i}/dt = P_{b/i} v_P (eq. 12)
-            quaternion_rate_into(x[xo + 3 : xo + 7], twist[i, 3:6], dx[xo + 3 : xo + 7])
-            dx[xo + 7 : xo + 13] = extra
+            root_state_rate(x[xo : xo + 13], R[i], twist[i], extra, dx[xo : xo + 13])
         elif kind == REVOLUTE or kind == PRISMATIC:
             dx[xo] = x[xo + 1]
             dx[xo + 1] = extra[0]

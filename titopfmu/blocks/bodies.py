@@ -29,7 +29,6 @@ from ..spatial.algebra import FloatArray, dynamic_model, kinematic_model
 from ..spatial.rotations import (
     dcm_from_euler,
     quaternion_from_euler,
-    quaternion_rate,
 )
 from .base import (
     Block,
@@ -56,6 +55,7 @@ from .kernels import (
     rigid_joint_map,
     root_kinematics,
     root_map,
+    root_state_rate,
 )
 from .loop_map import LoopMap
 
@@ -350,9 +350,9 @@ class RigidBody(BodyBlock):
 
     def derivative(self, x: FloatArray, kin: BodyKinematics, extra: FloatArray) -> FloatArray:
         """[ d[IP]_{R_i}/dt = P_{b/i} v_P ; q̇ ; ẋ'_P ] (eq. 12 with a quaternion attitude)."""
-        return np.concatenate(
-            [kin.R.dot(kin.twist[0:3]), quaternion_rate(x[3:7], kin.twist[3:6]), extra]
-        )
+        out = np.empty(13)
+        root_state_rate(x, kin.R, kin.twist, extra, out)
+        return out
 
 
 class ImposedMotionBody(BodyBlock):

@@ -15,7 +15,16 @@ import math
 
 import numpy as np
 
-from ..spatial.kernels import kernel, matrix_view, mm, mtm, mtv, mv, quaternion_dcm
+from ..spatial.kernels import (
+    kernel,
+    matrix_view,
+    mm,
+    mtm,
+    mtv,
+    mv,
+    quaternion_dcm,
+    quaternion_rate_into,
+)
 
 
 @kernel
@@ -161,6 +170,15 @@ def root_kinematics(x, R, ip):
     P_{b/i}^T [IP]_{R_i}; the twist is the state x[7:13]."""
     quaternion_dcm(x[3:7], R)
     mtv(R, x[0:3], ip)
+
+
+@kernel
+def root_state_rate(x, R, twist, acc, out):
+    """``out`` (13) = [ d[IP]_{R_i}/dt = P_{b/i} v_P ; q̇ ; ẋ'_P ] (eq. 12 with a quaternion
+    attitude): ``x`` the root's states, ``R`` = P_{b/i}, ``twist`` = x'_P, ``acc`` = ẋ'_P."""
+    mv(R, twist[0:3], out[0:3])
+    quaternion_rate_into(x[3:7], twist[3:6], out[3:7])
+    out[7:13] = acc
 
 
 # -- loop maps (see titopfmu.blocks.loop_map for the layout) ------------------------------------
