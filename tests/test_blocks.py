@@ -1023,10 +1023,10 @@ def test_body_blocks_keep_few_instance_attributes(cls):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_tree_loop_solver_extras_only_gives_the_same_extras(seed):
-    """``extras_only`` (the engine's state-derivative path) releases every intermediate along
-    the sweeps and folds each node's extra outputs into one affine map of its parent
-    acceleration during the backward sweep; they are those of the full solve to rounding, with
-    dense maps, rank-r factored ones (U V), and maps without extra outputs."""
+    """``extras_only`` (the engine's state-derivative path) skips the child-port wrenches;
+    its extras are those of the full solve, with dense maps, rank-r factored ones (U V), and
+    maps without extra outputs. The solver reuses its stacks: a later solve, with other
+    values, leaves an earlier solution as it was."""
     rng = np.random.default_rng(100 + seed)
     nodes = random_forest(rng, n_nodes=12)
     maps, known = [], []
@@ -1044,10 +1044,18 @@ def test_tree_loop_solver_extras_only_gives_the_same_extras(seed):
         known.append(rng.normal(size=q) if q else None)
     solver = TreeLoopSolver(nodes)
     full = solver.solve(list(maps), known)
-    consumed = list(maps)
-    lean = solver.solve(consumed, known, extras_only=True)
-    assert all(m is None for m in consumed)
+    kept = [e.copy() for e in full.extra], [w.copy() for w in full.w_c]
+    lean = solver.solve(list(maps), known, extras_only=True)
     assert lean.w_c is None and lean.acc_c is None
+    other = []
+    for m, n in zip(maps, nodes, strict=True):
+        dense = m.dense(n.has_parent, len(n.children))
+        other.append(LoopMap.from_dense(*dense, n.has_parent, len(n.children)))
+    for m in other:
+        m.xc = None if m.xc is None else m.xc + 1.0
+    solver.solve(other, [None if k is None else -k for k in known])
+    for before, after in zip(kept[0] + kept[1], full.extra + full.w_c, strict=True):
+        np.testing.assert_array_equal(before, after)
     assert any(len(e) for e in full.extra)
     scale = max(float(np.max(np.abs(e))) for e in full.extra if len(e))
     for i in range(len(nodes)):

@@ -13,12 +13,18 @@ a block is the :class:`LoopMap`
     ẋ'_C  = CP ẋ'_P + CC W_C + cC        (CC = U V when it has low rank, e.g. a 1-dof joint)
     extra = XP ẋ'_P + XC W_C + xc
 
-The solver does not care where the maps come from: the in-process engine builds them
-analytically, the co-simulation master by evaluating an FMU at probe inputs
-(:meth:`LoopMap.from_dense`). One backward sweep (leaves to roots) condenses every subtree into
-``W_P = K ẋ'_P + k`` (an articulated-inertia recursion); one forward sweep recovers the inputs and
-extra outputs of every block. Child ports whose wrench is not a tree child's output (loop-closure
-blocks) enter as known wrenches. Cost: linear in the number of blocks.
+One backward sweep (leaves to roots) condenses every subtree into ``W_P = K ẋ'_P + k`` (an
+articulated-inertia recursion) and folds each block's extra outputs into an affine map of its
+parent acceleration; one forward sweep recovers the inputs and extra outputs of every block.
+Child ports whose wrench is not a tree child's output (loop-closure blocks) enter as known
+wrenches. Cost: linear in the number of blocks.
+
+There is one sweep, :func:`loop_sweep`, a kernel on the maps of all blocks stacked in arrays
+(:class:`LoopLayout` says where each block's rows are). Its callers only differ in who fills
+the stacks: :class:`TreeLoopSolver` copies :class:`LoopMap` objects into them, whether they come
+from the blocks' equations (the engine's object path) or from FMUs evaluated at probe inputs
+(the co-simulation master, :meth:`LoopMap.from_dense`); the engine's compiled derivative
+(:mod:`titopfmu.assembly.compiled`) has the block kernels write straight into them.
 """
 
 from __future__ import annotations
@@ -26,10 +32,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg.lapack import dgesv
 
 from ..blocks.loop_map import LoopMap
 from ..spatial.algebra import FloatArray
+from ..spatial.kernels import kernel, matrix_view, mtv, mv, solve_in_place
 
 
 @dataclass(frozen=True)
@@ -54,11 +60,299 @@ class LoopSolveError(ArithmeticError):
         super().__init__(message)
 
 
+# -- the stacked layout ---------------------------------------------------------------------------
+
+#: columns of LoopLayout.topo: parent node (-1 for a root), its child slot, child port count n,
+#: first row of the node in the child-port stacks (6 per port), rank r of CC = U V, offset of U
+#: and Vt (6n×r each) in their flat stacks, extra output count, first extra row, offset of XCt
+#: (6n×ne) in its flat stack
+PARENT, SLOT, NCH, RO, RANK, UO, NE, EO, XCO = range(9)
+LOOP_COLUMNS = 9
+
+
+class LoopLayout:
+    """Where each block's map lives in the stacks of :func:`loop_sweep` (immutable; the Model).
+
+    ``nodes`` listed parents first; ``ranks[i]`` the rank r of node i's CC = U V (its number of
+    child-port rows 6 n for a dense CC, 0 for none); ``extras[i]`` its number of extra outputs.
+    The stacks (the Data, from :meth:`new_stacks`), rows per node in node order:
+
+    ========  ===================  ======================================================
+    ``PP``    (N, 6, 6)            ∂W_P/∂ẋ'_P
+    ``cP``    (N, 6)               W_P at zero inputs
+    ``CP``    (rows, 6)            ∂ẋ'_C/∂ẋ'_P, 6 rows per child port
+    ``PCt``   (rows, 6)            (∂W_P/∂W_C)^T
+    ``cC``    (rows,)              ẋ'_C at zero inputs; **becomes ẋ'_C** (the solution)
+    ``kv``    (rows,)              known child wrenches (loop closures; tree-child rows are
+                                   overwritten with the children's k)
+    ``U``     flat, 6n×r per node  CC = U V
+    ``Vt``    flat, 6n×r per node  V^T
+    ``XP``    (E, 6)               ∂extra/∂ẋ'_P; **becomes** the folded map (see the sweep)
+    ``XCt``   flat, 6n×ne          (∂extra/∂W_C)^T
+    ``xc``    (E,)                 extras at zero inputs; **becomes the extras**
+    ========  ===================  ======================================================
+
+    plus the sweep's work arrays ``K`` (N, 6, 6), ``k`` (N, 6), ``A`` (rows, 6), ``wc`` (rows,)
+    (W_C, full solve only) and ``scratch``.
+    """
+
+    def __init__(self, nodes: list[LoopNode], ranks: list[int], extras: list[int]) -> None:
+        n = len(nodes)
+        for i, nd in enumerate(nodes):
+            if nd.has_parent and not (0 <= nd.parent < i):
+                raise ValueError(f"node {i}: parent {nd.parent} must be listed before it")
+        self.nodes = list(nodes)
+        self.ranks = [int(r) for r in ranks]
+        self.extras = [int(e) for e in extras]
+        topo = np.zeros((n, LOOP_COLUMNS), dtype=np.int64)
+        child = []
+        ro = uo = eo = xo = 0
+        scratch = 0
+        for i, nd in enumerate(nodes):
+            q = 6 * len(nd.children)
+            r, ne = self.ranks[i], self.extras[i]
+            topo[i] = (nd.parent if nd.has_parent else -1, max(nd.parent_slot, 0),
+                       len(nd.children), ro, r, uo, ne, eo, xo)  # fmt: skip
+            child += list(nd.children)
+            ro += q
+            uo += q * r
+            eo += ne
+            xo += q * ne
+            scratch = max(scratch, _scratch_size(q, r))
+        self.topo = topo
+        self.child = np.array(child, dtype=np.int64)
+        self.n_rows, self.u_size, self.n_extras, self.xct_size = ro, uo, eo, xo
+        self.scratch_size = scratch
+
+    def new_stacks(self) -> LoopStacks:
+        """Zero-filled stacks for :func:`loop_sweep` (one set per concurrent user)."""
+        return LoopStacks(self)
+
+
+def _scratch_size(q: int, r: int) -> int:
+    """Floats of the sweep's scratch for a node with 6n = q child rows and CC of rank r."""
+    return r * q + r + q + r * r + 7 * r + q + 6 * q
+
+
+class LoopStacks:
+    """The arrays of one :class:`LoopLayout` (see there), zero-filled."""
+
+    __slots__ = ("PP", "cP", "CP", "PCt", "cC", "kv", "U", "Vt", "XP", "XCt", "xc", "K", "k",
+                 "A", "wc", "scratch")  # fmt: skip
+
+    def __init__(self, layout: LoopLayout) -> None:
+        n, rows, ne = len(layout.nodes), layout.n_rows, layout.n_extras
+        self.PP, self.cP = np.zeros((n, 6, 6)), np.zeros((n, 6))
+        self.CP, self.PCt = np.zeros((rows, 6)), np.zeros((rows, 6))
+        self.cC, self.kv = np.zeros(rows), np.zeros(rows)
+        self.U, self.Vt = np.zeros(layout.u_size), np.zeros(layout.u_size)
+        self.XP, self.XCt, self.xc = np.zeros((ne, 6)), np.zeros(layout.xct_size), np.zeros(ne)
+        self.K, self.k = np.zeros((n, 6, 6)), np.zeros((n, 6))
+        self.A, self.wc = np.zeros((rows, 6)), np.zeros(rows)
+        self.scratch = np.zeros(layout.scratch_size)
+
+    def sweep(self, layout: LoopLayout, full: bool) -> int:
+        """Run :func:`loop_sweep` on these stacks; returns its result."""
+        return loop_sweep(layout.topo, layout.child, self.PP, self.cP, self.CP, self.PCt,
+                          self.cC, self.kv, self.U, self.Vt, self.XP, self.XCt, self.xc, self.K,
+                          self.k, self.A, self.wc, self.scratch, full)  # fmt: skip
+
+
+@kernel
+def loop_sweep(topo, child, PP, cP, CP, PCt, cC, kv, U, Vt, XP, XCt, xc, K, k, A, wc, scratch,
+               full):  # fmt: skip
+    """Solve the loop on the stacks of a :class:`LoopLayout` (see there for the arrays).
+
+    On return ``cC`` holds every child-port acceleration ẋ'_C (a node's parent acceleration is
+    its parent's row for its slot), ``xc`` every extra output and, with ``full``, ``wc`` every
+    child-port wrench W_C. ``XP``, ``kv``, ``K``, ``k``, ``A`` and ``scratch`` are overwritten.
+    Returns -1, or the index of the first node (from the leaves) whose loop equations are
+    singular.
+
+    Backward sweep, per node with children (Kbd = the children's K, block-diagonal, 0 at known
+    ports; kv = the children's k, or the known wrenches):
+    ``ẋ'_C = (1 - CC Kbd)^-1 (CP ẋ'_P + CC kv + cC) = A ẋ'_P + a`` by Woodbury,
+    ``(1 - U V Kbd)^-1 = 1 + U (1_r - V Kbd U)^-1 V Kbd``; then with ``W_C = B ẋ'_P + b``
+    (``B = Kbd A``, ``b = Kbd a + kv``): ``K = PP + PC B``, ``k = PC b + cP`` and the extras
+    ``(XP + XC B) ẋ'_P + (xc + XC b)``. Forward sweep: ``ẋ'_C = A ẋ'_P + a``, extras likewise.
+    """
+    n = topo.shape[0]
+    for i in range(n - 1, -1, -1):
+        has_parent = topo[i, 0] >= 0
+        nch = topo[i, 2]
+        q = 6 * nch
+        r0 = topo[i, 3]
+        rank = topo[i, 4]
+        ne = topo[i, 6]
+        eo = topo[i, 7]
+        if nch == 0:
+            if has_parent:
+                K[i] = PP[i]
+                k[i] = cP[i]
+            continue  # extras = XP ẋ'_P + xc as they are
+        c0 = r0 // 6
+        a = cC[r0 : r0 + q]  # becomes a, in place
+        kvi = kv[r0 : r0 + q]
+        CPi = CP[r0 : r0 + q]
+        Ai = A[r0 : r0 + q]
+        for j in range(nch):
+            c = child[c0 + j]
+            if c >= 0:
+                kvi[6 * j : 6 * j + 6] = k[c]
+        s = 0  # scratch offset
+        if rank:
+            Ui = matrix_view(U[topo[i, 5] :], q, rank)
+            Vti = matrix_view(Vt[topo[i, 5] :], q, rank)
+            W = matrix_view(scratch[s:], rank, q)  # W = V Kbd
+            s += rank * q
+            for j in range(nch):
+                c = child[c0 + j]
+                if c < 0:
+                    W[:, 6 * j : 6 * j + 6] = 0.0
+                    continue
+                Kc = K[c]
+                for m in range(rank):
+                    for col in range(6):
+                        acc = 0.0
+                        for t in range(6):
+                            acc += Vti[6 * j + t, m] * Kc[t, col]
+                        W[m, 6 * j + col] = acc
+            vkv = scratch[s : s + rank]
+            s += rank
+            mtv(Vti, kvi, vkv)
+            yv = scratch[s : s + q]  # CC kv + cC
+            s += q
+            mv(Ui, vkv, yv)
+            for t in range(q):
+                yv[t] += a[t]
+            small = matrix_view(scratch[s:], rank, rank)  # 1_r - W U
+            s += rank * rank
+            for m in range(rank):
+                for col in range(rank):
+                    acc = 0.0
+                    for t in range(q):
+                        acc += W[m, t] * Ui[t, col]
+                    small[m, col] = (1.0 if m == col else 0.0) - acc
+            width = 7 if has_parent else 1
+            rhs = matrix_view(scratch[s:], rank, width)  # [W yv, W CP]
+            s += 7 * rank
+            for m in range(rank):
+                acc = 0.0
+                for t in range(q):
+                    acc += W[m, t] * yv[t]
+                rhs[m, 0] = acc
+                if has_parent:
+                    for col in range(6):
+                        acc = 0.0
+                        for t in range(q):
+                            acc += W[m, t] * CPi[t, col]
+                        rhs[m, 1 + col] = acc
+            if not solve_in_place(small, rhs):
+                return i
+            for t in range(q):
+                acc = yv[t]
+                for m in range(rank):
+                    acc += Ui[t, m] * rhs[m, 0]
+                a[t] = acc
+            if has_parent:
+                for t in range(q):
+                    for col in range(6):
+                        acc = CPi[t, col]
+                        for m in range(rank):
+                            acc += Ui[t, m] * rhs[m, 1 + col]
+                        Ai[t, col] = acc
+        elif has_parent:
+            Ai[:, :] = CPi
+        # W_C = B ẋ'_P + b with B = Kbd A, b = Kbd a + kv
+        b = scratch[s : s + q]
+        s += q
+        B = matrix_view(scratch[s:], q, 6)
+        for j in range(nch):
+            c = child[c0 + j]
+            if c < 0:
+                b[6 * j : 6 * j + 6] = kvi[6 * j : 6 * j + 6]
+                if has_parent:
+                    B[6 * j : 6 * j + 6] = 0.0
+                continue
+            Kc = K[c]
+            mv(Kc, a[6 * j : 6 * j + 6], b[6 * j : 6 * j + 6])
+            for t in range(6):
+                b[6 * j + t] += kvi[6 * j + t]
+            if has_parent:
+                for t in range(6):
+                    for col in range(6):
+                        acc = 0.0
+                        for m in range(6):
+                            acc += Kc[t, m] * Ai[6 * j + m, col]
+                        B[6 * j + t, col] = acc
+        PCti = PCt[r0 : r0 + q]
+        if has_parent:  # K = PP + PC B, k = PC b + cP
+            for t in range(6):
+                for col in range(6):
+                    acc = PP[i, t, col]
+                    for m in range(q):
+                        acc += PCti[m, t] * B[m, col]
+                    K[i, t, col] = acc
+                acc = cP[i, t]
+                for m in range(q):
+                    acc += PCti[m, t] * b[m]
+                k[i, t] = acc
+        if ne:  # extras: XP += XC B, xc += XC b
+            XCti = matrix_view(XCt[topo[i, 8] :], q, ne)
+            for t in range(ne):
+                acc = xc[eo + t]
+                for m in range(q):
+                    acc += XCti[m, t] * b[m]
+                xc[eo + t] = acc
+                if has_parent:
+                    for col in range(6):
+                        acc = XP[eo + t, col]
+                        for m in range(q):
+                            acc += XCti[m, t] * B[m, col]
+                        XP[eo + t, col] = acc
+    for i in range(n):
+        p = topo[i, 0]
+        nch = topo[i, 2]
+        q = 6 * nch
+        r0 = topo[i, 3]
+        ne = topo[i, 6]
+        eo = topo[i, 7]
+        if p >= 0:
+            pr = topo[p, 3] + 6 * topo[i, 1]
+            accp = cC[pr : pr + 6]
+            for t in range(q):
+                acc = cC[r0 + t]
+                for col in range(6):
+                    acc += A[r0 + t, col] * accp[col]
+                cC[r0 + t] = acc
+            for t in range(ne):
+                acc = xc[eo + t]
+                for col in range(6):
+                    acc += XP[eo + t, col] * accp[col]
+                xc[eo + t] = acc
+        if full:  # W_C = Kbd ẋ'_C + kv
+            for j in range(nch):
+                c = child[r0 // 6 + j]
+                rows = slice(r0 + 6 * j, r0 + 6 * j + 6)
+                if c >= 0:
+                    mv(K[c], cC[rows], wc[rows])
+                    for t in range(6):
+                        wc[r0 + 6 * j + t] += kv[r0 + 6 * j + t]
+                else:
+                    wc[rows] = kv[rows]
+    return -1
+
+
+# -- LoopMap objects in, LoopSolution out ---------------------------------------------------------
+
+
 class LoopSolution:
     """Inputs and extra outputs of every node after a solve.
 
     ``acc_p[i]`` (6, or None for a root) and ``w_c[i]`` (6 n_i) form the input ``u_i``;
-    ``extra[i]`` holds the extra outputs; :meth:`wrench_to_parent` gives ``W_P``.
+    ``acc_c[i]`` (6 n_i) are the child-port accelerations, ``extra[i]`` the extra outputs;
+    :meth:`wrench_to_parent` gives ``W_P``. After an extras-only solve ``acc_p``, ``acc_c`` and
+    ``w_c`` are None. The arrays belong to this solution (later solves do not change them).
     """
 
     __slots__ = ("maps", "acc_p", "acc_c", "w_c", "extra")
@@ -83,50 +377,63 @@ class LoopSolution:
         return w
 
 
-_EMPTY = np.zeros(0)
-
-
-def _solve(a: FloatArray, b: FloatArray) -> FloatArray:
-    """``a^-1 b`` by LAPACK's dgesv (LU with partial pivoting), called directly: on the 6×6
-    systems here ``np.linalg.solve`` spends four times as long in its Python wrapper."""
-    x, info = dgesv(a, b)[2:]
-    if info != 0:
-        raise np.linalg.LinAlgError("singular matrix")
-    return x
+def map_shape(m: LoopMap, q: int) -> tuple[int, int, bool]:
+    """``(rank of CC, extra outputs, dense CC)`` of a map with q child-port rows."""
+    if m.U is not None:
+        r, dense = m.U.shape[1], False
+    elif m.CC is not None and q:
+        r, dense = q, True
+    else:
+        r, dense = 0, False
+    return r, 0 if m.xc is None else len(m.xc), dense
 
 
 class TreeLoopSolver:
-    """Backward/forward sweep over a forest whose nodes are listed parents first."""
+    """The loop of a forest of :class:`LoopMap` objects, nodes listed parents first.
+
+    Each solve copies the maps into the stacks of a :class:`LoopLayout` and runs
+    :func:`loop_sweep`. The layout follows the maps' shapes (the rank of each CC and the number
+    of extra outputs); it is made at the first solve and again whenever they change. Not
+    reentrant: one solver per thread.
+    """
 
     def __init__(self, nodes: list[LoopNode]) -> None:
-        for i, n in enumerate(nodes):
-            if n.has_parent and not (0 <= n.parent < i):
-                raise ValueError(f"node {i}: parent {n.parent} must be listed before it")
         self.nodes = nodes
-        self._eye = {}
-        # per node, for the sweeps: (index, has parent, child count, the single tree child or -1)
-        self._back = [
-            (i, n.has_parent, len(n.children),
-             n.children[0] if len(n.children) == 1 and n.children[0] >= 0 else -1)
-            for i, n in reversed(list(enumerate(nodes)))
-        ]  # fmt: skip
-        # (index, has parent, parent, offset of its slot in the parent's child accelerations
-        # or -1 when that port is the parent's only one (the whole vector is then used: no view
-        # object per node), n)
-        self._fwd = [
-            (
-                i, n.has_parent, n.parent,
-                -1 if n.has_parent and len(nodes[n.parent].children) == 1 else 6 * n.parent_slot,
-                len(n.children),
-            )
-            for i, n in enumerate(nodes)
-        ]  # fmt: skip
+        LoopLayout(nodes, [0] * len(nodes), [0] * len(nodes))  # checks the order
+        self.layout: LoopLayout | None = None
+        self._shapes: list = []
+        self._fill: list = []
+        self._extra_rows: list = []
+        self._child_rows: list = []
+        self._parent_rows: list = []
+        self._stacks: LoopStacks | None = None
+        self._known_nodes = [i for i, nd in enumerate(nodes) if -1 in nd.children]
 
-    def _identity(self, n: int) -> FloatArray:
-        e = self._eye.get(n)
-        if e is None:
-            e = self._eye[n] = np.eye(n)
-        return e
+    def _make_layout(self, shapes: list[tuple[int, int, bool]]) -> None:
+        nodes = self.nodes
+        lay = LoopLayout(nodes, [s[0] for s in shapes], [s[1] for s in shapes])
+        st = lay.new_stacks()
+        fill = []  # per node: the views its map is copied into
+        for i, nd in enumerate(nodes):
+            r0, r, uo, ne, eo, xo = (int(v) for v in lay.topo[i, [RO, RANK, UO, NE, EO, XCO]])
+            q = 6 * len(nd.children)
+            rows = slice(r0, r0 + q)
+            U = st.U[uo : uo + q * r].reshape(q, r)
+            Vt = st.Vt[uo : uo + q * r].reshape(q, r)
+            if shapes[i][2]:
+                Vt[:] = np.eye(q)  # dense CC = CC 1
+            fill.append((st.PP[i], st.cP[i], st.CP[rows], st.PCt[rows], st.cC[rows], U, Vt,
+                         st.XP[eo : eo + ne], st.XCt[xo : xo + q * ne].reshape(q, ne),
+                         st.xc[eo : eo + ne], st.kv[rows]))  # fmt: skip
+        self.layout, self._stacks, self._fill, self._shapes = lay, st, fill, shapes
+        t = lay.topo
+        self._extra_rows = [slice(t[i, EO], t[i, EO] + t[i, NE]) for i in range(len(nodes))]
+        self._child_rows = [slice(t[i, RO], t[i, RO] + 6 * t[i, NCH]) for i in range(len(nodes))]
+        self._parent_rows = [
+            slice(t[nd.parent, RO] + 6 * nd.parent_slot, t[nd.parent, RO] + 6 * nd.parent_slot + 6)
+            if nd.has_parent else None
+            for nd in nodes
+        ]  # fmt: skip
 
     def solve(
         self, maps: list[LoopMap], known: list[FloatArray | None], extras_only: bool = False
@@ -134,154 +441,45 @@ class TreeLoopSolver:
         """Solve the loop given every node's map and the known child wrenches.
 
         ``known[i]`` holds ``6 n_i`` values (or None for zeros); tree-child slots are ignored.
-        With ``extras_only`` the solution holds the extra outputs only (its other fields are
-        None) and ``maps`` is consumed: each entry is set to None once the backward sweep has
-        used it, each node's extras are folded there into an affine map of its parent
-        acceleration, and every per-node intermediate is released as soon as the sweeps are past
-        it, so that on long trees new values reuse memory that is still in the processor's
-        caches. The extras then equal the full solve's to rounding (the sums are regrouped).
+        With ``extras_only`` the solution holds the extra outputs only (the other fields are
+        None): all a state derivative needs.
         """
         nodes = self.nodes
-        count = len(nodes)
-        K: list = [None] * count
-        k: list = [None] * count
-        A: list = [None] * count
-        a: list = [None] * count
-        Kbd: list = [None] * count
-        kvec: list = [None] * count
-        ext: list = maps
-        if extras_only:  # what the forward sweep needs of each map
-            ext = [None] * count
-        for i, has_parent, n, single in self._back:
-            m = maps[i]
-            if extras_only:
-                ext[i] = None if m.xc is None else (m.XP, m.XC, m.xc)
-                maps[i] = None
-            if n == 0:
-                if has_parent:
-                    K[i] = m.PP
-                    k[i] = m.cP
-                if extras_only and m.xc is not None:
-                    ext[i] = (m.XP, m.xc)
-                continue
-            if single >= 0:
-                kb, kv = K[single], k[single]
-            else:
-                kb = np.zeros((6 * n, 6 * n))
-                kv = np.array(known[i], dtype=float) if known[i] is not None else np.zeros(6 * n)
-                for j, ch in enumerate(nodes[i].children):
-                    if ch >= 0:
-                        kb[6 * j : 6 * j + 6, 6 * j : 6 * j + 6] = K[ch]
-                        kv[6 * j : 6 * j + 6] = k[ch]
-            if not extras_only:
-                Kbd[i], kvec[i] = kb, kv
-            # ẋ'_C = (1 - CC Kbd)^-1 (CP ẋ'_P + CC kv + cC)
-            Ymat = m.CP if has_parent else None
-            try:
+        shapes = [map_shape(m, 6 * len(nd.children)) for m, nd in zip(maps, nodes, strict=True)]
+        if shapes != self._shapes:
+            self._make_layout(shapes)
+        for m, f in zip(maps, self._fill, strict=True):
+            PP, cP, CP, PCt, cC, U, Vt, XP, XCt, xc, _ = f
+            if m.PP is not None:
+                PP[...] = m.PP
+                cP[...] = m.cP
+            if len(cC):
+                cC[...] = m.cC
+                if m.CP is not None:
+                    CP[...] = m.CP
+                    PCt[...] = m.PC.T
                 if m.U is not None:
-                    # Woodbury: (1 - U V Kbd)^-1 = 1 + U (1_r - V Kbd U)^-1 V Kbd
-                    U = m.U
-                    W = m.V.dot(kb)
-                    yv = U.dot(m.V.dot(kv))
-                    yv += m.cC
-                    r = U.shape[1]
-                    if r == 1:
-                        w0 = W[0]
-                        u0 = U[:, 0]
-                        s = 1.0 - float(w0.dot(u0))
-                        if s == 0.0:
-                            raise np.linalg.LinAlgError
-                        a[i] = yv + u0 * (float(w0.dot(yv)) / s)
-                        if Ymat is not None:  # Y + u0 (w0 Y) / s
-                            A[i] = Ymat + U.dot(W.dot(Ymat) * (1.0 / s))
-                    else:
-                        small = self._identity(r) - W.dot(U)
-                        if Ymat is not None:
-                            rhs = np.empty((r, 7))
-                            rhs[:, 0:6] = W.dot(Ymat)
-                            rhs[:, 6] = W.dot(yv)
-                            z = _solve(small, rhs)
-                            A[i] = Ymat + U.dot(z[:, 0:6])
-                            a[i] = yv + U.dot(z[:, 6])
-                        else:
-                            a[i] = yv + U.dot(_solve(small, W.dot(yv)))
-                elif m.CC is not None:
-                    lhs = self._identity(6 * n) - m.CC.dot(kb)
-                    yv = m.CC.dot(kv) + m.cC
-                    if Ymat is not None:
-                        rhs = np.empty((6 * n, 7))
-                        rhs[:, 0:6] = Ymat
-                        rhs[:, 6] = yv
-                        z = _solve(lhs, rhs)
-                        A[i], a[i] = z[:, 0:6], z[:, 6]
-                    else:
-                        a[i] = _solve(lhs, yv)
-                else:
-                    A[i], a[i] = Ymat, m.cC
-            except np.linalg.LinAlgError:
-                raise LoopSolveError(i, "singular loop equations") from None
-            if has_parent:
-                kA = kb.dot(A[i])
-                K[i] = m.PP + m.PC.dot(kA)
-                ka = kb.dot(a[i])
-                ka += kv
-                k[i] = m.PC.dot(ka) + m.cP
-            if extras_only:
-                # extra = XP ẋ'_P + XC W_C + xc with W_C = Kbd ẋ'_C + kv and ẋ'_C = A ẋ'_P + a:
-                # extra = (XP + XC Kbd A) ẋ'_P + (xc + XC (Kbd a + kv)), so that the forward
-                # sweep needs neither Kbd nor the map any more
-                X = ext[i]
-                if X is not None:
-                    XP, XC, xc = X
-                    if XC is None:
-                        ext[i] = (XP, xc)
-                    elif has_parent:
-                        EP = XC.dot(kA)
-                        if XP is not None:
-                            EP += XP
-                        ext[i] = (EP, xc + XC.dot(ka))
-                    else:
-                        ka = kb.dot(a[i])
-                        ka += kv
-                        ext[i] = (None, xc + XC.dot(ka))
-                if single >= 0:
-                    K[single] = k[single] = None
-        K = k = None  # what the forward sweep still needs is in Kbd and kvec (full solve)
-        acc_p: list = [None] * count
-        acc_c: list = [None] * count
-        w_c: list = [_EMPTY] * count
-        extra: list = [_EMPTY] * count
-        for i, has_parent, parent, s, n in self._fwd:
-            ap = None
-            if has_parent:
-                ap = acc_c[parent] if s < 0 else acc_c[parent][s : s + 6]
-                acc_p[i] = ap
-            if n:
-                ac = a[i] if ap is None else A[i].dot(ap) + a[i]
-                acc_c[i] = ac
-                if extras_only:
-                    A[i] = a[i] = None
-                else:
-                    wc = Kbd[i].dot(ac) + kvec[i]
-                    w_c[i] = wc
-            m = ext[i]
-            if m is None:
-                continue
-            if extras_only:  # (EP, e0) of the backward sweep: extra = EP ẋ'_P + e0
-                EP, x = m
-                ext[i] = None
-                if ap is not None and EP is not None:
-                    x = x + EP.dot(ap)
-                extra[i] = x
-                continue
-            XP, XC, x = m.XP, m.XC, m.xc
-            if x is None:
-                continue
-            if ap is not None and XP is not None:
-                x = x + XP.dot(ap)
-            if n and XC is not None:
-                x = x + XC.dot(wc)
-            extra[i] = x
+                    U[...] = m.U
+                    Vt[...] = m.V.T
+                elif U.shape[1]:
+                    U[...] = m.CC
+            if len(xc):
+                xc[...] = m.xc
+                XP[...] = 0.0 if m.XP is None else m.XP
+                if XCt.size:
+                    XCt[...] = 0.0 if m.XC is None else m.XC.T
+        for i in self._known_nodes:
+            self._fill[i][10][...] = 0.0 if known[i] is None else known[i]
+        st = self._stacks
+        node = st.sweep(self.layout, not extras_only)
+        if node >= 0:
+            raise LoopSolveError(node, "singular loop equations")
+        xc = st.xc.copy()
+        extra = [xc[e] for e in self._extra_rows]
         if extras_only:
             return LoopSolution(None, None, None, None, extra)
+        acc, wc = st.cC.copy(), st.wc.copy()
+        acc_c = [acc[r] for r in self._child_rows]
+        w_c = [wc[r] for r in self._child_rows]
+        acc_p = [None if r is None else acc[r] for r in self._parent_rows]
         return LoopSolution(maps, acc_p, acc_c, w_c, extra)

@@ -623,8 +623,9 @@ class JointBody(BodyBlock):
             alpha0 = np.empty(k)
             QG = np.empty(c.Q.shape)
             tau = np.asarray(signals["joint.tau"], dtype=float)
-            forward_joint_map(self.D, c.S, c.DS, c.J_inv, c.Q, ts, G, jk.e, h, tau, QG, PP, cP,
-                              cC, alpha0)  # fmt: skip
+            forward_joint_map(self.D, c.S, c.DS, c.J_inv, c.Q, ts, G, jk.e, h, tau, QG[0:6],
+                              QG[6 : 6 + k], QG[6 + k : 6 + k + q], QG[6 + k + q :], PP, cP, cC,
+                              alpha0)  # fmt: skip
             XP = QG[6 : 6 + k]
             if not n:
                 return LoopMap(PP=PP, cP=cP, XP=XP, xc=alpha0)

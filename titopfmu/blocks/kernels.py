@@ -185,16 +185,17 @@ def root_state_rate(x, R, twist, acc, out):
 
 
 @kernel
-def forward_joint_map(D, S, DS, J_inv, Q, ts, G, e, h, tau, QG, PP, cP, cC, alpha0):
+def forward_joint_map(D, S, DS, J_inv, Q, ts, G, e, h, tau, DPG, XP, CP, PCt, PP, cP, cC,
+                      alpha0):  # fmt: skip
     """Loop map of a forward joint body with k dof (eqs. 17-23 / 24-29).
 
     The joint equation (22)/(28) ``q̈ = J^-1 (τ - S^T (D (G ẋ'_B + e) + h - T W_C))`` with
     J = S^T D S (eq. 20) substituted into Newton-Euler (18)/(25). At zero loop inputs
     ``alpha0`` = q̈ = J^-1 (τ - S^T (D e + h)), ``ẋ'_A = S α0 + e`` and ``W_P = G^T (-(D S) α0 -
-    (D e + h))``. ``QG = Q G`` (rows [6 ; k ; 6n ; 6n]) holds ``-D Π G`` (Π = 1 - S J^-1 S^T D,
-    eq. 21), XP = α_P G, CP = τ Π G and PC^T = T^T Π G; then ``PP = -G^T D Π G`` and
-    ``cC = τ (S α0 + e)``. ``S`` (6×k), ``DS`` = D S, ``J_inv`` = J^-1, ``tau`` (k) the effort,
-    ``ts`` = the stacked τ_{C_i P} (6n×6).
+    (D e + h))``. ``Q G`` (Q's rows [6 ; k ; 6n ; 6n]) gives ``DPG`` = -D Π G (Π = 1 - S J^-1
+    S^T D, eq. 21), ``XP`` = α_P G (k×6), ``CP`` = τ Π G and ``PCt`` = PC^T = T^T Π G (6n×6
+    each); then ``PP = -G^T D Π G`` and ``cC = τ (S α0 + e)``. ``S`` (6×k), ``DS`` = D S,
+    ``J_inv`` = J^-1, ``tau`` (k) the effort, ``ts`` = the stacked τ_{C_i P} (6n×6).
     """
     k = S.shape[1]
     r = np.empty(6)
@@ -213,10 +214,14 @@ def forward_joint_map(D, S, DS, J_inv, Q, ts, G, e, h, tau, QG, PP, cP, cC, alph
     for i in range(6):
         a0[i] += e[i]
         w0[i] = -w0[i] - r[i]
-    mm(Q, G, QG)
-    mtm(G, QG[0:6], PP)
+    mm(Q[0:6], G, DPG)
+    mm(Q[6 : 6 + k], G, XP)
+    mtm(G, DPG, PP)
     mtv(G, w0, cP)
-    if ts.shape[0]:
+    q = ts.shape[0]
+    if q:
+        mm(Q[6 + k : 6 + k + q], G, CP)
+        mm(Q[6 + k + q : 6 + k + 2 * q], G, PCt)
         mv(ts, a0, cC)
 
 
