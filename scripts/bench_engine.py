@@ -153,6 +153,8 @@ def bench_balloon(t_final: float, repeats: int) -> None:
     times: dict[str, list[float]] = {c: [] for c in cases}
     outputs = {}
     names = list(cases)
+    for c in names:  # warm-up, not timed: loads titopfmu's compiled kernels from numba's cache
+        cases[c](0.05, dt, rtol, atol)
     for r in range(repeats):
         order = names[r % len(names) :] + names[: r % len(names)]  # rotate who goes first
         for c in order:
@@ -244,6 +246,20 @@ def _batch(fn, calls: int) -> float:
         gc.enable()
 
 
+def _calls_per_batch(fn, batch_seconds: float) -> int:
+    """Calls of fn() that take about batch_seconds, measured after a warm-up call (the first
+    call of a compiled engine loads its machine code from numba's cache, ~0.1 s: calibrating
+    on it gave batches of a few calls on short chains, whose cold caches and timer overhead
+    inflated their cost by up to 50 %)."""
+    fn()
+    calls = 1
+    while True:
+        t = _batch(fn, calls) * calls
+        if t >= 0.02 or calls >= 1 << 20:
+            return max(3, int(batch_seconds * calls / max(t, 1e-9)))
+        calls *= 4
+
+
 def bench_chains(sizes: list[int], repeats: int, batch_seconds: float) -> None:
     cases = {}
     for n in sizes:
@@ -267,9 +283,7 @@ def bench_chains(sizes: list[int], repeats: int, batch_seconds: float) -> None:
                 m, d, q, v, t
             )
         for kind, fn in fns.items():
-            t1 = _batch(fn, 3)  # warm-up and calibration
-            calls = max(3, int(batch_seconds / max(t1, 1e-9)))
-            cases[(n, kind)] = (fn, calls)
+            cases[(n, kind)] = (fn, _calls_per_batch(fn, batch_seconds))
     times: dict[tuple[int, str], list[float]] = {
         k: [] for k in cases if k[1] in ("titopfmu", "pinocchio")
     }
