@@ -19,12 +19,15 @@ import warnings
 import numpy as np
 import pytest
 from random_trees import random_tree
+from test_blocks import chain_system
+from test_loop_closure import four_bar
 
 from titopfmu import (
     Constant,
     Engine,
     Ground,
     InertiaWarning,
+    LoopClosure,
     PrismaticBody,
     RevoluteBody,
     SimulationError,
@@ -122,6 +125,43 @@ def test_ground_rooted_tree_matches_object_path():
     rng = np.random.default_rng(11)
     for k in range(4):
         assert_same(engine, 0.7 * k, random_state(engine, rng), "ground tree")
+
+
+def tethered_pendulum() -> System:
+    """A pendulum whose tip is tied to a ground port by a loop-closure spring-damper (one side
+    of the cut on the Ground block), with a full K and D."""
+    rng = np.random.default_rng(8)
+    a = rng.normal(size=(6, 6))
+    k = a @ a.T + 6.0 * np.eye(6)
+    s = System("tether")
+    s.add(
+        Ground("g", children={"A": (0.0, 0.0, 0.0), "E": (0.4, -0.9, 0.1)}, euler=(0.0, 0.1, 0.2)),
+        RevoluteBody("arm", 1.2, np.diag([0.1, 0.02, 0.1]), com=(0.0, -0.5, 0.0),
+                     axis=(0.1, 0.2, 1.0), theta0=0.4, children={"T": (0.0, -1.0, 0.0)},
+                     gravity=(0.0, -9.81, 0.0)),
+        LoopClosure("tether", k, 0.05 * k),
+        Constant("tau", 0.1),
+    )  # fmt: skip
+    s.connect("g.A", "arm.P")
+    s.connect("arm.T", "tether.left")
+    s.connect("tether.right", "g.E")
+    s.connect("tau.y", "arm.joint.tau")
+    return s
+
+
+@pytest.mark.parametrize(
+    "build", [lambda: four_bar(1e5), lambda: chain_system(closure=True), tethered_pendulum],
+    ids=["four_bar", "floating_chain", "tether_to_ground"],
+)  # fmt: skip
+def test_loop_closures_run_compiled_and_match_object_path(build):
+    """A loop closure's wrenches enter the compiled sweep as known wrenches at its two ports:
+    a ground-rooted four-bar, a floating base with a closure back to it, a tether to ground."""
+    engine = Engine(build())
+    assert engine.compiled is not None, engine.compiled_reason
+    assert engine.compiled.closure_K.shape[0] == 1
+    rng = np.random.default_rng(21)
+    for k in range(4):
+        assert_same(engine, 0.2 * k, random_state(engine, rng), "closure")
 
 
 def test_unsupported_systems_say_why_and_run_the_object_path():

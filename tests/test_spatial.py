@@ -455,3 +455,19 @@ def test_euler_from_dcm_matches_scipy_everywhere():
     for p in Rotation.random(2000, random_state=rng).as_matrix():
         psi, th, phi = Rotation.from_matrix(p).as_euler("ZYX")
         np.testing.assert_allclose(euler_from_dcm(p), [phi, th, psi], atol=1e-10)
+
+
+def test_rotation_vector_kernel_matches_scipy():
+    """The loop closure's δθ (rotation vector of a DCM) against scipy's as_rotvec, from 1e-14
+    rad (the |w| < 1e-12 branch) to 3 rad."""
+    from titopfmu.spatial.kernels import rotation_vector_into
+
+    rng = np.random.default_rng(4)
+    for angle in (1e-14, 1e-9, 1e-4, 0.3, 1.5, 3.0):
+        for _ in range(5):
+            n = rng.normal(size=3)
+            rv = angle * n / np.linalg.norm(n)
+            R = Rotation.from_rotvec(rv).as_matrix()
+            out = np.empty(3)
+            rotation_vector_into(R, out)
+            np.testing.assert_allclose(out, rv, rtol=1e-9, atol=1e-15)

@@ -15,8 +15,8 @@ stacks, laid out by a :class:`~titopfmu.assembly.loop_solver.LoopLayout`.
 
 Covered: trees of :class:`~titopfmu.blocks.bodies.RigidBody` or
 :class:`~titopfmu.blocks.bodies.Ground` roots with forward revolute, prismatic and welded
-bodies, without loop closures. Any other system runs the object path of the engine (same
-results to rounding).
+bodies, and loop closures between their child ports. Any other system runs the object path of
+the engine (same results to rounding).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from ..blocks.kernels import (
     add_external_wrench,
     body_bias,
     child_port_kinematics,
+    closure_wrenches,
     forward_joint_map,
     prismatic_kinematics,
     revolute_kinematics,
@@ -63,10 +64,8 @@ _KINDS = {RigidBody: ROOT, Ground: GROUND, RevoluteBody: REVOLUTE, PrismaticBody
 KIND, QO, XO, EXO, EXN = range(LOOP_COLUMNS, LOOP_COLUMNS + 5)
 
 
-def unsupported(blocks, closures: bool) -> str | None:
+def unsupported(blocks) -> str | None:
     """Why the tree of ``blocks`` cannot run compiled, or None if it can."""
-    if closures:
-        return "loop closures"
     for b in blocks:
         if type(b) not in _KINDS:
             return f"block '{b.name}' ({type(b).__name__})"
@@ -80,10 +79,12 @@ class CompiledTree:
     None; ``state_offsets[i]`` = first state of block i; ``tau_blocks`` / ``externals`` list the
     blocks whose effort input and the (block, external name) pairs whose wrench input the caller
     passes to :meth:`derivative`, in that order. ``layout`` places the loop maps (the loop
-    unknowns of a root are its extras ẋ'_P, of a 1-dof joint q̈).
+    unknowns of a root are its extras ẋ'_P, of a 1-dof joint q̈). ``closures`` lists the loop
+    closures as (block, (left body, child slot), (right body, child slot)): their wrenches are
+    the known wrenches at those ports.
     """
 
-    def __init__(self, blocks, parents, state_offsets) -> None:
+    def __init__(self, blocks, parents, state_offsets, closures=()) -> None:
         n = len(blocks)
         self.blocks = list(blocks)
         children = [[-1] * b.n_children for b in blocks]
@@ -189,7 +190,12 @@ class CompiledTree:
                 self.axis[i] = joint.axis
                 self.R_ab[i] = joint.R_ab
         self.topo = topo
-        self.child = lay.child
+        self.closure_K = np.array([c.K for c, _, _ in closures], dtype=float).reshape(-1, 6, 6)
+        self.closure_D = np.array([c.D for c, _, _ in closures], dtype=float).reshape(-1, 6, 6)
+        # the closures' sides after the child table: (left body, slot, right body, slot) each
+        self.child = np.concatenate(
+            [lay.child, np.array([v for _, lt, rt in closures for v in (*lt, *rt)], dtype=np.int64)]
+        )
         self.ext_point = np.array(points, dtype=float).reshape(len(points), 3)
         self.ext_inertial = np.array(inertial, dtype=float)
         # one buffer for every constant (a numba call costs ~0.15 µs per array argument): the
@@ -218,7 +224,8 @@ class CompiledTree:
 #: the model's float arrays, in their order in CompiledTree.model
 MODEL_SEGMENTS = (
     "D", "D_inv", "mass", "com", "gravity", "ts", "pc", "U", "Vt", "XCt", "Gc", "axis", "Gx",
-    "Gr", "R_ab", "S", "DS", "J_inv", "Q", "fixed_R", "fixed_ip", "ext_point", "ext_inertial",
+    "Gr", "R_ab", "S", "DS", "J_inv", "Q", "fixed_R", "fixed_ip", "closure_K", "closure_D",
+    "ext_point", "ext_inertial",
 )  # fmt: skip
 
 
@@ -236,11 +243,12 @@ def _views(buf: FloatArray, offsets: np.ndarray) -> list[FloatArray]:
 
 
 #: floats per body, per child-port row and per extra output in the work buffer, and those of
-#: the per-body scratch (h, twist and position at the parent's port, D G, D a0 + h, -D Π G)
+#: the per-body scratch (h, twist and position at the parent's port, D G, D a0 + h, -D Π G,
+#: twist and position at the two sides of a loop closure)
 _PER_NODE = 6 + 3 + 9 + 45 + 6 + 36 + 6 + 36 + 6
 _PER_ROW = 6 + 6 + 6 + 1 + 1
 _PER_EXTRA = 6 + 1
-_SCRATCH = 6 + 6 + 3 + 36 + 6 + 36
+_SCRATCH = 6 + 6 + 3 + 36 + 6 + 36 + 18
 
 
 def _data_size(n: int, n_rows: int, n_extras: int, sweep_scratch: int) -> int:
@@ -294,6 +302,8 @@ def tree_derivative(topo, child, model, mo, data, x, tau, ext, dx):
     Q = _view2(model, mo[18], (mo[18 + 1] - mo[18]) // 6, 6)
     fixed_R = _view3(model, mo[19], n, 3, 3)
     fixed_ip = _view2(model, mo[20], n, 3)
+    closure_K = _view3(model, mo[21], (mo[21 + 1] - mo[21]) // 36, 6, 6)
+    closure_D = _view3(model, mo[22], (mo[22 + 1] - mo[22]) // 36, 6, 6)
     ext_point = _view2(model, mo[nseg - 2], (mo[nseg - 2 + 1] - mo[nseg - 2]) // 3, 3)
     ext_inertial = _segment(model, mo, nseg - 1)
     n_extras = 0 if n == 0 else topo[n - 1, EO] + topo[n - 1, NE]
@@ -337,7 +347,11 @@ def tree_derivative(topo, child, model, mo, data, x, tau, ext, dx):
     DG = _view2(data, o + 15, 6, 6)
     Da0h = data[o + 51 : o + 57]
     DPG = _view2(data, o + 57, 6, 6)
-    o += 93
+    tw_l = data[o + 93 : o + 99]
+    ip_l = data[o + 99 : o + 102]
+    tw_r = data[o + 102 : o + 108]
+    ip_r = data[o + 108 : o + 111]
+    o += 111
     scratch = data[o:]
     ti = 0  # next effort input
     # -- kinematics, bias and loop map of every body, parents first ------------------------------
@@ -387,6 +401,17 @@ def tree_derivative(topo, child, model, mo, data, x, tau, ext, dx):
                               PCt[r0 : r0 + q], PP[i], cP[i], cC[r0 : r0 + q],
                               xc[eo : eo + 1])  # fmt: skip
             ti += 1
+    # -- loop closures: their wrenches are the known wrenches at their two ports ----------------
+    ports = n_rows // 6
+    for c in range(closure_K.shape[0]):
+        li = child[ports + 4 * c]
+        ri = child[ports + 4 * c + 2]
+        pl = topo[li, RO] + 6 * child[ports + 4 * c + 1]
+        pr = topo[ri, RO] + 6 * child[ports + 4 * c + 3]
+        child_port_kinematics(ts[pl : pl + 6], pc[pl // 6], twist[li], ip[li], tw_l, ip_l)
+        child_port_kinematics(ts[pr : pr + 6], pc[pr // 6], twist[ri], ip[ri], tw_r, ip_r)
+        closure_wrenches(closure_K[c], closure_D[c], tw_l, ip_l, R[li], tw_r, ip_r, R[ri],
+                         kv[pl : pl + 6], kv[pr : pr + 6])  # fmt: skip
     # -- the loop (titopfmu.assembly.loop_solver): ẋ'_C into cC, the extras into xc ---------------
     i = loop_sweep(topo, child, PP, cP, CP, PCt, cC, kv, U, Vt, XP, XCt, xc, K, k, A, cC[0:0],
                    scratch, False)  # fmt: skip

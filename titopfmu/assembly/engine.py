@@ -231,7 +231,7 @@ class Engine:
         self.compiled: CompiledTree | None = None
         self.compiled_reason = "numba is not installed" if not COMPILED else None
         if COMPILED:
-            self.compiled_reason = unsupported(self.tree_blocks, bool(self.closure_sides))
+            self.compiled_reason = unsupported(self.tree_blocks)
         if self.compiled_reason is not None or not self.tree_blocks:
             return
         parents = [
@@ -241,7 +241,8 @@ class Engine:
             for b in self.tree_blocks
         ]
         offsets = [self.plan.state_slices[b.name].start for b in self.tree_blocks]
-        ct = self.compiled = CompiledTree(self.tree_blocks, parents, offsets)
+        closures = [(lc, left, right) for lc, (left, right) in self._loop_data.values()]
+        ct = self.compiled = CompiledTree(self.tree_blocks, parents, offsets, closures)
         self._compiled_data = ct.new_data()
         src = self.system._source
         self._tau_src = [src[(self.tree_blocks[i].name, "joint.tau")] for i in ct.tau_blocks]

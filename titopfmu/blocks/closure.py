@@ -13,8 +13,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..spatial.algebra import FloatArray
-from ..spatial.rotations import small_rotation_vector
 from .base import Block, ParameterError, as_matrix
+from .kernels import closure_deflection, closure_wrenches
 
 
 class LoopClosure(Block):
@@ -60,22 +60,23 @@ class LoopClosure(Block):
         return m
 
     def wrenches(self, left, right) -> tuple[FloatArray, FloatArray]:
-        """Wrenches on the left and right sides, each in its own frame (Fig. 14).
+        """Wrenches on the left and right sides, each in its own frame (Fig. 14), by
+        :func:`~titopfmu.blocks.kernels.closure_wrenches`.
 
         ``left``/``right`` carry ``twist``, ``ip`` and ``R`` (see PortKinematics).
         """
-        R_lr = left.R.T @ right.R  # P_{r/l}
-        dp = R_lr @ right.ip - left.ip
-        dth = small_rotation_vector(R_lr)
-        dv = R_lr @ right.twist[0:3] - left.twist[0:3]
-        dw = R_lr @ right.twist[3:6] - left.twist[3:6]
-        w_l = self.K @ np.concatenate([dp, dth]) + self.D @ np.concatenate([dv, dw])
-        R_rl = R_lr.T
-        w_r = -np.concatenate([R_rl @ w_l[0:3], R_rl @ w_l[3:6]])
+        w_l, w_r = np.empty(6), np.empty(6)
+        closure_wrenches(self.K, self.D, *_side(left), *_side(right), w_l, w_r)
         return w_l, w_r
 
     def potential_energy(self, left, right) -> float:
         """½ δx^T K δx (J): the energy stored in the closure spring."""
-        R_lr = left.R.T @ right.R
-        dx = np.concatenate([R_lr @ right.ip - left.ip, small_rotation_vector(R_lr)])
+        R_lr, dx, dxd = np.empty((3, 3)), np.empty(6), np.empty(6)
+        closure_deflection(*_side(left), *_side(right), R_lr, dx, dxd)
         return 0.5 * float(dx @ self.K @ dx)
+
+
+def _side(port) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Twist, position and DCM of a port as contiguous float arrays (for the kernels)."""
+    c = np.ascontiguousarray
+    return c(port.twist, dtype=float), c(port.ip, dtype=float), c(port.R, dtype=float)

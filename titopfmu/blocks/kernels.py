@@ -24,6 +24,7 @@ from ..spatial.kernels import (
     mv,
     quaternion_dcm,
     quaternion_rate_into,
+    rotation_vector_into,
 )
 
 
@@ -255,3 +256,44 @@ def root_map(D_inv, h, ts, xc, cC):
         xc[i] = -xc[i]
     if ts.shape[0]:
         mv(ts, xc, cC)
+
+
+# -- loop closure (closure.py) ---------------------------------------------------------------------
+
+
+@kernel
+def closure_deflection(tw_l, ip_l, R_l, tw_r, ip_r, R_r, R_lr, dx, dxd):
+    """Relative motion of the right side of a cut to the left one (Fig. 14), in the left frame:
+    ``R_lr`` = P_{r/l} = P_{l/i}^T P_{r/i}, ``dx`` = [δp ; δθ] with δp = P_{r/l} [IC_r] - [IC_l]
+    (m) and δθ the rotation vector of P_{r/l} (rad), ``dxd`` = [δv ; δω] the differences of the
+    point velocities and angular rates (m/s, rad/s). Each side's twist ``tw`` and position
+    ``ip`` in its own frame, ``R`` = that frame's P_{./i}."""
+    mtm(R_l, R_r, R_lr)
+    mv(R_lr, ip_r, dx[0:3])
+    mv(R_lr, tw_r[0:3], dxd[0:3])
+    mv(R_lr, tw_r[3:6], dxd[3:6])
+    for t in range(3):
+        dx[t] -= ip_l[t]
+        dxd[t] -= tw_l[t]
+        dxd[3 + t] -= tw_l[3 + t]
+    rotation_vector_into(R_lr, dx[3:6])
+
+
+@kernel
+def closure_wrenches(K, D, tw_l, ip_l, R_l, tw_r, ip_r, R_r, w_l, w_r):
+    """Wrenches of a loop closure ``L^A_C`` (Fig. 14) on its two sides: ``w_l = K δx + D δx'``
+    in the left frame (see :func:`closure_deflection`), and its opposite on the right side,
+    ``w_r = -P^{x2}_{l/r} w_l``, in the right frame (N, N m)."""
+    R_lr = np.empty((3, 3))
+    dx = np.empty(6)
+    dxd = np.empty(6)
+    closure_deflection(tw_l, ip_l, R_l, tw_r, ip_r, R_r, R_lr, dx, dxd)
+    for t in range(6):
+        acc = 0.0
+        for m in range(6):
+            acc += K[t, m] * dx[m] + D[t, m] * dxd[m]
+        w_l[t] = acc
+    mtv(R_lr, w_l[0:3], w_r[0:3])
+    mtv(R_lr, w_l[3:6], w_r[3:6])
+    for t in range(6):
+        w_r[t] = -w_r[t]

@@ -13,6 +13,7 @@ functions run as plain Python, and the products below are numpy calls.
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -185,3 +186,20 @@ def solve_in_place(a, b):
                 acc -= a[c, i] * b[i, j]
             b[c, j] = acc * inv
     return True
+
+
+@kernel
+def rotation_vector_into(R, out):
+    """``out`` (3) = the rotation vector θ n (rad) of the DCM ``R`` (rotation by θ ∈ [0, π)
+    about n): ``θ = atan2(|w|, (tr R - 1)/2)`` along ``w = vex(R - R^T)/2`` = sin θ n, accurate
+    for the small rotations of a loop closure (``w`` itself below |w| = 1e-12)."""
+    wx = 0.5 * (R[2, 1] - R[1, 2])
+    wy = 0.5 * (R[0, 2] - R[2, 0])
+    wz = 0.5 * (R[1, 0] - R[0, 1])
+    s = math.sqrt(wx * wx + wy * wy + wz * wz)
+    f = 1.0
+    if s >= 1e-12:
+        f = math.atan2(s, 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)) / s
+    out[0] = wx * f
+    out[1] = wy * f
+    out[2] = wz * f

@@ -100,13 +100,3 @@ def rotation_error(p: ArrayLike) -> float:
     if p.shape != (3, 3) or not np.all(np.isfinite(p)):
         return math.inf
     return float(max(np.max(np.abs(p.T @ p - np.eye(3))), abs(np.linalg.det(p) - 1.0)))
-
-
-def small_rotation_vector(R: FloatArray) -> FloatArray:
-    """Rotation vector (rad) of a DCM, accurate for the small relative rotations of a closure."""
-    w = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    s = float(np.linalg.norm(w))
-    c = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
-    if s < 1e-12:
-        return w
-    return w * (math.atan2(s, c) / s)
