@@ -307,9 +307,10 @@ def _derivative_from_a_full_evaluation(eng: Engine, t: float, x: np.ndarray) -> 
 
 @pytest.mark.parametrize("case", ["closed_bar", *(f"tree{seed}" for seed in range(6))])
 def test_derivative_releasing_data_early_equals_a_full_evaluation(case):
-    """Engine.derivative drops each body's kinematics after their last reader and solves the
-    loop for the extra outputs only; the state derivative is the one of a full evaluation (to
-    rounding: the solver regroups the extras' sums): random trees with revolute, prismatic,
+    """Engine.object_derivative (the object path of Engine.derivative; the compiled one is
+    held to it in test_compiled.py) drops each body's kinematics after their last reader and
+    solves the loop for the extra outputs only; the state derivative is the one of a full
+    evaluation: random trees with revolute, prismatic,
     welded, spherical and free joints (the last two read their kinematics in the derivative),
     and a closed chain (loop-closure steps read the kinematics of both sides)."""
     if case == "closed_bar":
@@ -324,7 +325,7 @@ def test_derivative_releasing_data_early_equals_a_full_evaluation(case):
     for x in xs:
         ref = _derivative_from_a_full_evaluation(eng, 0.25, x)
         np.testing.assert_allclose(
-            eng.derivative(0.25, x), ref, rtol=1e-12, atol=1e-13 * np.max(np.abs(ref))
+            eng.object_derivative(0.25, x), ref, rtol=1e-12, atol=1e-13 * np.max(np.abs(ref))
         )
 
 

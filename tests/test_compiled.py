@@ -30,6 +30,8 @@ from titopfmu import (
     LoopClosure,
     PrismaticBody,
     RevoluteBody,
+    RevoluteBodyInverse,
+    RigidBody,
     SimulationError,
     System,
     TimeFunction,
@@ -164,15 +166,43 @@ def test_loop_closures_run_compiled_and_match_object_path(build):
         assert_same(engine, 0.2 * k, random_state(engine, rng), "closure")
 
 
-def test_unsupported_systems_say_why_and_run_the_object_path():
-    system, _ = random_tree(5, multi_dof=True, n_bodies=8)
+@pytest.mark.parametrize("seed", range(8))
+def test_spherical_and_free_joints_match_object_path(seed):
+    """Random trees with spherical and free joints (quaternion coordinates, k = 3 and 6)."""
+    system, spec = random_tree(seed, multi_dof=True)
     engine = Engine(system)
-    kinds = {b.kind for b in engine.tree_blocks}
-    assert kinds & {"spherical_body", "free_body"}, kinds
+    assert engine.compiled is not None, engine.compiled_reason
+    rng = np.random.default_rng(200 + seed)
+    for k in range(3):
+        assert_same(engine, 0.1 * k, random_state(engine, rng), spec.describe())
+
+
+def test_multi_dof_trees_include_spherical_and_free_joints():
+    kinds = set()
+    for seed in range(8):
+        kinds |= {b.kind for b in Engine(random_tree(seed, multi_dof=True)[0]).tree_blocks}
+    assert {"spherical_body", "free_body"} <= kinds, kinds
+
+
+def imposed_joint_system() -> System:
+    """A floating base whose arm follows an imposed joint motion (an inverse-dynamics block)."""
+    s = System("imposed")
+    s.add(
+        RigidBody("base", 5.0, np.diag([1.0, 2.0, 2.5]), children={"C": (0.0, -0.5, 0.0)}),
+        RevoluteBodyInverse("arm", 1.0, np.diag([0.1, 0.02, 0.1]), com=(0.0, -0.4, 0.0)),
+        TimeFunction("motion", lambda t: [-np.sin(t), np.cos(t), np.sin(t)], 3),
+    )  # fmt: skip
+    s.connect("base.C", "arm.P")
+    s.connect("motion.y", "arm.joint.m")
+    return s
+
+
+def test_unsupported_systems_say_why_and_run_the_object_path():
+    engine = Engine(imposed_joint_system())
     assert engine.compiled is None
-    assert "SphericalBody" in engine.compiled_reason or "FreeBody" in engine.compiled_reason
+    assert "RevoluteBodyInverse" in engine.compiled_reason, engine.compiled_reason
     x = random_state(engine, np.random.default_rng(0))
-    assert np.array_equal(engine.derivative(0.0, x), engine.object_derivative(0.0, x))
+    assert np.array_equal(engine.derivative(0.3, x), engine.object_derivative(0.3, x))
 
 
 def test_non_finite_state_names_a_block():

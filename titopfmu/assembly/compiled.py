@@ -14,9 +14,9 @@ co-simulation master) runs too: the block kernels write each body's map straight
 stacks, laid out by a :class:`~titopfmu.assembly.loop_solver.LoopLayout`.
 
 Covered: trees of :class:`~titopfmu.blocks.bodies.RigidBody` or
-:class:`~titopfmu.blocks.bodies.Ground` roots with forward revolute, prismatic and welded
-bodies, and loop closures between their child ports. Any other system runs the object path of
-the engine (same results to rounding).
+:class:`~titopfmu.blocks.bodies.Ground` roots with forward revolute, prismatic, spherical, free
+and welded bodies, and loop closures between their child ports. Systems with inverse-dynamics
+blocks (imposed motion) run the object path of the engine (same results to rounding).
 """
 
 from __future__ import annotations
@@ -24,14 +24,24 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..blocks.bodies import Ground, PrismaticBody, RevoluteBody, RigidBody, WeldedBody
+from ..blocks.bodies import (
+    FreeBody,
+    Ground,
+    PrismaticBody,
+    RevoluteBody,
+    RigidBody,
+    SphericalBody,
+    WeldedBody,
+)
 from ..blocks.kernels import (
     add_external_wrench,
     body_bias,
     child_port_kinematics,
     closure_wrenches,
     forward_joint_map,
+    free_coordinate_rate,
     prismatic_kinematics,
+    quaternion_joint_kinematics,
     revolute_kinematics,
     rigid_joint_map,
     root_kinematics,
@@ -40,7 +50,7 @@ from ..blocks.kernels import (
     weld_kinematics,
 )
 from ..spatial.algebra import FloatArray
-from ..spatial.kernels import kernel
+from ..spatial.kernels import kernel, quaternion_rate_into
 from .loop_solver import (
     EO,
     LOOP_COLUMNS,
@@ -56,12 +66,12 @@ from .loop_solver import (
     loop_sweep,
 )  # fmt: skip
 
-ROOT, GROUND, REVOLUTE, PRISMATIC, WELD = range(5)
+ROOT, GROUND, REVOLUTE, PRISMATIC, WELD, SPHERICAL, FREE = range(7)
 _KINDS = {RigidBody: ROOT, Ground: GROUND, RevoluteBody: REVOLUTE, PrismaticBody: PRISMATIC,
-          WeldedBody: WELD}  # fmt: skip
+          WeldedBody: WELD, SphericalBody: SPHERICAL, FreeBody: FREE}  # fmt: skip
 # columns of CompiledTree.topo after the LoopLayout's: block kind, first row of its Q, first
-# state, first and number of external wrench inputs
-KIND, QO, XO, EXO, EXN = range(LOOP_COLUMNS, LOOP_COLUMNS + 5)
+# state, first and number of external wrench inputs, joint dof k
+KIND, QO, XO, EXO, EXN, DOF = range(LOOP_COLUMNS, LOOP_COLUMNS + 6)
 
 
 def unsupported(blocks) -> str | None:
@@ -96,16 +106,18 @@ class CompiledTree:
             for ps, ch in zip(parents, children, strict=True)
         ]
         kinds = [_KINDS[type(b)] for b in blocks]
-        ranks = [(6 if k == ROOT else 1 if k in (REVOLUTE, PRISMATIC) else 0) if b.n_children
-                 else 0 for b, k in zip(blocks, kinds, strict=True)]  # fmt: skip
-        extras = [6 if k in (ROOT, GROUND) else 1 if k in (REVOLUTE, PRISMATIC) else 0
-                  for k in kinds]  # fmt: skip
+        # joint dof k: the extras (u̇) and the rank of CC = U α_C of a forward joint body
+        dofs = [0 if k in (ROOT, GROUND) else b.joint.dof
+                for b, k in zip(blocks, kinds, strict=True)]  # fmt: skip
+        ranks = [(6 if k == ROOT else d) if b.n_children else 0
+                 for b, k, d in zip(blocks, kinds, dofs, strict=True)]  # fmt: skip
+        extras = [6 if k in (ROOT, GROUND) else d for k, d in zip(kinds, dofs, strict=True)]
         lay = self.layout = LoopLayout(nodes, ranks, extras)
         ports = [b.n_children for b in blocks]
         n_rows = lay.n_rows
-        q_rows = [7 + 12 * p for p in ports]
+        q_rows = [6 + d + 12 * p for p, d in zip(ports, dofs, strict=True)]
         qo = np.concatenate([[0], np.cumsum(q_rows)[:-1]]).astype(np.int64) if n else []
-        topo = np.zeros((n, LOOP_COLUMNS + 5), dtype=np.int64)
+        topo = np.zeros((n, LOOP_COLUMNS + 6), dtype=np.int64)
         topo[:, :LOOP_COLUMNS] = lay.topo
         self.D = np.zeros((n, 6, 6))
         self.D_inv = np.zeros((n, 6, 6))
@@ -122,9 +134,9 @@ class CompiledTree:
         self.Gx = np.zeros((n, 6, 6))
         self.Gr = np.zeros((n, 6, 6))
         self.R_ab = np.zeros((n, 3, 3))
-        self.S = np.zeros((n, 6, 1))
-        self.DS = np.zeros((n, 6, 1))
-        self.J_inv = np.zeros((n, 1, 1))
+        self.S = np.zeros((n, 6, 6))  # S, D S (6×k) and J^-1 (k×k) in the leading columns
+        self.DS = np.zeros((n, 6, 6))
+        self.J_inv = np.zeros((n, 6, 6))
         self.Q = np.zeros((sum(q_rows), 6))
         self.fixed_R = np.zeros((n, 3, 3))
         self.fixed_ip = np.zeros((n, 3))
@@ -141,6 +153,7 @@ class CompiledTree:
             Vt = self.Vt[uo : uo + q * ranks[i]].reshape(q, ranks[i])
             XCt = self.XCt[xo : xo + q * extras[i]].reshape(q, extras[i])
             topo[i, KIND], topo[i, QO], topo[i, XO] = kind, qo[i], state_offsets[i]
+            topo[i, DOF] = dofs[i]
             self.ts[rows] = b.tau_stack
             for j, pc in enumerate(b.child_points):
                 self.pc[r0 // 6 + j] = pc
@@ -172,16 +185,19 @@ class CompiledTree:
                 self.R_ab[i] = joint.R_ab
                 continue
             c = b._c
+            k = dofs[i]
             self.tau_blocks.append(i)
-            self.S[i] = c.S
-            self.DS[i] = c.DS
-            self.J_inv[i] = c.J_inv
-            self.Q[qo[i] : qo[i] + 7 + 2 * q] = c.Q
-            if q:  # CC = U α_C, the extra q̈ = α_C W_C + ...
-                U[:, 0] = c.U[:, 0]
-                Vt[:, 0] = c.alpha_C[0]
-                XCt[:, 0] = c.alpha_C[0]
-            if kind == REVOLUTE:
+            self.S[i, :, 0:k] = c.S
+            self.DS[i, :, 0:k] = c.DS
+            self.J_inv[i, 0:k, 0:k] = c.J_inv
+            self.Q[qo[i] : qo[i] + q_rows[i]] = c.Q
+            if q:  # CC = U α_C, the extras u̇ = α_C W_C + ...
+                U[:] = c.U
+                Vt[:] = c.alpha_C.T
+                XCt[:] = c.alpha_C.T
+            if kind in (SPHERICAL, FREE):
+                self.R_ab[i] = joint.R_a0b
+            elif kind == REVOLUTE:
                 self.Gc[i] = joint._Gc
                 self.axis[i] = joint.axis
             else:
@@ -296,9 +312,9 @@ def tree_derivative(topo, child, model, mo, data, x, tau, ext, dx):
     Gx = _view3(model, mo[12], n, 6, 6)
     Gr = _view3(model, mo[13], n, 6, 6)
     R_ab = _view3(model, mo[14], n, 3, 3)
-    S = _view3(model, mo[15], n, 6, 1)
-    DS = _view3(model, mo[16], n, 6, 1)
-    J_inv = _view3(model, mo[17], n, 1, 1)
+    S = _view3(model, mo[15], n, 6, 6)
+    DS = _view3(model, mo[16], n, 6, 6)
+    J_inv = _view3(model, mo[17], n, 6, 6)
     Q = _view2(model, mo[18], (mo[18 + 1] - mo[18]) // 6, 6)
     fixed_R = _view3(model, mo[19], n, 3, 3)
     fixed_ip = _view2(model, mo[20], n, 3)
@@ -383,6 +399,15 @@ def tree_derivative(topo, child, model, mo, data, x, tau, ext, dx):
             elif kind == PRISMATIC:
                 prismatic_kinematics(Gr[i], Gx[i], axis[i], R_ab[i], x[xo], x[xo + 1], twb,
                                      ipb, R[p], G, e[i], twist[i], ip[i], R[i])  # fmt: skip
+            elif kind == SPHERICAL:  # states [quaternion (4), ω_r (3)]; P_{a/b} in gr[36:45]
+                quaternion_joint_kinematics(R_ab[i], x[xo : xo + 4], x[0:0], x[xo + 4 : xo + 7],
+                                            twb, ipb, R[p], G, e[i], twist[i], ip[i], R[i],
+                                            _view2(gr[i], 36, 3, 3))  # fmt: skip
+            elif kind == FREE:  # states [r (3), quaternion (4), v_r, ω_r (6)]
+                quaternion_joint_kinematics(R_ab[i], x[xo + 3 : xo + 7], x[xo : xo + 3],
+                                            x[xo + 7 : xo + 13], twb, ipb, R[p], G, e[i],
+                                            twist[i], ip[i], R[i],
+                                            _view2(gr[i], 36, 3, 3))  # fmt: skip
             else:
                 weld_kinematics(Gr[i], R_ab[i], twb, ipb, R[p], G, e[i], twist[i], ip[i], R[i])
         body_bias(D[i], mass[i], com[i], gravity[i], twist[i], R[i], h)
@@ -396,11 +421,12 @@ def tree_derivative(topo, child, model, mo, data, x, tau, ext, dx):
                             cC[r0 : r0 + q])  # fmt: skip
             PCt[r0 : r0 + q] = CP[r0 : r0 + q]  # PC^T = CP
         else:
-            forward_joint_map(D[i], S[i], DS[i], J_inv[i], Q[q0 : q0 + 7 + 2 * q], tsi, G, e[i],
-                              h, tau[ti : ti + 1], DPG, XP[eo : eo + 1], CP[r0 : r0 + q],
-                              PCt[r0 : r0 + q], PP[i], cP[i], cC[r0 : r0 + q],
-                              xc[eo : eo + 1])  # fmt: skip
-            ti += 1
+            nd = topo[i, DOF]
+            forward_joint_map(D[i], S[i, :, 0:nd], DS[i, :, 0:nd], J_inv[i, 0:nd, 0:nd],
+                              Q[q0 : q0 + 6 + nd + 2 * q], tsi, G, e[i], h, tau[ti : ti + nd], DPG,
+                              XP[eo : eo + nd], CP[r0 : r0 + q], PCt[r0 : r0 + q], PP[i], cP[i],
+                              cC[r0 : r0 + q], xc[eo : eo + nd])  # fmt: skip
+            ti += nd
     # -- loop closures: their wrenches are the known wrenches at their two ports ----------------
     ports = n_rows // 6
     for c in range(closure_K.shape[0]):
@@ -427,6 +453,13 @@ def tree_derivative(topo, child, model, mo, data, x, tau, ext, dx):
         elif kind == REVOLUTE or kind == PRISMATIC:
             dx[xo] = x[xo + 1]
             dx[xo + 1] = xc[eo]
+        elif kind == SPHERICAL:
+            quaternion_rate_into(x[xo : xo + 4], x[xo + 4 : xo + 7], dx[xo : xo + 4])
+            dx[xo + 4 : xo + 7] = xc[eo : eo + 3]
+        elif kind == FREE:
+            free_coordinate_rate(_view2(gr[i], 36, 3, 3), x[xo : xo + 7], x[xo + 7 : xo + 13],
+                                 dx[xo : xo + 7])  # fmt: skip
+            dx[xo + 7 : xo + 13] = xc[eo : eo + 6]
     total = 0.0
     for t in range(dx.shape[0]):
         total += dx[t] * dx[t]

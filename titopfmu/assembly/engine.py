@@ -260,7 +260,8 @@ class Engine:
 
     def _gather(self, sig: dict) -> tuple[FloatArray, FloatArray]:
         """The compiled derivative's inputs (efforts, external wrenches) from signal values."""
-        tau = np.array([float(sig[s][0]) for s in self._tau_src])
+        tau = np.concatenate([np.asarray(sig[s], dtype=float).reshape(-1) for s in self._tau_src]
+                             or [np.zeros(0)])  # fmt: skip
         ext = np.zeros((len(self._ext_src), 6))
         for j, s in enumerate(self._ext_src):
             ext[j] = sig[s]

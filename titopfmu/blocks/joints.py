@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..spatial.algebra import FloatArray, coriolis_operator, dual_dcm, kinematic_model
+from ..spatial.algebra import FloatArray, dual_dcm
 from ..spatial.rotations import (
     dcm_from_quaternion,
     euler_from_dcm,
@@ -38,7 +38,16 @@ from ..spatial.rotations import (
     quaternion_rate,
 )
 from .base import ParameterError, as_vector, check_axis, check_dcm
-from .kernels import prismatic_kinematics, revolute_kinematics, weld_kinematics
+from .kernels import (
+    free_coordinate_rate,
+    prismatic_kinematics,
+    quaternion_joint_kinematics,
+    relative_motion_bias_into,
+    revolute_kinematics,
+    weld_kinematics,
+)
+
+_NO_OFFSET = np.zeros(0)  # the spherical joint's r in quaternion_joint_kinematics
 
 
 class JointKinematics:
@@ -207,7 +216,10 @@ def relative_motion_bias(twist0: FloatArray, su: FloatArray) -> FloatArray:
     ``S u = θ̇ [0; r̃]`` it is the velocity-product part of eq. (17), for ``S u = ẋ [t̃; 0]`` that
     of eq. (24). Used by the spherical and free joints.
     """
-    return -coriolis_operator(twist0).T.dot(su)
+    e = np.empty(6)
+    relative_motion_bias_into(np.ascontiguousarray(twist0, dtype=float),
+                              np.ascontiguousarray(su, dtype=float), e)  # fmt: skip
+    return e
 
 
 def initial_quaternion(
@@ -273,13 +285,11 @@ class SphericalJoint(JointModel):
         self.S[3:6, 0:3] = np.eye(3)
 
     def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
-        R_ab = self.R_a0b.dot(dcm_from_quaternion(q))
-        Rt = R_ab.T
-        G = dual_dcm(Rt)
-        tw0 = G.dot(twist_b)
-        su = np.concatenate([np.zeros(3), qd])
-        e = relative_motion_bias(tw0, su)
-        return JointKinematics(G, e, tw0 + su, Rt.dot(ip_b), R_bi.dot(R_ab), R_ab)
+        G, e, twist, ip, R = _outputs()
+        R_ab = np.empty((3, 3))
+        quaternion_joint_kinematics(self.R_a0b, q, _NO_OFFSET, qd, twist_b, ip_b, R_bi, G, e,
+                                    twist, ip, R, R_ab)  # fmt: skip
+        return JointKinematics(G, e, twist, ip, R, R_ab)
 
     def coordinate_rate(self, q, u, jk):  # noqa: D102
         return quaternion_rate(q, u)
@@ -332,16 +342,16 @@ class FreeJoint(JointModel):
         self.S = np.eye(6)
 
     def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
-        r = q[0:3]
-        R_ab = self.R_a0b.dot(dcm_from_quaternion(q[3:7]))
-        Rt = R_ab.T
-        G = dual_dcm(Rt).dot(kinematic_model(-r))  # P^{×2}_{b/a} τ_{PO}
-        tw0 = G.dot(twist_b)
-        e = relative_motion_bias(tw0, qd)
-        return JointKinematics(G, e, tw0 + qd, Rt.dot(ip_b + r), R_bi.dot(R_ab), R_ab)
+        G, e, twist, ip, R = _outputs()
+        R_ab = np.empty((3, 3))
+        quaternion_joint_kinematics(self.R_a0b, q[3:7], q[0:3], qd, twist_b, ip_b, R_bi, G, e,
+                                    twist, ip, R, R_ab)  # fmt: skip
+        return JointKinematics(G, e, twist, ip, R, R_ab)
 
     def coordinate_rate(self, q, u, jk):  # noqa: D102
-        return np.concatenate([jk.R_ab.dot(u[0:3]), quaternion_rate(q[3:7], u[3:6])])
+        out = np.empty(7)
+        free_coordinate_rate(jk.R_ab, q, u, out)
+        return out
 
     def position_output(self, q):  # noqa: D102
         return np.concatenate([q[0:3], euler_from_dcm(dcm_from_quaternion(q[3:7]))])

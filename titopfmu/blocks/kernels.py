@@ -166,6 +166,69 @@ def weld_kinematics(Gc, R_ab, twist_b, ip_b, R_bi, G, e, twist, ip, R):
 
 
 @kernel
+def relative_motion_bias_into(tw0, su, e):
+    """``e = x'_0 ×ₘ (S u) = -C(x'_0)^T S u`` (C of eq. 7) = [ω_0 × v_r + v_0 × ω_r ; ω_0 × ω_r]
+    for ``tw0`` = [v_0; ω_0] and ``su`` = [v_r; ω_r] (see joints.relative_motion_bias)."""
+    v0x, v0y, v0z, w0x, w0y, w0z = tw0[0], tw0[1], tw0[2], tw0[3], tw0[4], tw0[5]
+    vrx, vry, vrz, wrx, wry, wrz = su[0], su[1], su[2], su[3], su[4], su[5]
+    e[0] = w0y * vrz - w0z * vry + v0y * wrz - v0z * wry
+    e[1] = w0z * vrx - w0x * vrz + v0z * wrx - v0x * wrz
+    e[2] = w0x * vry - w0y * vrx + v0x * wry - v0y * wrx
+    e[3] = w0y * wrz - w0z * wry
+    e[4] = w0z * wrx - w0x * wrz
+    e[5] = w0x * wry - w0y * wrx
+
+
+@kernel
+def quaternion_joint_kinematics(R_a0b, quat, r, u, twist_b, ip_b, R_bi, G, e, twist, ip, R,
+                                R_ab):  # fmt: skip
+    """Spherical joint (``r`` empty, ``u`` = ω_r, 3) or free joint (``r`` = [OP]_{R_b}, ``u`` =
+    [v_r; ω_r], 6); see joints.SphericalJoint / FreeJoint. ``R_ab`` = P_{a/b} = P_{a0/b}
+    P_{a/a0}(quat), ``G = P^{×2}_{b/a} τ_{PO}`` (τ_{PO} = 1 without r), ``x'_0 = G x'_B``,
+    ``x'_A = x'_0 + S u``, ``e = x'_0 ×ₘ S u``, ``ip = P_{b/a} ([IO]_{R_b} + r)``,
+    ``R = P_{b/i} P_{a/b}``."""
+    Rq = np.empty((3, 3))
+    quaternion_dcm(quat, Rq)
+    mm(R_a0b, Rq, R_ab)
+    for i in range(6):
+        for j in range(6):
+            G[i, j] = 0.0
+    for i in range(3):
+        for j in range(3):
+            G[i, j] = R_ab[j, i]
+            G[3 + i, 3 + j] = R_ab[j, i]
+    rb = np.empty(3)
+    rb[:] = ip_b
+    if r.shape[0]:  # G[0:3, 3:6] = P_{b/a} (*-r)
+        rx, ry, rz = r[0], r[1], r[2]
+        for i in range(3):
+            a0, a1, a2 = R_ab[0, i], R_ab[1, i], R_ab[2, i]
+            G[i, 3] = -(a1 * rz - a2 * ry)
+            G[i, 4] = -(a2 * rx - a0 * rz)
+            G[i, 5] = -(a0 * ry - a1 * rx)
+            rb[i] += r[i]
+    tw0 = np.empty(6)
+    mv(G, twist_b, tw0)
+    su = np.zeros(6)
+    k = u.shape[0]
+    for i in range(k):
+        su[6 - k + i] = u[i]
+    relative_motion_bias_into(tw0, su, e)
+    for i in range(6):
+        twist[i] = tw0[i] + su[i]
+    mtv(R_ab, rb, ip)
+    mm(R_bi, R_ab, R)
+
+
+@kernel
+def free_coordinate_rate(R_ab, q, u, out):
+    """``q̇`` (7) of a free joint: ``ṙ = P_{a/b} v_r`` (m/s, R_b) and the quaternion rate of
+    ω_r (see joints.FreeJoint)."""
+    mv(R_ab, u[0:3], out[0:3])
+    quaternion_rate_into(q[3:7], u[3:6], out[3:7])
+
+
+@kernel
 def root_kinematics(x, R, ip):
     """Root body (eq. 12): ``R`` = P_{b/i} of the quaternion x[3:7], ``ip`` = [IP]_{R_b} =
     P_{b/i}^T [IP]_{R_i}; the twist is the state x[7:13]."""
