@@ -19,13 +19,16 @@ import warnings
 import numpy as np
 import pytest
 from random_trees import random_tree
+from scipy.spatial.transform import Rotation
 from test_blocks import chain_system
 from test_loop_closure import four_bar
 
 from titopfmu import (
     Constant,
     Engine,
+    FreeBodyInverse,
     Ground,
+    ImposedMotionBody,
     InertiaWarning,
     LoopClosure,
     PrismaticBody,
@@ -33,6 +36,7 @@ from titopfmu import (
     RevoluteBodyInverse,
     RigidBody,
     SimulationError,
+    SphericalBodyInverse,
     System,
     TimeFunction,
     WeldedBody,
@@ -184,23 +188,83 @@ def test_multi_dof_trees_include_spherical_and_free_joints():
     assert {"spherical_body", "free_body"} <= kinds, kinds
 
 
-def imposed_joint_system() -> System:
-    """A floating base whose arm follows an imposed joint motion (an inverse-dynamics block)."""
+def imposed_motion_system() -> System:
+    """Inverse-dynamics blocks among forward ones: a floating base carrying an arm whose
+    revolute joint follows a prescribed motion and a spherical and a free body with prescribed
+    relative motions (each with a forward revolute body below it), next to a base with a
+    prescribed motion (ImposedMotionBody) carrying a forward pendulum. Time-varying motions."""
+    rng = np.random.default_rng(12)
+
+    def inertia():
+        a = rng.normal(size=(3, 3))
+        return a @ a.T * 0.05 + 0.05 * np.eye(3)
+
+    g = (0.0, -9.81, 0.0)
     s = System("imposed")
     s.add(
-        RigidBody("base", 5.0, np.diag([1.0, 2.0, 2.5]), children={"C": (0.0, -0.5, 0.0)}),
-        RevoluteBodyInverse("arm", 1.0, np.diag([0.1, 0.02, 0.1]), com=(0.0, -0.4, 0.0)),
-        TimeFunction("motion", lambda t: [-np.sin(t), np.cos(t), np.sin(t)], 3),
+        RigidBody("base", 5.0, np.diag([1.0, 2.0, 2.5]), gravity=g, twist=rng.normal(size=6),
+                  children={"A": (0.0, -0.5, 0.0), "B": (0.3, 0.0, 0.1), "C": (0.0, 0.2, 0.4)}),
+        RevoluteBodyInverse("arm", 1.0, inertia(), com=(0.0, -0.4, 0.0), axis=(0.2, 0.1, 1.0),
+                            gravity=g, children={"T": (0.1, -0.8, 0.0)}),
+        RevoluteBody("hand", 0.4, inertia(), com=(0.0, -0.2, 0.1), theta0=0.3, gravity=g),
+        SphericalBodyInverse("ball", 0.8, inertia(), com=(0.1, 0.0, -0.2), gravity=g,
+                             P_a0b=Rotation.random(random_state=3).as_matrix(),
+                             children={"T": (0.0, 0.0, -0.5)}),
+        RevoluteBody("b2", 0.3, inertia(), com=(0.0, -0.3, 0.0), axis=(1.0, 0.0, 0.0),
+                     gravity=g),
+        FreeBodyInverse("drone", 0.6, inertia(), com=(0.05, 0.0, 0.0), gravity=g,
+                        children={"T": (0.2, 0.0, 0.0)}),
+        PrismaticBody("slide", 0.2, inertia(), axis=(0.0, 1.0, 1.0), x0=0.1, gravity=g),
+        ImposedMotionBody("cart", 3.0, inertia(), gravity=g, children={"H": (0.0, -0.3, 0.0)}),
+        RevoluteBody("pend", 0.5, inertia(), com=(0.0, -0.6, 0.0), theta0=1.0, gravity=g),
+        TimeFunction("arm_m", lambda t: [-np.sin(t), np.cos(t), np.sin(t)], 3),
+        TimeFunction("ball_m", lambda t: [0.1, -0.2 * t, 0.3, 0.1 * t, 0.2, -0.1 * t,
+                                          0.3 * t, -0.2, 0.1 + t], 9),  # fmt: skip
+        TimeFunction("drone_m", lambda t: np.concatenate([
+            0.1 * np.cos(t + np.arange(6)), 0.2 * np.sin(t + np.arange(6)),
+            [0.5 * t, 0.1, -0.2], [0.2, -0.1 * t, 0.3]]), 18),  # fmt: skip
+        TimeFunction("cart_m", lambda t: np.concatenate([
+            [np.cos(t), 0.0, 0.2, 0.0, 0.1, -0.3 * t], [np.sin(t), 0.1, 0.0, 0.2, 0.0, 0.1],
+            [t, 0.0, 0.5], [0.1, 0.2 * t, -0.3]]), 18),  # fmt: skip
+        Constant("zero", 0.0),
     )  # fmt: skip
-    s.connect("base.C", "arm.P")
-    s.connect("motion.y", "arm.joint.m")
+    for parent, child in (("base.A", "arm"), ("arm.T", "hand"), ("base.B", "ball"),
+                          ("ball.T", "b2"), ("base.C", "drone"), ("drone.T", "slide"),
+                          ("cart.H", "pend")):  # fmt: skip
+        s.connect(parent, f"{child}.P")
+    for b in ("arm", "ball", "drone"):
+        s.connect(f"{b}_m.y", f"{b}.joint.m")
+    for b in ("hand", "b2", "slide", "pend"):
+        s.connect("zero.y", f"{b}.joint.tau")
+    s.connect("cart_m.y", "cart.m")
     return s
 
 
+def test_inverse_dynamics_blocks_match_object_path():
+    engine = Engine(imposed_motion_system())
+    assert engine.compiled is not None, engine.compiled_reason
+    rng = np.random.default_rng(5)
+    for k in range(4):
+        assert_same(engine, 0.4 * k, random_state(engine, rng), "imposed motions")
+
+
+class DampedRevolute(RevoluteBody):
+    """A user's block type: a revolute body with its own (here unchanged) equations."""
+
+
 def test_unsupported_systems_say_why_and_run_the_object_path():
-    engine = Engine(imposed_joint_system())
+    """Block types the compiled sweep does not know (a user's subclass may change any
+    equation) run the object path."""
+    system, _ = random_tree(3)
+    system.add(DampedRevolute("extra", 1.0, np.diag([0.1, 0.2, 0.3]), com=(0.0, -0.3, 0.0)),
+               Constant("extra_tau", 0.2))  # fmt: skip
+    ground = Ground("g", children={"A": (0.0, 0.0, 0.0)})
+    system.add(ground)
+    system.connect("g.A", "extra.P")
+    system.connect("extra_tau.y", "extra.joint.tau")
+    engine = Engine(system)
     assert engine.compiled is None
-    assert "RevoluteBodyInverse" in engine.compiled_reason, engine.compiled_reason
+    assert "DampedRevolute" in engine.compiled_reason, engine.compiled_reason
     x = random_state(engine, np.random.default_rng(0))
     assert np.array_equal(engine.derivative(0.3, x), engine.object_derivative(0.3, x))
 

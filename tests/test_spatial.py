@@ -374,6 +374,8 @@ def test_quaternions_match_scipy(seed):
     theta = random_euler(rng)
     q = quaternion_from_euler(theta)
     assert np.linalg.norm(q) == pytest.approx(1.0, abs=1e-14)
+    x, y, z, w = Rotation.from_euler("ZYX", theta[::-1]).as_quat()  # same sign too
+    np.testing.assert_allclose(q, [w, x, y, z], atol=1e-15)
     np.testing.assert_allclose(dcm_from_quaternion(q), dcm_from_euler(theta), atol=1e-13)
     q_raw = rng.normal(size=4)  # not normalised, scalar first
     expected = Rotation.from_quat([q_raw[1], q_raw[2], q_raw[3], q_raw[0]]).as_matrix()

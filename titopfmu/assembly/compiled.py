@@ -26,11 +26,16 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..blocks.bodies import (
     FreeBody,
+    FreeBodyInverse,
     Ground,
+    ImposedMotionBody,
     PrismaticBody,
+    PrismaticBodyInverse,
     RevoluteBody,
+    RevoluteBodyInverse,
     RigidBody,
     SphericalBody,
+    SphericalBodyInverse,
     WeldedBody,
 )
 from ..blocks.kernels import (
@@ -40,6 +45,8 @@ from ..blocks.kernels import (
     closure_wrenches,
     forward_joint_map,
     free_coordinate_rate,
+    imposed_motion_map,
+    inverse_effort_map,
     prismatic_kinematics,
     quaternion_joint_kinematics,
     revolute_kinematics,
@@ -50,7 +57,7 @@ from ..blocks.kernels import (
     weld_kinematics,
 )
 from ..spatial.algebra import FloatArray
-from ..spatial.kernels import kernel, quaternion_rate_into
+from ..spatial.kernels import euler_dcm, euler_quaternion, kernel, mv, quaternion_rate_into
 from .loop_solver import (
     EO,
     LOOP_COLUMNS,
@@ -66,18 +73,22 @@ from .loop_solver import (
     loop_sweep,
 )  # fmt: skip
 
-ROOT, GROUND, REVOLUTE, PRISMATIC, WELD, SPHERICAL, FREE = range(7)
+ROOT, GROUND, REVOLUTE, PRISMATIC, WELD, SPHERICAL, FREE, IMPOSED = range(8)
 _KINDS = {RigidBody: ROOT, Ground: GROUND, RevoluteBody: REVOLUTE, PrismaticBody: PRISMATIC,
-          WeldedBody: WELD, SphericalBody: SPHERICAL, FreeBody: FREE}  # fmt: skip
+          WeldedBody: WELD, SphericalBody: SPHERICAL, FreeBody: FREE,
+          ImposedMotionBody: IMPOSED}  # fmt: skip
+#: the inverse-dynamics joint bodies (imposed joint motion), by the kind of their joint
+_INVERSE = {RevoluteBodyInverse: REVOLUTE, PrismaticBodyInverse: PRISMATIC,
+            SphericalBodyInverse: SPHERICAL, FreeBodyInverse: FREE}  # fmt: skip
 # columns of CompiledTree.topo after the LoopLayout's: block kind, first row of its Q, first
-# state, first and number of external wrench inputs, joint dof k
-KIND, QO, XO, EXO, EXN, DOF = range(LOOP_COLUMNS, LOOP_COLUMNS + 6)
+# state, first and number of external wrench inputs, joint dof k, inverse joint (1) or not (0)
+KIND, QO, XO, EXO, EXN, DOF, INV = range(LOOP_COLUMNS, LOOP_COLUMNS + 7)
 
 
 def unsupported(blocks) -> str | None:
     """Why the tree of ``blocks`` cannot run compiled, or None if it can."""
     for b in blocks:
-        if type(b) not in _KINDS:
+        if type(b) not in _KINDS and type(b) not in _INVERSE:
             return f"block '{b.name}' ({type(b).__name__})"
     return None
 
@@ -86,12 +97,14 @@ class CompiledTree:
     """The stacked constants of a tree (immutable after construction) and its evaluation.
 
     ``blocks`` in tree order (parents first); ``parents[i]`` = (parent index, child slot) or
-    None; ``state_offsets[i]`` = first state of block i; ``tau_blocks`` / ``externals`` list the
-    blocks whose effort input and the (block, external name) pairs whose wrench input the caller
-    passes to :meth:`derivative`, in that order. ``layout`` places the loop maps (the loop
-    unknowns of a root are its extras ẋ'_P, of a 1-dof joint q̈). ``closures`` lists the loop
-    closures as (block, (left body, child slot), (right body, child slot)): their wrenches are
-    the known wrenches at those ports.
+    None; ``state_offsets[i]`` = first state of block i; ``inputs`` lists the (block, port,
+    width) signal inputs the caller passes to :meth:`derivative` in ``u``, in that order: the
+    effort ``joint.tau`` (k) of a forward joint body, the motion ``joint.m`` = [u̇, u, p] (3k) of
+    an inverse one, the motion vector ``m`` (18) of an ImposedMotionBody; ``externals`` the
+    (block, external name) pairs whose wrench input it passes in ``ext``. ``layout`` places
+    the loop maps (the extras of a root are ẋ'_P, of a joint body u̇ or, inverse, its effort).
+    ``closures`` lists the loop closures as (block, (left body, child slot), (right body, child
+    slot)): their wrenches are the known wrenches at those ports.
     """
 
     def __init__(self, blocks, parents, state_offsets, closures=()) -> None:
@@ -105,19 +118,22 @@ class CompiledTree:
             LoopNode(ps is not None, ps[0] if ps else -1, ps[1] if ps else -1, tuple(ch))
             for ps, ch in zip(parents, children, strict=True)
         ]
-        kinds = [_KINDS[type(b)] for b in blocks]
-        # joint dof k: the extras (u̇) and the rank of CC = U α_C of a forward joint body
-        dofs = [0 if k in (ROOT, GROUND) else b.joint.dof
+        kinds = [_KINDS.get(type(b), _INVERSE.get(type(b))) for b in blocks]
+        inverse = [type(b) in _INVERSE for b in blocks]
+        # joint dof k: the extras (u̇ forward, the effort inverse) and the rank of CC = U α_C of
+        # a forward joint body (inverse: CC = 0)
+        dofs = [0 if k in (ROOT, GROUND, IMPOSED) else b.joint.dof
                 for b, k in zip(blocks, kinds, strict=True)]  # fmt: skip
-        ranks = [(6 if k == ROOT else d) if b.n_children else 0
-                 for b, k, d in zip(blocks, kinds, dofs, strict=True)]  # fmt: skip
-        extras = [6 if k in (ROOT, GROUND) else d for k, d in zip(kinds, dofs, strict=True)]
+        ranks = [(6 if k == ROOT else 0 if inv else d) if b.n_children else 0
+                 for b, k, d, inv in zip(blocks, kinds, dofs, inverse, strict=True)]  # fmt: skip
+        extras = [6 if k in (ROOT, GROUND, IMPOSED) else d
+                  for k, d in zip(kinds, dofs, strict=True)]  # fmt: skip
         lay = self.layout = LoopLayout(nodes, ranks, extras)
         ports = [b.n_children for b in blocks]
         n_rows = lay.n_rows
         q_rows = [6 + d + 12 * p for p, d in zip(ports, dofs, strict=True)]
         qo = np.concatenate([[0], np.cumsum(q_rows)[:-1]]).astype(np.int64) if n else []
-        topo = np.zeros((n, LOOP_COLUMNS + 6), dtype=np.int64)
+        topo = np.zeros((n, LOOP_COLUMNS + 7), dtype=np.int64)
         topo[:, :LOOP_COLUMNS] = lay.topo
         self.D = np.zeros((n, 6, 6))
         self.D_inv = np.zeros((n, 6, 6))
@@ -140,7 +156,7 @@ class CompiledTree:
         self.Q = np.zeros((sum(q_rows), 6))
         self.fixed_R = np.zeros((n, 3, 3))
         self.fixed_ip = np.zeros((n, 3))
-        self.tau_blocks: list[int] = []
+        self.inputs: list[tuple[int, str, int]] = []
         self.externals: list[tuple[int, str]] = []
         points, inertial = [], []
         for i, b in enumerate(blocks):
@@ -153,7 +169,7 @@ class CompiledTree:
             Vt = self.Vt[uo : uo + q * ranks[i]].reshape(q, ranks[i])
             XCt = self.XCt[xo : xo + q * extras[i]].reshape(q, extras[i])
             topo[i, KIND], topo[i, QO], topo[i, XO] = kind, qo[i], state_offsets[i]
-            topo[i, DOF] = dofs[i]
+            topo[i, DOF], topo[i, INV] = dofs[i], inverse[i]
             self.ts[rows] = b.tau_stack
             for j, pc in enumerate(b.child_points):
                 self.pc[r0 // 6 + j] = pc
@@ -172,6 +188,10 @@ class CompiledTree:
                 points.append(point)
                 inertial.append(inert)
             topo[i, EXN] = len(points) - topo[i, EXO]
+            if kind == IMPOSED:  # the motion vector m (18) in, the wrench W_ext,P out (eq. 11)
+                self.inputs.append((i, "m", 18))
+                XCt[:] = -b.tau_stack
+                continue
             if kind == ROOT:
                 self.D_inv[i] = b.D_inv
                 if q:  # CC = τ D^-1 τ^T (eq. 11), the extras ẋ'_P = D^-1 τ^T W_C + ...
@@ -186,15 +206,20 @@ class CompiledTree:
                 continue
             c = b._c
             k = dofs[i]
-            self.tau_blocks.append(i)
             self.S[i, :, 0:k] = c.S
-            self.DS[i, :, 0:k] = c.DS
-            self.J_inv[i, 0:k, 0:k] = c.J_inv
-            self.Q[qo[i] : qo[i] + q_rows[i]] = c.Q
-            if q:  # CC = U α_C, the extras u̇ = α_C W_C + ...
-                U[:] = c.U
-                Vt[:] = c.alpha_C.T
-                XCt[:] = c.alpha_C.T
+            if inverse[i]:  # joint.m = [u̇, u, p] (3k) in, the effort τ = S^T W_{B/A,P} out
+                self.inputs.append((i, "joint.m", 3 * k))
+                if q:
+                    XCt[:] = -c.StT.T
+            else:  # the effort τ (k) in, u̇ out
+                self.inputs.append((i, "joint.tau", k))
+                self.DS[i, :, 0:k] = c.DS
+                self.J_inv[i, 0:k, 0:k] = c.J_inv
+                self.Q[qo[i] : qo[i] + q_rows[i]] = c.Q
+                if q:  # CC = U α_C, the extras u̇ = α_C W_C + ...
+                    U[:] = c.U
+                    Vt[:] = c.alpha_C.T
+                    XCt[:] = c.alpha_C.T
             if kind in (SPHERICAL, FREE):
                 self.R_ab[i] = joint.R_a0b
             elif kind == REVOLUTE:
@@ -228,10 +253,11 @@ class CompiledTree:
     def derivative(
         self, x: FloatArray, tau: FloatArray, ext: FloatArray, dx: FloatArray, data: FloatArray
     ) -> int:
-        """Write dx/dt at the state ``x`` into ``dx``; ``tau`` (one per :attr:`tau_blocks`) and
-        ``ext`` (E×6, one row per :attr:`externals`) are the signal inputs, ``data`` a buffer from
-        :meth:`new_data`. Returns -1, or the index of the block whose loop equations are
-        singular (``dx`` is then incomplete), or the number of blocks if ``dx`` is not finite."""
+        """Write dx/dt at the state ``x`` into ``dx``; ``tau`` (the values of :attr:`inputs`, one
+        after the other) and ``ext`` (E×6, one row per :attr:`externals`) are the signal inputs,
+        ``data`` a buffer from :meth:`new_data`. Returns -1, or the index of the block whose
+        loop equations are singular (``dx`` is then incomplete), or the number of blocks if
+        ``dx`` is not finite."""
         return tree_derivative(
             self.topo, self.child, self.model, self.model_offsets, data, x, tau, ext, dx
         )
@@ -264,7 +290,7 @@ def _views(buf: FloatArray, offsets: np.ndarray) -> list[FloatArray]:
 _PER_NODE = 6 + 3 + 9 + 45 + 6 + 36 + 6 + 36 + 6
 _PER_ROW = 6 + 6 + 6 + 1 + 1
 _PER_EXTRA = 6 + 1
-_SCRATCH = 6 + 6 + 3 + 36 + 6 + 36 + 18
+_SCRATCH = 6 + 6 + 3 + 36 + 6 + 36 + 18 + 7 + 6
 
 
 def _data_size(n: int, n_rows: int, n_extras: int, sweep_scratch: int) -> int:
@@ -367,7 +393,9 @@ def tree_derivative(topo, child, model, mo, data, x, tau, ext, dx):
     ip_l = data[o + 99 : o + 102]
     tw_r = data[o + 102 : o + 108]
     ip_r = data[o + 108 : o + 111]
-    o += 111
+    qbuf = data[o + 111 : o + 118]  # configuration of an inverse joint, from its motion input
+    a0 = data[o + 118 : o + 124]  # its imposed acceleration e + S u̇
+    o += 124
     scratch = data[o:]
     ti = 0  # next effort input
     # -- kinematics, bias and loop map of every body, parents first ------------------------------
@@ -387,26 +415,48 @@ def tree_derivative(topo, child, model, mo, data, x, tau, ext, dx):
             xc[eo : eo + 6] = 0.0
             cC[r0 : r0 + q] = 0.0
             continue
+        nd = topo[i, DOF]
+        inv = topo[i, INV] == 1
         if kind == ROOT:
             root_kinematics(x[xo : xo + 13], R[i], ip[i])
             twist[i] = x[xo + 7 : xo + 13]
+        elif kind == IMPOSED:  # m = [ẋ'_P, x'_P, IP, Θ] (eq. 14's motion vector, R_a)
+            m = tau[ti : ti + 18]
+            euler_dcm(m[15:18], R[i])
+            twist[i] = m[6:12]
+            ip[i] = m[12:15]
         else:
             pr = topo[p, RO] + 6 * topo[i, SLOT]
             child_port_kinematics(ts[pr : pr + 6], pc[pr // 6], twist[p], ip[p], twb, ipb)
+            # configuration qv and speeds uv: states [q (nq), u (k)], or an inverse joint's
+            # motion input [u̇, u, p] with p the position output (Euler angles for rotations)
+            nq = 4 if kind == SPHERICAL else 7 if kind == FREE else nd
+            qv = x[xo : xo + nq]
+            uv = x[xo + nq : xo + nq + nd]
+            if inv:
+                pv = tau[ti + 2 * nd : ti + 3 * nd]
+                uv = tau[ti + nd : ti + 2 * nd]
+                qv = qbuf[0:nq]
+                if kind == SPHERICAL:
+                    euler_quaternion(pv, qv)
+                elif kind == FREE:
+                    qv[0:3] = pv[0:3]
+                    euler_quaternion(pv[3:6], qv[3:7])
+                else:
+                    qv[0:nd] = pv
             if kind == REVOLUTE:
-                revolute_kinematics(Gc[i], axis[i], x[xo], x[xo + 1], twb, ipb, R[p], gr[i],
-                                    e[i], twist[i], ip[i], R[i])  # fmt: skip
+                revolute_kinematics(Gc[i], axis[i], qv[0], uv[0], twb, ipb, R[p], gr[i], e[i],
+                                    twist[i], ip[i], R[i])  # fmt: skip
             elif kind == PRISMATIC:
-                prismatic_kinematics(Gr[i], Gx[i], axis[i], R_ab[i], x[xo], x[xo + 1], twb,
-                                     ipb, R[p], G, e[i], twist[i], ip[i], R[i])  # fmt: skip
-            elif kind == SPHERICAL:  # states [quaternion (4), ω_r (3)]; P_{a/b} in gr[36:45]
-                quaternion_joint_kinematics(R_ab[i], x[xo : xo + 4], x[0:0], x[xo + 4 : xo + 7],
-                                            twb, ipb, R[p], G, e[i], twist[i], ip[i], R[i],
-                                            _view2(gr[i], 36, 3, 3))  # fmt: skip
-            elif kind == FREE:  # states [r (3), quaternion (4), v_r, ω_r (6)]
-                quaternion_joint_kinematics(R_ab[i], x[xo + 3 : xo + 7], x[xo : xo + 3],
-                                            x[xo + 7 : xo + 13], twb, ipb, R[p], G, e[i],
+                prismatic_kinematics(Gr[i], Gx[i], axis[i], R_ab[i], qv[0], uv[0], twb, ipb,
+                                     R[p], G, e[i], twist[i], ip[i], R[i])  # fmt: skip
+            elif kind == SPHERICAL:  # q = quaternion (4), u = ω_r (3); P_{a/b} in gr[36:45]
+                quaternion_joint_kinematics(R_ab[i], qv, qv[0:0], uv, twb, ipb, R[p], G, e[i],
                                             twist[i], ip[i], R[i],
+                                            _view2(gr[i], 36, 3, 3))  # fmt: skip
+            elif kind == FREE:  # q = [r (3), quaternion (4)], u = [v_r, ω_r] (6)
+                quaternion_joint_kinematics(R_ab[i], qv[3:7], qv[0:3], uv, twb, ipb, R[p], G,
+                                            e[i], twist[i], ip[i], R[i],
                                             _view2(gr[i], 36, 3, 3))  # fmt: skip
             else:
                 weld_kinematics(Gr[i], R_ab[i], twb, ipb, R[p], G, e[i], twist[i], ip[i], R[i])
@@ -416,12 +466,24 @@ def tree_derivative(topo, child, model, mo, data, x, tau, ext, dx):
         tsi = ts[r0 : r0 + q]
         if kind == ROOT:
             root_map(D_inv[i], h, tsi, xc[eo : eo + 6], cC[r0 : r0 + q])
+        elif kind == IMPOSED:
+            imposed_motion_map(D[i], h, tau[ti : ti + 6], tsi, xc[eo : eo + 6], cC[r0 : r0 + q])
+            ti += 18
         elif kind == WELD:
             rigid_joint_map(D[i], G, e[i], h, tsi, DG, Da0h, PP[i], cP[i], CP[r0 : r0 + q],
                             cC[r0 : r0 + q])  # fmt: skip
             PCt[r0 : r0 + q] = CP[r0 : r0 + q]  # PC^T = CP
+        elif inv:  # ẋ'_A = G ẋ'_B + e + S u̇ with u̇ imposed; the effort is the extra output
+            Sk = S[i, :, 0:nd]
+            mv(Sk, tau[ti : ti + nd], a0)
+            for t in range(6):
+                a0[t] += e[i, t]
+            rigid_joint_map(D[i], G, a0, h, tsi, DG, Da0h, PP[i], cP[i], CP[r0 : r0 + q],
+                            cC[r0 : r0 + q])  # fmt: skip
+            PCt[r0 : r0 + q] = CP[r0 : r0 + q]
+            inverse_effort_map(Sk, DG, Da0h, XP[eo : eo + nd], xc[eo : eo + nd])
+            ti += 3 * nd
         else:
-            nd = topo[i, DOF]
             forward_joint_map(D[i], S[i, :, 0:nd], DS[i, :, 0:nd], J_inv[i, 0:nd, 0:nd],
                               Q[q0 : q0 + 6 + nd + 2 * q], tsi, G, e[i], h, tau[ti : ti + nd], DPG,
                               XP[eo : eo + nd], CP[r0 : r0 + q], PCt[r0 : r0 + q], PP[i], cP[i],
@@ -450,6 +512,8 @@ def tree_derivative(topo, child, model, mo, data, x, tau, ext, dx):
         eo = topo[i, EO]
         if kind == ROOT:
             root_state_rate(x[xo : xo + 13], R[i], twist[i], xc[eo : eo + 6], dx[xo : xo + 13])
+        elif topo[i, INV] == 1 or kind == IMPOSED or kind == WELD or kind == GROUND:
+            continue  # no state
         elif kind == REVOLUTE or kind == PRISMATIC:
             dx[xo] = x[xo + 1]
             dx[xo + 1] = xc[eo]

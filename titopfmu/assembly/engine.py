@@ -245,7 +245,7 @@ class Engine:
         ct = self.compiled = CompiledTree(self.tree_blocks, parents, offsets, closures)
         self._compiled_data = ct.new_data()
         src = self.system._source
-        self._tau_src = [src[(self.tree_blocks[i].name, "joint.tau")] for i in ct.tau_blocks]
+        self._tau_src = [src[(self.tree_blocks[i].name, port)] for i, port, _ in ct.inputs]
         self._ext_src = [src[(self.tree_blocks[i].name, e)] for i, e in ct.externals]
         # the pre-loop signal pass without kinematics: a forward joint's motion [NaN, u, p]
         # comes from its states, signal blocks run in order
@@ -259,7 +259,8 @@ class Engine:
             self._fixed_inputs = self._gather(self._constant_signals)
 
     def _gather(self, sig: dict) -> tuple[FloatArray, FloatArray]:
-        """The compiled derivative's inputs (efforts, external wrenches) from signal values."""
+        """The compiled derivative's inputs (efforts or imposed motions, external wrenches) from
+        signal values."""
         tau = np.concatenate([np.asarray(sig[s], dtype=float).reshape(-1) for s in self._tau_src]
                              or [np.zeros(0)])  # fmt: skip
         ext = np.zeros((len(self._ext_src), 6))

@@ -52,6 +52,8 @@ from .kernels import (
     add_external_wrench,
     body_bias,
     forward_joint_map,
+    imposed_motion_map,
+    inverse_effort_map,
     rigid_joint_map,
     root_kinematics,
     root_map,
@@ -387,11 +389,13 @@ class ImposedMotionBody(BodyBlock):
 
     def loop_map(self, kin, signals) -> LoopMap:
         """Eq. (11) solved for the wrench: W_ext,P = D_P ẋ'_P + h - Σ τ_{C_iP}^T W_C_i."""
-        acc = kin.imposed_acc
-        xc = self.D.dot(acc) + self.bias(kin.twist, kin.R, signals)
+        xc = np.empty(6)
+        cC = np.empty(6 * self.n_children)
+        imposed_motion_map(self.D, self.bias(kin.twist, kin.R, signals), kin.imposed_acc,
+                           self.tau_stack, xc, cC)  # fmt: skip
         if not self.n_children:
             return LoopMap(xc=xc)
-        return LoopMap(cC=self.tau_stack.dot(acc), XC=self._XC, xc=xc)
+        return LoopMap(cC=cC, XC=self._XC, xc=xc)
 
     def respond(self, kin, signals, acc_p, w_c, full: bool = True) -> Response:
         """Eq. (11) solved for the wrench at given child wrenches."""
@@ -639,7 +643,8 @@ class JointBody(BodyBlock):
         CP = np.empty((q, 6))
         rigid_joint_map(self.D, G, a0, h, ts, DG, Da0h, PP, cP, CP, cC)
         if k:  # inverse: τ = S^T W_{B/A,P} = S^T (D ẋ'_A + h - T W_C)
-            XP, xc = c.St.dot(DG), c.St.dot(Da0h)
+            XP, xc = np.empty((k, 6)), np.empty(k)
+            inverse_effort_map(c.S, DG, Da0h, XP, xc)
             XC = -c.StT if n else None
         else:
             XP = XC = xc = None

@@ -311,6 +311,27 @@ def rigid_joint_map(D, G, a0, h, ts, DG, Da0h, PP, cP, CP, cC):
 
 
 @kernel
+def inverse_effort_map(S, DG, Da0h, XP, xc):
+    """Extra output of an inverse joint body, the effort ``τ = S^T W_{B/A,P} = S^T (D ẋ'_A + h -
+    T W_C)`` (eqs. 19/26) with ``ẋ'_A = G ẋ'_B + a0``: ``XP = S^T D G`` and ``xc = S^T (D a0 +
+    h)`` from :func:`rigid_joint_map`'s ``DG`` and ``Da0h``; XC = -S^T T is constant."""
+    mtm(S, DG, XP)
+    mtv(S, Da0h, xc)
+
+
+@kernel
+def imposed_motion_map(D, h, acc, ts, xc, cC):
+    """Loop map of a body with imposed motion (Fig. 1, eq. 11 solved for the wrench):
+    ``W_ext,P = D_P ẋ'_P + h - Σ τ_{C_iP}^T W_C_i``, so ``xc = D acc + h`` (XC = -T), and the
+    child ports' accelerations ``cC = τ acc`` (eq. 14); ``acc`` = the imposed ẋ'_P."""
+    mv(D, acc, xc)
+    for i in range(6):
+        xc[i] += h[i]
+    if ts.shape[0]:
+        mv(ts, acc, cC)
+
+
+@kernel
 def root_map(D_inv, h, ts, xc, cC):
     """Loop map of a root body (eq. 11): ``ẋ'_P = D_P^-1 (Σ τ_{C_iP}^T W_C_i - h)``; at zero child
     wrenches ``xc = -D_P^-1 h`` and the child ports' accelerations ``cC = τ xc``."""

@@ -118,6 +118,38 @@ else:
 
 
 @kernel
+def euler_dcm(theta, out):
+    """``out`` (3×3) = P_{b/i} = R_z(ψ) R_y(θ) R_x(φ) of the 3-2-1 Euler angles Θ = [φ, θ, ψ]
+    (rad): scipy's ``Rotation.from_euler("ZYX", [ψ, θ, φ])``, in closed form."""
+    sf, cf = math.sin(theta[0]), math.cos(theta[0])
+    st, ct = math.sin(theta[1]), math.cos(theta[1])
+    sp, cp = math.sin(theta[2]), math.cos(theta[2])
+    out[0, 0] = cp * ct
+    out[0, 1] = cp * st * sf - sp * cf
+    out[0, 2] = cp * st * cf + sp * sf
+    out[1, 0] = sp * ct
+    out[1, 1] = sp * st * sf + cp * cf
+    out[1, 2] = sp * st * cf - cp * sf
+    out[2, 0] = -st
+    out[2, 1] = ct * sf
+    out[2, 2] = ct * cf
+
+
+@kernel
+def euler_quaternion(theta, out):
+    """``out`` (4) = the unit quaternion [w, x, y, z] of the 3-2-1 Euler angles Θ = [φ, θ, ψ]
+    (rad), q = q_z(ψ) ⊗ q_y(θ) ⊗ q_x(φ): scipy's ``from_euler("ZYX", [ψ, θ, φ]).as_quat()``
+    (same sign) in scalar-first order."""
+    cf, sf = math.cos(0.5 * theta[0]), math.sin(0.5 * theta[0])
+    ct, st = math.cos(0.5 * theta[1]), math.sin(0.5 * theta[1])
+    cp, sp = math.cos(0.5 * theta[2]), math.sin(0.5 * theta[2])
+    out[0] = cf * ct * cp + sf * st * sp
+    out[1] = sf * ct * cp - cf * st * sp
+    out[2] = cf * st * cp + sf * ct * sp
+    out[3] = cf * ct * sp - sf * st * cp
+
+
+@kernel
 def quaternion_dcm(q, out):
     """``out`` (3×3) = P_{b/i} of the (not necessarily normalised) quaternion q = [w, x, y, z]."""
     w, x, y, z = q[0], q[1], q[2], q[3]
