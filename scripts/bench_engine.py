@@ -248,9 +248,8 @@ def _batch(fn, calls: int) -> float:
 
 def _calls_per_batch(fn, batch_seconds: float) -> int:
     """Calls of fn() that take about batch_seconds, measured after a warm-up call (the first
-    call of a compiled engine loads its machine code from numba's cache, ~0.1 s: calibrating
-    on it gave batches of a few calls on short chains, whose cold caches and timer overhead
-    inflated their cost by up to 50 %)."""
+    call of a compiled engine loads its machine code from numba's cache, ~0.05 s: calibrating
+    on it gave batches of 6 calls on the 10-body chain, which measured its cost ~20 % high)."""
     fn()
     calls = 1
     while True:

@@ -1,14 +1,16 @@
 #!/usr/bin/env python
-"""Why the engine's cost per body grows from 10 to 1000 bodies: the same sweep, three data layouts.
+"""Why the object engine's cost per body grew from 10 to 1000 bodies: one sweep, several layouts.
 
-Issue 2 asks for a chain cost per body flat within 20 % from 10 to 1000 bodies; the engine gives
-about 1.2 to 1.3 (``scripts/bench_engine.py``; 1.4 before it released per-body data early and
-shrank its blocks' attribute dicts) although its work per body is the same at every size
-(``scripts/bench_cache.py``: 305k against 308k instructions per body at 1000 and 10 bodies; what
-grows is the memory traffic). This script runs one stand-in sweep with
-the engine's per-body numpy work on a serial chain of 1-dof joint bodies (joint kinematics, the
-bias terms on floats, the joint equation, the loop map, the rank-1 backward condensation, the
-forward recovery and the state derivative; random constants, no physics) in three data layouts:
+Issue 2 asks for a chain cost per body flat within 20 % from 10 to 1000 bodies; the object
+engine (now ``Engine.object_derivative``) gave about 1.2 to 1.3 (``scripts/bench_engine.py``)
+although its work per body was the same at every size (valgrind's cachegrind, with the since
+retired ``scripts/bench_cache.py``: 305k against 308k instructions per body at 1000 and 10
+bodies); what grew was the memory traffic. These measurements led to the compiled engine
+(``titopfmu/assembly/compiled.py``), which ``Engine.derivative`` now runs: the ``engine`` column
+below is that engine. This script runs one stand-in sweep with the object engine's per-body
+numpy work on a serial chain of 1-dof joint bodies (joint kinematics, the bias terms on floats,
+the joint equation, the loop map, the rank-1 backward condensation, the forward recovery and the
+state derivative; random constants, no physics) in three data layouts:
 
 ``objects``  the engine's kind of layout, with fewer objects per body than the engine: each
              body's constants are attributes of its own Python object, each evaluation
@@ -18,7 +20,7 @@ forward recovery and the state derivative; random constants, no physics) in thre
 ``stacks``   a Model/Data layout (cf. Pinocchio): constants and run-time values in per-quantity
              stacks of shape (bodies, ...), reached by index, run-time values written in place.
 
-and, when numba is installed (it is not a dependency of the project: ``pip install numba``),
+and, when numba is installed (a dependency of titopfmu),
 
 ``compiled``  the ``stacks`` sweep as one numba-compiled loop (the same arithmetic, small numpy
               operations inside nopython code), to size the compiled option of the issue;

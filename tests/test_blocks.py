@@ -1258,3 +1258,17 @@ def test_free_bodies_joined_by_a_closure_spring_conserve_momentum_and_energy():
     np.testing.assert_allclose(p1, p0, atol=1e-7)
     np.testing.assert_allclose(l1, l0, atol=1e-7)
     assert e1 == pytest.approx(e0, rel=1e-7)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_relative_motion_bias_kernel_is_minus_c_transpose(seed):
+    """The joints' velocity-product term e = -C(x'_0)^T S u against the operator C of eq. (7)
+    (titopfmu.spatial.coriolis_operator)."""
+    from titopfmu.blocks.kernels import relative_motion_bias_into
+    from titopfmu.spatial import coriolis_operator
+
+    rng = np.random.default_rng(seed)
+    tw0, su = rng.normal(size=6), rng.normal(size=6)
+    e = np.empty(6)
+    relative_motion_bias_into(tw0, su, e)
+    np.testing.assert_allclose(e, -coriolis_operator(tw0).T @ su, rtol=1e-14, atol=1e-14)

@@ -32,6 +32,7 @@ from titopfmu import (
     InertiaWarning,
     LoopClosure,
     PrismaticBody,
+    PrismaticBodyInverse,
     RevoluteBody,
     RevoluteBodyInverse,
     RigidBody,
@@ -67,7 +68,13 @@ def random_state(engine: Engine, rng: np.random.Generator) -> np.ndarray:
 
 
 def assert_same(engine: Engine, t: float, x: np.ndarray, what: str) -> None:
-    fast = engine.derivative(t, x)
+    """The compiled derivative (called directly: Engine.derivative would fall back to the object
+    path on a failure) equals Engine.derivative and the object path."""
+    ct: CompiledTree = engine.compiled
+    tau, ext = engine._compiled_inputs(t, x)
+    fast = np.empty(engine.n_states)
+    assert ct.derivative(x, tau, ext, fast, engine._compiled_data) == -1, what
+    np.testing.assert_array_equal(engine.derivative(t, x), fast)
     ref = engine.object_derivative(t, x)
     err = np.max(np.abs(fast - ref)) / max(1.0, np.max(np.abs(ref)))
     assert err < 1e-12, f"{what}: compiled and object derivatives differ by {err:.3g}"
@@ -133,7 +140,7 @@ def test_ground_rooted_tree_matches_object_path():
         assert_same(engine, 0.7 * k, random_state(engine, rng), "ground tree")
 
 
-def tethered_pendulum() -> System:
+def tethered_pendulum(closure: type[LoopClosure] = LoopClosure) -> System:
     """A pendulum whose tip is tied to a ground port by a loop-closure spring-damper (one side
     of the cut on the Ground block), with a full K and D."""
     rng = np.random.default_rng(8)
@@ -145,7 +152,7 @@ def tethered_pendulum() -> System:
         RevoluteBody("arm", 1.2, np.diag([0.1, 0.02, 0.1]), com=(0.0, -0.5, 0.0),
                      axis=(0.1, 0.2, 1.0), theta0=0.4, children={"T": (0.0, -1.0, 0.0)},
                      gravity=(0.0, -9.81, 0.0)),
-        LoopClosure("tether", k, 0.05 * k),
+        closure("tether", k, 0.05 * k),
         Constant("tau", 0.1),
     )  # fmt: skip
     s.connect("g.A", "arm.P")
@@ -191,8 +198,9 @@ def test_multi_dof_trees_include_spherical_and_free_joints():
 def imposed_motion_system() -> System:
     """Inverse-dynamics blocks among forward ones: a floating base carrying an arm whose
     revolute joint follows a prescribed motion and a spherical and a free body with prescribed
-    relative motions (each with a forward revolute body below it), next to a base with a
-    prescribed motion (ImposedMotionBody) carrying a forward pendulum. Time-varying motions."""
+    relative motions (each with a forward body below it), next to a base with a prescribed
+    motion (ImposedMotionBody) carrying a forward pendulum with a prescribed slider at its end,
+    and a childless ImposedMotionBody. Time-varying motions."""
     rng = np.random.default_rng(12)
 
     def inertia():
@@ -216,7 +224,10 @@ def imposed_motion_system() -> System:
                         children={"T": (0.2, 0.0, 0.0)}),
         PrismaticBody("slide", 0.2, inertia(), axis=(0.0, 1.0, 1.0), x0=0.1, gravity=g),
         ImposedMotionBody("cart", 3.0, inertia(), gravity=g, children={"H": (0.0, -0.3, 0.0)}),
-        RevoluteBody("pend", 0.5, inertia(), com=(0.0, -0.6, 0.0), theta0=1.0, gravity=g),
+        RevoluteBody("pend", 0.5, inertia(), com=(0.0, -0.6, 0.0), theta0=1.0, gravity=g,
+                     children={"S": (0.0, -0.7, 0.0)}),
+        PrismaticBodyInverse("rail", 0.3, inertia(), axis=(1.0, 0.0, 0.2), gravity=g),
+        ImposedMotionBody("probe", 0.7, inertia(), com=(0.1, 0.0, 0.0), gravity=g),
         TimeFunction("arm_m", lambda t: [-np.sin(t), np.cos(t), np.sin(t)], 3),
         TimeFunction("ball_m", lambda t: [0.1, -0.2 * t, 0.3, 0.1 * t, 0.2, -0.1 * t,
                                           0.3 * t, -0.2, 0.1 + t], 9),  # fmt: skip
@@ -226,14 +237,19 @@ def imposed_motion_system() -> System:
         TimeFunction("cart_m", lambda t: np.concatenate([
             [np.cos(t), 0.0, 0.2, 0.0, 0.1, -0.3 * t], [np.sin(t), 0.1, 0.0, 0.2, 0.0, 0.1],
             [t, 0.0, 0.5], [0.1, 0.2 * t, -0.3]]), 18),  # fmt: skip
+        TimeFunction("rail_m", lambda t: [0.3 * np.cos(t), 0.3 * np.sin(t), 0.1 - 0.3 * np.cos(t)],
+                     3),
+        Constant("probe_m", np.concatenate([0.1 * np.arange(6), 0.2 * np.ones(6),
+                                            [1.0, 2.0, 0.5], [0.3, -0.2, 0.1]])),
         Constant("zero", 0.0),
     )  # fmt: skip
     for parent, child in (("base.A", "arm"), ("arm.T", "hand"), ("base.B", "ball"),
                           ("ball.T", "b2"), ("base.C", "drone"), ("drone.T", "slide"),
-                          ("cart.H", "pend")):  # fmt: skip
+                          ("cart.H", "pend"), ("pend.S", "rail")):  # fmt: skip
         s.connect(parent, f"{child}.P")
-    for b in ("arm", "ball", "drone"):
+    for b in ("arm", "ball", "drone", "rail"):
         s.connect(f"{b}_m.y", f"{b}.joint.m")
+    s.connect("probe_m.y", "probe.m")
     for b in ("hand", "b2", "slide", "pend"):
         s.connect("zero.y", f"{b}.joint.tau")
     s.connect("cart_m.y", "cart.m")
@@ -269,6 +285,23 @@ def test_unsupported_systems_say_why_and_run_the_object_path():
     assert np.array_equal(engine.derivative(0.3, x), engine.object_derivative(0.3, x))
 
 
+class StifferClosure(LoopClosure):
+    """A user's closure law: three times the spring-damper wrench."""
+
+    def wrenches(self, left, right):
+        w_l, w_r = super().wrenches(left, right)
+        return 3.0 * w_l, 3.0 * w_r
+
+
+def test_a_users_loop_closure_runs_the_object_path():
+    engine = Engine(tethered_pendulum(StifferClosure))
+    assert engine.compiled is None
+    assert "StifferClosure" in engine.compiled_reason, engine.compiled_reason
+    plain = Engine(tethered_pendulum())
+    x = random_state(engine, np.random.default_rng(1))
+    assert not np.allclose(engine.derivative(0.0, x), plain.derivative(0.0, x))
+
+
 def test_non_finite_state_names_a_block():
     engine = Engine(ground_tree())
     x = engine.initial_state()
@@ -277,21 +310,27 @@ def test_non_finite_state_names_a_block():
         engine.derivative(0.0, x)
 
 
-def test_work_buffer_is_rewritten_each_evaluation():
-    """No value of one evaluation leaks into the next: a buffer filled with NaN gives the same
-    derivative as a fresh one."""
-    system, _ = random_tree(4)
-    engine = Engine(system)
+@pytest.mark.parametrize(
+    "build",
+    [lambda: random_tree(4)[0], lambda: random_tree(3, multi_dof=True)[0], tethered_pendulum,
+     lambda: four_bar(1e4), imposed_motion_system],
+    ids=["tree", "multi_dof_tree", "tether", "four_bar", "imposed"],
+)  # fmt: skip
+def test_work_buffer_is_rewritten_each_evaluation(build):
+    """No value of one evaluation leaks into the next: a buffer filled with NaN (or huge
+    values) gives the same derivative as a fresh one."""
+    engine = Engine(build())
     ct: CompiledTree = engine.compiled
     x = random_state(engine, np.random.default_rng(2))
-    tau, ext = engine._compiled_inputs(0.0, x)
+    tau, ext = engine._compiled_inputs(0.2, x)
     out = []
-    for fill in (0.0, np.nan):
+    for fill in (0.0, np.nan, 1e300):
         data = np.full(ct.data_size, fill)
         dx = np.empty(engine.n_states)
         assert ct.derivative(x, tau, ext, dx, data) == -1
         out.append(dx)
     np.testing.assert_array_equal(out[0], out[1])
+    np.testing.assert_array_equal(out[0], out[2])
 
 
 UNCOMPILED = r"""

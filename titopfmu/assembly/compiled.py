@@ -13,10 +13,12 @@ The loop itself is solved by :func:`~titopfmu.assembly.loop_solver.loop_sweep`, 
 co-simulation master) runs too: the block kernels write each body's map straight into its
 stacks, laid out by a :class:`~titopfmu.assembly.loop_solver.LoopLayout`.
 
-Covered: trees of :class:`~titopfmu.blocks.bodies.RigidBody` or
-:class:`~titopfmu.blocks.bodies.Ground` roots with forward revolute, prismatic, spherical, free
-and welded bodies, and loop closures between their child ports. Systems with inverse-dynamics
-blocks (imposed motion) run the object path of the engine (same results to rounding).
+Covered: every built-in block: trees of :class:`~titopfmu.blocks.bodies.RigidBody`,
+:class:`~titopfmu.blocks.bodies.Ground` or :class:`~titopfmu.blocks.bodies.ImposedMotionBody`
+roots with welded, revolute, prismatic, spherical and free joint bodies, forward or inverse, and
+:class:`~titopfmu.blocks.closure.LoopClosure` blocks between their child ports. A system with a
+block type it does not know (a user's subclass) runs the object path of the engine (same
+results to rounding).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from ..blocks.bodies import (
     SphericalBodyInverse,
     WeldedBody,
 )
+from ..blocks.closure import LoopClosure
 from ..blocks.kernels import (
     add_external_wrench,
     body_bias,
@@ -47,6 +50,7 @@ from ..blocks.kernels import (
     free_coordinate_rate,
     imposed_motion_map,
     inverse_effort_map,
+    joint_acceleration,
     prismatic_kinematics,
     quaternion_joint_kinematics,
     revolute_kinematics,
@@ -57,7 +61,7 @@ from ..blocks.kernels import (
     weld_kinematics,
 )
 from ..spatial.algebra import FloatArray
-from ..spatial.kernels import euler_dcm, euler_quaternion, kernel, mv, quaternion_rate_into
+from ..spatial.kernels import euler_dcm, euler_quaternion, kernel, quaternion_rate_into
 from .loop_solver import (
     EO,
     LOOP_COLUMNS,
@@ -85,11 +89,16 @@ _INVERSE = {RevoluteBodyInverse: REVOLUTE, PrismaticBodyInverse: PRISMATIC,
 KIND, QO, XO, EXO, EXN, DOF, INV = range(LOOP_COLUMNS, LOOP_COLUMNS + 7)
 
 
-def unsupported(blocks) -> str | None:
-    """Why the tree of ``blocks`` cannot run compiled, or None if it can."""
+def unsupported(blocks, closures=()) -> str | None:
+    """Why the tree of ``blocks`` with the loop-closure blocks ``closures`` cannot run
+    compiled, or None if it can: a block type the compiled pass does not know, such as a
+    user's subclass (it may change any equation)."""
     for b in blocks:
         if type(b) not in _KINDS and type(b) not in _INVERSE:
             return f"block '{b.name}' ({type(b).__name__})"
+    for c in closures:
+        if type(c) is not LoopClosure:
+            return f"block '{c.name}' ({type(c).__name__})"
     return None
 
 
@@ -286,7 +295,8 @@ def _views(buf: FloatArray, offsets: np.ndarray) -> list[FloatArray]:
 
 #: floats per body, per child-port row and per extra output in the work buffer, and those of
 #: the per-body scratch (h, twist and position at the parent's port, D G, D a0 + h, -D Π G,
-#: twist and position at the two sides of a loop closure)
+#: twist and position at the two sides of a loop closure, an inverse joint's configuration and
+#: imposed acceleration a0)
 _PER_NODE = 6 + 3 + 9 + 45 + 6 + 36 + 6 + 36 + 6
 _PER_ROW = 6 + 6 + 6 + 1 + 1
 _PER_EXTRA = 6 + 1
@@ -475,9 +485,7 @@ def tree_derivative(topo, child, model, mo, data, x, tau, ext, dx):
             PCt[r0 : r0 + q] = CP[r0 : r0 + q]  # PC^T = CP
         elif inv:  # ẋ'_A = G ẋ'_B + e + S u̇ with u̇ imposed; the effort is the extra output
             Sk = S[i, :, 0:nd]
-            mv(Sk, tau[ti : ti + nd], a0)
-            for t in range(6):
-                a0[t] += e[i, t]
+            joint_acceleration(e[i], Sk, tau[ti : ti + nd], a0)
             rigid_joint_map(D[i], G, a0, h, tsi, DG, Da0h, PP[i], cP[i], CP[r0 : r0 + q],
                             cC[r0 : r0 + q])  # fmt: skip
             PCt[r0 : r0 + q] = CP[r0 : r0 + q]

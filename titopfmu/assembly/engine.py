@@ -26,7 +26,7 @@ from ..blocks.bodies import BodyBlock, Ground, ImposedMotionBody, JointBody
 from ..blocks.closure import LoopClosure
 from ..blocks.standalone import motion_vector
 from ..spatial.algebra import FloatArray
-from ..spatial.kernels import COMPILED
+from ..spatial.kernels import COMPILED, NOT_COMPILED_REASON
 from ..spatial.rotations import euler_from_dcm
 from .compiled import CompiledTree, unsupported
 from .loop_solver import LoopSolution, LoopSolveError, TreeLoopSolver
@@ -229,9 +229,10 @@ class Engine:
         it: ``self.compiled`` is then a :class:`CompiledTree`, else None and
         ``self.compiled_reason`` says why."""
         self.compiled: CompiledTree | None = None
-        self.compiled_reason = "numba is not installed" if not COMPILED else None
+        self.compiled_reason = NOT_COMPILED_REASON
         if COMPILED:
-            self.compiled_reason = unsupported(self.tree_blocks)
+            closures = [lc for lc, _ in self._loop_data.values()]
+            self.compiled_reason = unsupported(self.tree_blocks, closures)
         if self.compiled_reason is not None or not self.tree_blocks:
             return
         parents = [

@@ -54,6 +54,7 @@ from .kernels import (
     forward_joint_map,
     imposed_motion_map,
     inverse_effort_map,
+    joint_acceleration,
     rigid_joint_map,
     root_kinematics,
     root_map,
@@ -637,7 +638,10 @@ class JointBody(BodyBlock):
                 PP=PP, PC=QG[6 + k + q :].T, CP=QG[6 + k : 6 + k + q], U=c.U, V=c.alpha_C,
                 cP=cP, cC=cC, XP=XP, XC=c.alpha_C, xc=alpha0,
             )  # fmt: skip
-        a0 = jk.e + c.S.dot(signals["joint.m"][0:k]) if k else jk.e
+        a0 = jk.e
+        if k:
+            a0 = np.empty(6)
+            joint_acceleration(jk.e, c.S, np.asarray(signals["joint.m"][0:k], dtype=float), a0)
         DG = np.empty((6, 6))
         Da0h = np.empty(6)
         CP = np.empty((q, 6))

@@ -42,7 +42,6 @@ from .kernels import (
     free_coordinate_rate,
     prismatic_kinematics,
     quaternion_joint_kinematics,
-    relative_motion_bias_into,
     revolute_kinematics,
     weld_kinematics,
 )
@@ -206,22 +205,6 @@ class PrismaticJoint(JointModel):
         return JointKinematics(G, e, twist, ip, R, self.R_ab)
 
 
-def relative_motion_bias(twist0: FloatArray, su: FloatArray) -> FloatArray:
-    """Velocity-product term ``e = x'_0 ×ₘ (S u) = -C(x'_0)^T S u`` of a joint, in R_a.
-
-    ``twist0`` = [v_0, ω_0] is the parent's twist carried to P and projected in R_a (``G x'_B``),
-    ``su`` = [v_r, ω_r] = S u the relative twist of A w.r.t. B at P (m/s, rad/s, R_a), C the
-    operator of eq. (7). Differentiating ``x'_A = x'_0 + S u`` in R_a (``d/dt|_a = d/dt|_b -
-    (*ω_r)``, ``d(PO)/dt|_b = v_r``) gives ``e = [(*ω_0) v_r - (*ω_r) v_0 ; -(*ω_r) ω_0]``: for
-    ``S u = θ̇ [0; r̃]`` it is the velocity-product part of eq. (17), for ``S u = ẋ [t̃; 0]`` that
-    of eq. (24). Used by the spherical and free joints.
-    """
-    e = np.empty(6)
-    relative_motion_bias_into(np.ascontiguousarray(twist0, dtype=float),
-                              np.ascontiguousarray(su, dtype=float), e)  # fmt: skip
-    return e
-
-
 def initial_quaternion(
     block: str, euler0: ArrayLike | None, quaternion0: ArrayLike | None
 ) -> FloatArray:
@@ -263,7 +246,7 @@ class SphericalJoint(JointModel):
         v̇^A_P = v̇^B_P - (*ω_r) v^B_P,   ω̇^A = ω̇^B - (*ω_r) ω^B + ω̇_r
 
     i.e. ``ẋ'_A = G ẋ'_B + e + S ω̇_r``, ``G = P^{×2}_{b/a}``,
-    ``e = [-(*ω_r) v_0; -(*ω_r) ω_0]`` (:func:`relative_motion_bias`). With eqs. (18)-(22),
+    ``e = [-(*ω_r) v_0; -(*ω_r) ω_0]`` (kernels.relative_motion_bias_into). With eqs. (18)-(22),
     the driving effort is the torque ``τ = S^T W_{B/A,P} = T_{B/A,P}`` (N m, R_a, eq. 19) and
     the apparent inertia ``J = S^T D_P S = I_P`` (the 3×3 inertia of A about P, eq. 20).
     Position output p: the 3-2-1 Euler angles [φ, θ, ψ] of P_{a/a0} (rad; an output only).
@@ -317,7 +300,7 @@ class FreeJoint(JointModel):
         IP = IO + r,   v^A_P = v_0 + v_r,   ω^A = ω_0 + ω_r
         v̇^A_P = v̇_0 + (*ω_0) v_r - (*ω_r) v_0 + v̇_r,   ω̇^A = ω̇_0 - (*ω_r) ω_0 + ω̇_r
 
-    i.e. ``ẋ'_A = G ẋ'_B + e + u̇`` with ``e = x'_0 ×ₘ u`` (:func:`relative_motion_bias`). The
+    i.e. ``ẋ'_A = G ẋ'_B + e + u̇`` with ``e = x'_0 ×ₘ u`` (kernels.relative_motion_bias_into). The
     driving effort is the wrench ``τ = W_{B/A,P} = [F; T]`` (N, N m about P, R_a, eqs. 19/26),
     the apparent inertia ``J = D_P`` (eq. 4); eq. (22) then gives ``u̇ = D_P^-1 (τ - h + Σ τ_CP^T
     W_C) - G ẋ'_B - e`` and the wrench on the parent is ``W_{A/B,O} = -G^T τ``.

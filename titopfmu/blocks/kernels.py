@@ -167,8 +167,15 @@ def weld_kinematics(Gc, R_ab, twist_b, ip_b, R_bi, G, e, twist, ip, R):
 
 @kernel
 def relative_motion_bias_into(tw0, su, e):
-    """``e = x'_0 ×ₘ (S u) = -C(x'_0)^T S u`` (C of eq. 7) = [ω_0 × v_r + v_0 × ω_r ; ω_0 × ω_r]
-    for ``tw0`` = [v_0; ω_0] and ``su`` = [v_r; ω_r] (see joints.relative_motion_bias)."""
+    """Velocity-product term ``e = x'_0 ×ₘ (S u) = -C(x'_0)^T S u`` of a joint, in R_a.
+
+    ``tw0`` = x'_0 = [v_0, ω_0] is the parent's twist carried to P and projected in R_a
+    (``G x'_B``), ``su`` = [v_r, ω_r] = S u the relative twist of A w.r.t. B at P (m/s, rad/s,
+    R_a), C the operator of eq. (7). Differentiating ``x'_A = x'_0 + S u`` in R_a (``d/dt|_a =
+    d/dt|_b - (*ω_r)``, ``d(PO)/dt|_b = v_r``) gives ``e = [(*ω_0) v_r - (*ω_r) v_0 ; -(*ω_r)
+    ω_0]``: for ``S u = θ̇ [0; r̃]`` it is the velocity-product part of eq. (17), for ``S u = ẋ
+    [t̃; 0]`` that of eq. (24). Used by the spherical and free joints.
+    """
     v0x, v0y, v0z, w0x, w0y, w0z = tw0[0], tw0[1], tw0[2], tw0[3], tw0[4], tw0[5]
     vrx, vry, vrz, wrx, wry, wrz = su[0], su[1], su[2], su[3], su[4], su[5]
     e[0] = w0y * vrz - w0z * vry + v0y * wrz - v0z * wry
@@ -308,6 +315,15 @@ def rigid_joint_map(D, G, a0, h, ts, DG, Da0h, PP, cP, CP, cC):
     if ts.shape[0]:
         mm(ts, G, CP)
         mv(ts, a0, cC)
+
+
+@kernel
+def joint_acceleration(e, S, qdd, out):
+    """``out`` = e + S q̈: the part of ``ẋ'_A = G ẋ'_B + e + S q̈`` (eqs. 17, 24) that does not
+    depend on the parent, for a known joint acceleration q̈ (k) (an imposed joint motion)."""
+    mv(S, qdd, out)
+    for i in range(6):
+        out[i] += e[i]
 
 
 @kernel

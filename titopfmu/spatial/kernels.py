@@ -31,6 +31,13 @@ COMPILED: bool = (
     and __name__.startswith("titopfmu.")
     and os.environ.get("TITOPFMU_JIT", "1") != "0"
 )
+#: Why the kernels are not compiled (None when they are).
+NOT_COMPILED_REASON: str | None = (
+    None if COMPILED
+    else "numba is not installed" if numba is None
+    else "TITOPFMU_JIT=0 in the environment" if __name__.startswith("titopfmu.")
+    else "run-time copy of titopfmu inside an FMU"
+)  # fmt: skip
 
 
 def kernel(fn):
