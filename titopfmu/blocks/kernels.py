@@ -18,13 +18,21 @@ import numpy as np
 from ..spatial.kernels import (
     kernel,
     matrix_view,
+    maxpy,
     mm,
+    mneg,
     mtm,
     mtv,
     mv,
     quaternion_dcm,
     quaternion_rate_into,
     rotation_vector_into,
+    unpack3,
+    unpack6,
+    unpack33,
+    vadd,
+    vneg,
+    vsub,
 )
 
 
@@ -38,13 +46,14 @@ def body_bias(D, mass, com, gravity, twist, R, out):
     """
     p = np.empty(6)
     mv(D, twist, p)
-    vx, vy, vz, wx, wy, wz = twist[0], twist[1], twist[2], twist[3], twist[4], twist[5]
-    a, b, c, d, e, f = p[0], p[1], p[2], p[3], p[4], p[5]
-    g0, g1, g2 = gravity[0], gravity[1], gravity[2]
-    gx = R[0, 0] * g0 + R[1, 0] * g1 + R[2, 0] * g2  # [g]_{R_a} = P_{a/i}^T [g]_{R_i}
-    gy = R[0, 1] * g0 + R[1, 1] * g1 + R[2, 1] * g2
-    gz = R[0, 2] * g0 + R[1, 2] * g1 + R[2, 2] * g2
-    bx, by, bz = com[0], com[1], com[2]
+    vx, vy, vz, wx, wy, wz = unpack6(twist)
+    a, b, c, d, e, f = unpack6(p)
+    g0, g1, g2 = unpack3(gravity)
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = unpack33(R)
+    gx = r00 * g0 + r10 * g1 + r20 * g2  # [g]_{R_a} = P_{a/i}^T [g]_{R_i}
+    gy = r01 * g0 + r11 * g1 + r21 * g2
+    gz = r02 * g0 + r12 * g1 + r22 * g2
+    bx, by, bz = unpack3(com)
     out[0] = wy * c - wz * b - mass * gx
     out[1] = wz * a - wx * c - mass * gy
     out[2] = wx * b - wy * a - mass * gz
@@ -58,15 +67,16 @@ def add_external_wrench(out, w, point, inertial, R):
     """``out -= τ_EP^T W_E`` (eq. 13): the external wrench ``w`` = [F; T] (torque about E) at
     ``point`` = PE (R_a), given in R_i if ``inertial`` (then rotated by P_{a/i}^T) else in R_a;
     ``τ_EP^T [F; T] = [F ; T + PE × F]``."""
-    Fx, Fy, Fz, Tx, Ty, Tz = w[0], w[1], w[2], w[3], w[4], w[5]
+    Fx, Fy, Fz, Tx, Ty, Tz = unpack6(w)
     if inertial:  # [F; T]_{R_a} = P^{x2}_{i/a} [F; T]_{R_i}
-        Fx, Fy, Fz = (R[0, 0] * Fx + R[1, 0] * Fy + R[2, 0] * Fz,
-                      R[0, 1] * Fx + R[1, 1] * Fy + R[2, 1] * Fz,
-                      R[0, 2] * Fx + R[1, 2] * Fy + R[2, 2] * Fz)  # fmt: skip
-        Tx, Ty, Tz = (R[0, 0] * Tx + R[1, 0] * Ty + R[2, 0] * Tz,
-                      R[0, 1] * Tx + R[1, 1] * Ty + R[2, 1] * Tz,
-                      R[0, 2] * Tx + R[1, 2] * Ty + R[2, 2] * Tz)  # fmt: skip
-    px, py, pz = point[0], point[1], point[2]
+        r00, r01, r02, r10, r11, r12, r20, r21, r22 = unpack33(R)
+        Fx, Fy, Fz = (r00 * Fx + r10 * Fy + r20 * Fz,
+                      r01 * Fx + r11 * Fy + r21 * Fz,
+                      r02 * Fx + r12 * Fy + r22 * Fz)  # fmt: skip
+        Tx, Ty, Tz = (r00 * Tx + r10 * Ty + r20 * Tz,
+                      r01 * Tx + r11 * Ty + r21 * Tz,
+                      r02 * Tx + r12 * Ty + r22 * Tz)  # fmt: skip
+    px, py, pz = unpack3(point)
     out[0] -= Fx
     out[1] -= Fy
     out[2] -= Fz
@@ -105,8 +115,8 @@ def revolute_kinematics(Gc, r, th, thd, twist_b, ip_b, R_bi, gr, e, twist, ip, R
     R_ab = matrix_view(gr[36:45], 3, 3)
     tw0 = np.empty(6)
     mv(G, twist_b, tw0)
-    vx, vy, vz, wx, wy, wz = tw0[0], tw0[1], tw0[2], tw0[3], tw0[4], tw0[5]
-    rx, ry, rz = r[0], r[1], r[2]
+    vx, vy, vz, wx, wy, wz = unpack6(tw0)
+    rx, ry, rz = unpack3(r)
     e[0] = thd * (rz * vy - ry * vz)
     e[1] = thd * (rx * vz - rz * vx)
     e[2] = thd * (ry * vx - rx * vy)
@@ -128,16 +138,14 @@ def prismatic_kinematics(Gr, Gx, t, R_ab, x, xd, twist_b, ip_b, R_bi, G, e, twis
     """Prismatic joint (eq. 24): ``G = τ_{-x t̃} P^{×2}_{b/a} = Gr + x Gx``, ``x'_A = G x'_B +
     ẋ [t̃; 0]``, ``e = [-ẋ (*t̃) ω ; 0]``, ``ip = P_{b/a} [IP0]_{R_b} + x t̃``, ``R = P_{b/i}
     P_{a/b}``."""
-    for i in range(6):
-        for j in range(6):
-            G[i, j] = Gr[i, j] + x * Gx[i, j]
+    maxpy(Gr, x, Gx, G)
     tw0 = np.empty(6)
     mv(G, twist_b, tw0)
-    tx, ty, tz = t[0], t[1], t[2]
-    wx, wy, wz = tw0[3], tw0[4], tw0[5]
-    twist[0] = tw0[0] + xd * tx
-    twist[1] = tw0[1] + xd * ty
-    twist[2] = tw0[2] + xd * tz
+    tx, ty, tz = unpack3(t)
+    vx, vy, vz, wx, wy, wz = unpack6(tw0)
+    twist[0] = vx + xd * tx
+    twist[1] = vy + xd * ty
+    twist[2] = vz + xd * tz
     twist[3] = wx
     twist[4] = wy
     twist[5] = wz
@@ -176,8 +184,8 @@ def relative_motion_bias_into(tw0, su, e):
     ω_0]``: for ``S u = θ̇ [0; r̃]`` it is the velocity-product part of eq. (17), for ``S u = ẋ
     [t̃; 0]`` that of eq. (24). Used by the spherical and free joints.
     """
-    v0x, v0y, v0z, w0x, w0y, w0z = tw0[0], tw0[1], tw0[2], tw0[3], tw0[4], tw0[5]
-    vrx, vry, vrz, wrx, wry, wrz = su[0], su[1], su[2], su[3], su[4], su[5]
+    v0x, v0y, v0z, w0x, w0y, w0z = unpack6(tw0)
+    vrx, vry, vrz, wrx, wry, wrz = unpack6(su)
     e[0] = w0y * vrz - w0z * vry + v0y * wrz - v0z * wry
     e[1] = w0z * vrx - w0x * vrz + v0z * wrx - v0x * wrz
     e[2] = w0x * vry - w0y * vrx + v0x * wry - v0y * wrx
@@ -197,13 +205,9 @@ def quaternion_joint_kinematics(R_a0b, quat, r, u, twist_b, ip_b, R_bi, G, e, tw
     Rq = np.empty((3, 3))
     quaternion_dcm(quat, Rq)
     mm(R_a0b, Rq, R_ab)
-    for i in range(6):
-        for j in range(6):
-            G[i, j] = 0.0
-    for i in range(3):
-        for j in range(3):
-            G[i, j] = R_ab[j, i]
-            G[3 + i, 3 + j] = R_ab[j, i]
+    G[:, :] = 0.0
+    G[0:3, 0:3] = R_ab.T
+    G[3:6, 3:6] = R_ab.T
     rb = np.empty(3)
     rb[:] = ip_b
     if r.shape[0]:  # G[0:3, 3:6] = P_{b/a} (*-r)
@@ -217,12 +221,9 @@ def quaternion_joint_kinematics(R_a0b, quat, r, u, twist_b, ip_b, R_bi, G, e, tw
     tw0 = np.empty(6)
     mv(G, twist_b, tw0)
     su = np.zeros(6)
-    k = u.shape[0]
-    for i in range(k):
-        su[6 - k + i] = u[i]
+    su[6 - u.shape[0] :] = u
     relative_motion_bias_into(tw0, su, e)
-    for i in range(6):
-        twist[i] = tw0[i] + su[i]
+    vadd(tw0, su, twist)
     mtv(R_ab, rb, ip)
     mm(R_bi, R_ab, R)
 
@@ -271,20 +272,18 @@ def forward_joint_map(D, S, DS, J_inv, Q, ts, G, e, h, tau, DPG, XP, CP, PCt, PP
     k = S.shape[1]
     r = np.empty(6)
     mv(D, e, r)
-    for i in range(6):
-        r[i] += h[i]  # D e + h
+    vadd(r, h, r)  # D e + h
     rhs = np.empty(k)
     mtv(S, r, rhs)
-    for j in range(k):
-        rhs[j] = tau[j] - rhs[j]
+    vsub(tau, rhs, rhs)
     mv(J_inv, rhs, alpha0)
     a0 = np.empty(6)
     mv(S, alpha0, a0)
+    vadd(a0, e, a0)
     w0 = np.empty(6)
     mv(DS, alpha0, w0)
-    for i in range(6):
-        a0[i] += e[i]
-        w0[i] = -w0[i] - r[i]
+    vadd(w0, r, w0)
+    vneg(w0)
     mm(Q[0:6], G, DPG)
     mm(Q[6 : 6 + k], G, XP)
     mtm(G, DPG, PP)
@@ -304,14 +303,11 @@ def rigid_joint_map(D, G, a0, h, ts, DG, Da0h, PP, cP, CP, cC):
     ``cC = τ a0``. Also writes ``DG`` = D G and ``Da0h`` = D a0 + h (for the inverse effort)."""
     mm(D, G, DG)
     mv(D, a0, Da0h)
-    for i in range(6):
-        Da0h[i] += h[i]
+    vadd(Da0h, h, Da0h)
     mtm(G, DG, PP)
     mtv(G, Da0h, cP)
-    for i in range(6):
-        cP[i] = -cP[i]
-        for j in range(6):
-            PP[i, j] = -PP[i, j]
+    vneg(cP)
+    mneg(PP)
     if ts.shape[0]:
         mm(ts, G, CP)
         mv(ts, a0, cC)
@@ -322,8 +318,7 @@ def joint_acceleration(e, S, qdd, out):
     """``out`` = e + S q̈: the part of ``ẋ'_A = G ẋ'_B + e + S q̈`` (eqs. 17, 24) that does not
     depend on the parent, for a known joint acceleration q̈ (k) (an imposed joint motion)."""
     mv(S, qdd, out)
-    for i in range(6):
-        out[i] += e[i]
+    vadd(out, e, out)
 
 
 @kernel
@@ -341,8 +336,7 @@ def imposed_motion_map(D, h, acc, ts, xc, cC):
     ``W_ext,P = D_P ẋ'_P + h - Σ τ_{C_iP}^T W_C_i``, so ``xc = D acc + h`` (XC = -T), and the
     child ports' accelerations ``cC = τ acc`` (eq. 14); ``acc`` = the imposed ẋ'_P."""
     mv(D, acc, xc)
-    for i in range(6):
-        xc[i] += h[i]
+    vadd(xc, h, xc)
     if ts.shape[0]:
         mv(ts, acc, cC)
 
@@ -352,8 +346,7 @@ def root_map(D_inv, h, ts, xc, cC):
     """Loop map of a root body (eq. 11): ``ẋ'_P = D_P^-1 (Σ τ_{C_iP}^T W_C_i - h)``; at zero child
     wrenches ``xc = -D_P^-1 h`` and the child ports' accelerations ``cC = τ xc``."""
     mv(D_inv, h, xc)
-    for i in range(6):
-        xc[i] = -xc[i]
+    vneg(xc)
     if ts.shape[0]:
         mv(ts, xc, cC)
 

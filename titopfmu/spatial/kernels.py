@@ -47,15 +47,25 @@ def kernel(fn):
     return fn
 
 
-@kernel
-def matrix_view(v, rows, cols):
-    """The 1-D array ``v`` (at least rows×cols values) seen as a row-major rows×cols matrix, without
-    copy (numba's ``reshape`` needs a contiguous type and costs ~15 ns a call; this costs none)."""
-    s = v.strides[0]
-    return as_strided(v, shape=(rows, cols), strides=(cols * s, s))
+if COMPILED:
+
+    @kernel
+    def matrix_view(v, rows, cols):
+        """The 1-D array ``v`` (at least rows×cols values) seen as a row-major rows×cols matrix,
+        without copy (numba's ``reshape`` needs a contiguous type and costs ~15 ns a call; this
+        costs none)."""
+        s = v.strides[0]
+        return as_strided(v, shape=(rows, cols), strides=(cols * s, s))
+
+else:
+
+    def matrix_view(v, rows, cols):
+        """The 1-D array ``v`` (at least rows×cols values) seen as a row-major rows×cols matrix,
+        without copy (in Python ``reshape`` costs ~0.3 µs, numpy's ``as_strided`` ~4 µs)."""
+        return v[: rows * cols].reshape(rows, cols)
 
 
-# -- products on small dense arrays: explicit loops compiled, numpy otherwise ---------------------
+# -- products and sums on small dense arrays: explicit loops compiled, numpy otherwise ----------
 
 if COMPILED:
 
@@ -102,6 +112,58 @@ if COMPILED:
                     s += a[k, i] * b[k, j]
                 out[i, j] = s
 
+    @kernel
+    def unpack3(a):
+        """The values of ``a`` (3) as scalars (a tuple)."""
+        return a[0], a[1], a[2]
+
+    @kernel
+    def unpack4(a):
+        """The values of ``a`` (4) as scalars (a tuple)."""
+        return a[0], a[1], a[2], a[3]
+
+    @kernel
+    def unpack6(a):
+        """The values of ``a`` (6) as scalars (a tuple)."""
+        return a[0], a[1], a[2], a[3], a[4], a[5]
+
+    @kernel
+    def unpack33(m):
+        """The values of the 3×3 ``m`` as scalars, row by row (a tuple)."""
+        return m[0, 0], m[0, 1], m[0, 2], m[1, 0], m[1, 1], m[1, 2], m[2, 0], m[2, 1], m[2, 2]
+
+    @kernel
+    def vadd(a, b, out):
+        """``out = a + b`` (1-D)."""
+        for i in range(out.shape[0]):
+            out[i] = a[i] + b[i]
+
+    @kernel
+    def vsub(a, b, out):
+        """``out = a - b`` (1-D)."""
+        for i in range(out.shape[0]):
+            out[i] = a[i] - b[i]
+
+    @kernel
+    def vneg(a):
+        """``a = -a`` in place (1-D)."""
+        for i in range(a.shape[0]):
+            a[i] = -a[i]
+
+    @kernel
+    def maxpy(a, x, b, out):
+        """``out = a + x b`` (2-D, x a scalar)."""
+        for i in range(out.shape[0]):
+            for j in range(out.shape[1]):
+                out[i, j] = a[i, j] + x * b[i, j]
+
+    @kernel
+    def mneg(a):
+        """``a = -a`` in place (2-D)."""
+        for i in range(a.shape[0]):
+            for j in range(a.shape[1]):
+                a[i, j] = -a[i, j]
+
 else:
 
     def mv(a, v, out):
@@ -120,6 +182,38 @@ else:
         """``out = a^T b``."""
         np.dot(a.T, b, out=out)
 
+    def unpack3(a):
+        """The values of ``a`` as Python floats (a list): the scalar arithmetic that follows is
+        several times faster on them than on numpy's scalars."""
+        return a.tolist()
+
+    unpack4 = unpack6 = unpack3
+
+    def unpack33(m):
+        """The values of the 3×3 ``m`` as Python floats, row by row (a list)."""
+        return m.ravel().tolist()
+
+    def vadd(a, b, out):
+        """``out = a + b`` (1-D)."""
+        np.add(a, b, out=out)
+
+    def vsub(a, b, out):
+        """``out = a - b`` (1-D)."""
+        np.subtract(a, b, out=out)
+
+    def vneg(a):
+        """``a = -a`` in place (1-D)."""
+        np.negative(a, out=a)
+
+    def maxpy(a, x, b, out):
+        """``out = a + x b`` (2-D, x a scalar)."""
+        np.multiply(b, x, out=out)
+        out += a
+
+    def mneg(a):
+        """``a = -a`` in place (2-D)."""
+        np.negative(a, out=a)
+
 
 # -- quaternions ----------------------------------------------------------------------------------
 
@@ -128,9 +222,10 @@ else:
 def euler_dcm(theta, out):
     """``out`` (3×3) = P_{b/i} = R_z(ψ) R_y(θ) R_x(φ) of the 3-2-1 Euler angles Θ = [φ, θ, ψ]
     (rad): scipy's ``Rotation.from_euler("ZYX", [ψ, θ, φ])``, in closed form."""
-    sf, cf = math.sin(theta[0]), math.cos(theta[0])
-    st, ct = math.sin(theta[1]), math.cos(theta[1])
-    sp, cp = math.sin(theta[2]), math.cos(theta[2])
+    phi, th, psi = unpack3(theta)
+    sf, cf = math.sin(phi), math.cos(phi)
+    st, ct = math.sin(th), math.cos(th)
+    sp, cp = math.sin(psi), math.cos(psi)
     out[0, 0] = cp * ct
     out[0, 1] = cp * st * sf - sp * cf
     out[0, 2] = cp * st * cf + sp * sf
@@ -147,9 +242,10 @@ def euler_quaternion(theta, out):
     """``out`` (4) = the unit quaternion [w, x, y, z] of the 3-2-1 Euler angles Θ = [φ, θ, ψ]
     (rad), q = q_z(ψ) ⊗ q_y(θ) ⊗ q_x(φ): scipy's ``from_euler("ZYX", [ψ, θ, φ]).as_quat()``
     (same sign) in scalar-first order."""
-    cf, sf = math.cos(0.5 * theta[0]), math.sin(0.5 * theta[0])
-    ct, st = math.cos(0.5 * theta[1]), math.sin(0.5 * theta[1])
-    cp, sp = math.cos(0.5 * theta[2]), math.sin(0.5 * theta[2])
+    phi, th, psi = unpack3(theta)
+    cf, sf = math.cos(0.5 * phi), math.sin(0.5 * phi)
+    ct, st = math.cos(0.5 * th), math.sin(0.5 * th)
+    cp, sp = math.cos(0.5 * psi), math.sin(0.5 * psi)
     out[0] = cf * ct * cp + sf * st * sp
     out[1] = sf * ct * cp - cf * st * sp
     out[2] = cf * st * cp + sf * ct * sp
@@ -159,7 +255,7 @@ def euler_quaternion(theta, out):
 @kernel
 def quaternion_dcm(q, out):
     """``out`` (3×3) = P_{b/i} of the (not necessarily normalised) quaternion q = [w, x, y, z]."""
-    w, x, y, z = q[0], q[1], q[2], q[3]
+    w, x, y, z = unpack4(q)
     s = 2.0 / (w * w + x * x + y * y + z * z)
     out[0, 0] = 1.0 - s * (y * y + z * z)
     out[0, 1] = s * (x * y - w * z)
@@ -178,8 +274,8 @@ def quaternion_rate_into(q, omega, out):
 
     The second term (λ = 1 s⁻¹) keeps the norm at one without affecting the attitude.
     """
-    w, x, y, z = q[0], q[1], q[2], q[3]
-    p, r, s = omega[0], omega[1], omega[2]
+    w, x, y, z = unpack4(q)
+    p, r, s = unpack3(omega)
     lam = 1.0 - (w * w + x * x + y * y + z * z)
     out[0] = 0.5 * (-x * p - y * r - z * s) + lam * w
     out[1] = 0.5 * (w * p + y * s - z * r) + lam * x
@@ -232,13 +328,14 @@ def rotation_vector_into(R, out):
     """``out`` (3) = the rotation vector θ n (rad) of the DCM ``R`` (rotation by θ ∈ [0, π)
     about n): ``θ = atan2(|w|, (tr R - 1)/2)`` along ``w = vex(R - R^T)/2`` = sin θ n, accurate
     for the small rotations of a loop closure (``w`` itself below |w| = 1e-12)."""
-    wx = 0.5 * (R[2, 1] - R[1, 2])
-    wy = 0.5 * (R[0, 2] - R[2, 0])
-    wz = 0.5 * (R[1, 0] - R[0, 1])
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = unpack33(R)
+    wx = 0.5 * (r21 - r12)
+    wy = 0.5 * (r02 - r20)
+    wz = 0.5 * (r10 - r01)
     s = math.sqrt(wx * wx + wy * wy + wz * wz)
     f = 1.0
     if s >= 1e-12:
-        f = math.atan2(s, 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)) / s
+        f = math.atan2(s, 0.5 * (r00 + r11 + r22 - 1.0)) / s
     out[0] = wx * f
     out[1] = wy * f
     out[2] = wz * f
