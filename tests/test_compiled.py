@@ -132,14 +132,6 @@ def ground_tree() -> System:
     return s
 
 
-def test_ground_rooted_tree_matches_object_path():
-    engine = Engine(ground_tree())
-    assert engine.compiled is not None, engine.compiled_reason
-    rng = np.random.default_rng(11)
-    for k in range(4):
-        assert_same(engine, 0.7 * k, random_state(engine, rng), "ground tree")
-
-
 def tethered_pendulum(closure: type[LoopClosure] = LoopClosure) -> System:
     """A pendulum whose tip is tied to a ground port by a loop-closure spring-damper (one side
     of the cut on the Ground block), with a full K and D."""
@@ -160,21 +152,6 @@ def tethered_pendulum(closure: type[LoopClosure] = LoopClosure) -> System:
     s.connect("tether.right", "g.E")
     s.connect("tau.y", "arm.joint.tau")
     return s
-
-
-@pytest.mark.parametrize(
-    "build", [lambda: four_bar(1e5), lambda: chain_system(closure=True), tethered_pendulum],
-    ids=["four_bar", "floating_chain", "tether_to_ground"],
-)  # fmt: skip
-def test_loop_closures_run_compiled_and_match_object_path(build):
-    """A loop closure's wrenches enter the compiled sweep as known wrenches at its two ports:
-    a ground-rooted four-bar, a floating base with a closure back to it, a tether to ground."""
-    engine = Engine(build())
-    assert engine.compiled is not None, engine.compiled_reason
-    assert engine.compiled.closure_K.shape[0] == 1
-    rng = np.random.default_rng(21)
-    for k in range(4):
-        assert_same(engine, 0.2 * k, random_state(engine, rng), "closure")
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -256,12 +233,28 @@ def imposed_motion_system() -> System:
     return s
 
 
-def test_inverse_dynamics_blocks_match_object_path():
-    engine = Engine(imposed_motion_system())
+#: name -> (builder, number of loop closures)
+SYSTEMS = {
+    "ground_tree": (ground_tree, 0),
+    "four_bar": (lambda: four_bar(1e5), 1),
+    "floating_chain_closure": (lambda: chain_system(closure=True), 1),
+    "tether_to_ground": (tethered_pendulum, 1),
+    "imposed_motions": (imposed_motion_system, 0),
+}
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_systems_match_object_path(name):
+    """Compiled against object path on a Ground-rooted tree, on loop closures (their wrenches
+    enter the sweep as known wrenches at two ports: a ground-rooted four-bar, a floating base
+    with a closure back to it, a tether to the ground) and on inverse-dynamics blocks."""
+    build, closures = SYSTEMS[name]
+    engine = Engine(build())
     assert engine.compiled is not None, engine.compiled_reason
-    rng = np.random.default_rng(5)
+    assert engine.compiled.closure_K.shape[0] == closures
+    rng = np.random.default_rng(21)
     for k in range(4):
-        assert_same(engine, 0.4 * k, random_state(engine, rng), "imposed motions")
+        assert_same(engine, 0.3 * k, random_state(engine, rng), name)
 
 
 class DampedRevolute(RevoluteBody):
