@@ -80,12 +80,16 @@ def assert_same(engine: Engine, t: float, x: np.ndarray, what: str) -> None:
     assert err < 1e-12, f"{what}: compiled and object derivatives differ by {err:.3g}"
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_random_trees_match_object_path(seed):
-    system, spec = random_tree(seed)
+@pytest.mark.parametrize(
+    ("seed", "multi_dof"), [(s, False) for s in range(12)] + [(s, True) for s in range(8)]
+)
+def test_random_trees_match_object_path(seed, multi_dof):
+    """Random trees of revolute, prismatic and welded bodies, and (``multi_dof``) with spherical
+    and free joints too (quaternion coordinates, k = 3 and 6)."""
+    system, spec = random_tree(seed, multi_dof=multi_dof)
     engine = Engine(system)
     assert engine.compiled is not None, engine.compiled_reason
-    rng = np.random.default_rng(100 + seed)
+    rng = np.random.default_rng((200 if multi_dof else 100) + seed)
     for k in range(3):
         assert_same(engine, 0.1 * k, random_state(engine, rng), spec.describe())
 
@@ -152,17 +156,6 @@ def tethered_pendulum(closure: type[LoopClosure] = LoopClosure) -> System:
     s.connect("tether.right", "g.E")
     s.connect("tau.y", "arm.joint.tau")
     return s
-
-
-@pytest.mark.parametrize("seed", range(8))
-def test_spherical_and_free_joints_match_object_path(seed):
-    """Random trees with spherical and free joints (quaternion coordinates, k = 3 and 6)."""
-    system, spec = random_tree(seed, multi_dof=True)
-    engine = Engine(system)
-    assert engine.compiled is not None, engine.compiled_reason
-    rng = np.random.default_rng(200 + seed)
-    for k in range(3):
-        assert_same(engine, 0.1 * k, random_state(engine, rng), spec.describe())
 
 
 def test_multi_dof_trees_include_spherical_and_free_joints():

@@ -51,6 +51,7 @@ from ..blocks.kernels import (
     imposed_motion_map,
     inverse_effort_map,
     joint_acceleration,
+    joint_coordinates,
     prismatic_kinematics,
     quaternion_joint_kinematics,
     revolute_kinematics,
@@ -61,7 +62,7 @@ from ..blocks.kernels import (
     weld_kinematics,
 )
 from ..spatial.algebra import FloatArray
-from ..spatial.kernels import euler_dcm, euler_quaternion, kernel, quaternion_rate_into
+from ..spatial.kernels import euler_dcm, kernel, quaternion_rate_into
 from .loop_solver import (
     EO,
     LOOP_COLUMNS,
@@ -447,13 +448,7 @@ def tree_derivative(topo, child, model, mo, data, x, tau, ext, dx):
                 pv = tau[ti + 2 * nd : ti + 3 * nd]
                 uv = tau[ti + nd : ti + 2 * nd]
                 qv = qbuf[0:nq]
-                if kind == SPHERICAL:
-                    euler_quaternion(pv, qv)
-                elif kind == FREE:
-                    qv[0:3] = pv[0:3]
-                    euler_quaternion(pv[3:6], qv[3:7])
-                else:
-                    qv[0:nd] = pv
+                joint_coordinates(pv, qv)
             if kind == REVOLUTE:
                 revolute_kinematics(Gc[i], axis[i], qv[0], uv[0], twb, ipb, R[p], gr[i], e[i],
                                     twist[i], ip[i], R[i])  # fmt: skip

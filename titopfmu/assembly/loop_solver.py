@@ -98,9 +98,7 @@ class LoopLayout:
 
     def __init__(self, nodes: list[LoopNode], ranks: list[int], extras: list[int]) -> None:
         n = len(nodes)
-        for i, nd in enumerate(nodes):
-            if nd.has_parent and not (0 <= nd.parent < i):
-                raise ValueError(f"node {i}: parent {nd.parent} must be listed before it")
+        check_order(nodes)
         self.nodes = list(nodes)
         self.ranks = [int(r) for r in ranks]
         self.extras = [int(e) for e in extras]
@@ -127,6 +125,13 @@ class LoopLayout:
     def new_stacks(self) -> LoopStacks:
         """Zero-filled stacks for :func:`loop_sweep` (one set per concurrent user)."""
         return LoopStacks(self)
+
+
+def check_order(nodes: list[LoopNode]) -> None:
+    """Raise ValueError unless every node's parent is listed before it."""
+    for i, nd in enumerate(nodes):
+        if nd.has_parent and not (0 <= nd.parent < i):
+            raise ValueError(f"node {i}: parent {nd.parent} must be listed before it")
 
 
 def _scratch_size(q: int, r: int) -> int:
@@ -398,8 +403,8 @@ class TreeLoopSolver:
     """
 
     def __init__(self, nodes: list[LoopNode]) -> None:
+        check_order(nodes)
         self.nodes = nodes
-        LoopLayout(nodes, [0] * len(nodes), [0] * len(nodes))  # checks the order
         self.layout: LoopLayout | None = None
         self._shapes: list = []
         self._fill: list = []

@@ -40,6 +40,7 @@ from ..spatial.rotations import (
 from .base import ParameterError, as_vector, check_axis, check_dcm
 from .kernels import (
     free_coordinate_rate,
+    joint_coordinates,
     prismatic_kinematics,
     quaternion_joint_kinematics,
     revolute_kinematics,
@@ -281,7 +282,9 @@ class SphericalJoint(JointModel):
         return euler_from_dcm(dcm_from_quaternion(q))
 
     def coordinates_from_position(self, p):  # noqa: D102
-        return quaternion_from_euler(p)
+        q = np.empty(4)
+        joint_coordinates(np.asarray(p, dtype=float), q)
+        return q
 
 
 class FreeJoint(JointModel):
@@ -340,7 +343,9 @@ class FreeJoint(JointModel):
         return np.concatenate([q[0:3], euler_from_dcm(dcm_from_quaternion(q[3:7]))])
 
     def coordinates_from_position(self, p):  # noqa: D102
-        return np.concatenate([p[0:3], quaternion_from_euler(p[3:6])])
+        q = np.empty(7)
+        joint_coordinates(np.asarray(p, dtype=float), q)
+        return q
 
 
 def _finite_scalar(block: str, parameter: str, value: float) -> float:

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ..spatial.kernels import (
+    euler_quaternion,
     kernel,
     matrix_view,
     maxpy,
@@ -226,6 +227,22 @@ def quaternion_joint_kinematics(R_a0b, quat, r, u, twist_b, ip_b, R_bi, G, e, tw
     vadd(tw0, su, twist)
     mtv(R_ab, rb, ip)
     mm(R_bi, R_ab, R)
+
+
+@kernel
+def joint_coordinates(p, q):
+    """The configuration ``q`` (nq) of a joint from its position output ``p`` (k), the inverse
+    of the joint models' ``position_output``: ``q = p`` for a 1-dof joint, the quaternion of the
+    3-2-1 Euler angles p for a spherical joint (nq = 4), ``[r ; quaternion of p[3:6]]`` for a
+    free joint (nq = 7)."""
+    nq = q.shape[0]
+    if nq == 4:
+        euler_quaternion(p, q)
+    elif nq == 7:
+        q[0:3] = p[0:3]
+        euler_quaternion(p[3:6], q[3:7])
+    else:
+        q[:] = p
 
 
 @kernel
