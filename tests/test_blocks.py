@@ -175,6 +175,8 @@ def dense_map(res, has_parent, n_children):
     """``(M, c)`` of a block's loop map ``y = M u + c``, whatever container the block returns."""
     if isinstance(res, tuple):
         return np.asarray(res[0], dtype=float), np.asarray(res[1], dtype=float)
+    if isinstance(res, LoopMap):
+        return res.dense(has_parent, n_children)
     p, q = (6 if has_parent else 0), 6 * n_children
     ne = 0 if res.xc is None else len(res.xc)
     M = np.zeros((p + q + ne, p + q))

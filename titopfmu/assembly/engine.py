@@ -24,11 +24,11 @@ from scipy import integrate
 from ..blocks.base import TitopError
 from ..blocks.bodies import BodyBlock, Ground, ImposedMotionBody, JointBody
 from ..blocks.closure import LoopClosure
+from ..blocks.signals import JointSpringDamper
 from ..blocks.standalone import motion_vector
+from ..core.model import NativeTree, unsupported
 from ..spatial.algebra import FloatArray
-from ..spatial.kernels import COMPILED, NOT_COMPILED_REASON
 from ..spatial.rotations import euler_from_dcm
-from .compiled import CompiledTree, unsupported
 from .loop_solver import LoopSolution, LoopSolveError, TreeLoopSolver
 from .system import AssemblyError, System, split_port
 
@@ -222,18 +222,16 @@ class Engine:
         ]
         self.n_states = self.plan.n_states
         self.n_evaluations = 0
-        self._setup_compiled()
+        self._setup_native()
 
-    def _setup_compiled(self) -> None:
-        """The compiled derivative (:mod:`titopfmu.assembly.compiled`) when the system allows
-        it: ``self.compiled`` is then a :class:`CompiledTree`, else None and
-        ``self.compiled_reason`` says why."""
-        self.compiled: CompiledTree | None = None
-        self.compiled_reason = NOT_COMPILED_REASON
-        if COMPILED:
-            closures = [lc for lc, _ in self._loop_data.values()]
-            self.compiled_reason = unsupported(self.tree_blocks, closures)
-        if self.compiled_reason is not None or not self.tree_blocks:
+    def _setup_native(self) -> None:
+        """The core's evaluation (:mod:`titopfmu.core`) when every block is a built-in one:
+        ``self.native`` is then a :class:`~titopfmu.core.model.NativeTree`, else None and
+        ``self.native_reason`` says why (a user's block subclass runs the object path)."""
+        self.native: NativeTree | None = None
+        closures = [lc for lc, _ in self._loop_data.values()]
+        self.native_reason = unsupported(self.tree_blocks, closures)
+        if self.native_reason is not None or not self.tree_blocks:
             return
         parents = [
             (self.tree_index[self.parent_slot[b.name][0]], self.parent_slot[b.name][1])
@@ -243,33 +241,65 @@ class Engine:
         ]
         offsets = [self.plan.state_slices[b.name].start for b in self.tree_blocks]
         closures = [(lc, left, right) for lc, (left, right) in self._loop_data.values()]
-        ct = self.compiled = CompiledTree(self.tree_blocks, parents, offsets, closures)
-        self._compiled_data = ct.new_data()
+        nt = self.native = NativeTree(
+            self.tree_blocks, parents, offsets, closures, self._native_laws(), self.plan.n_states
+        )
+        self._native_data = nt.new_data()
         src = self.system._source
-        self._tau_src = [src[(self.tree_blocks[i].name, port)] for i, port, _ in ct.inputs]
-        self._ext_src = [src[(self.tree_blocks[i].name, e)] for i, e in ct.externals]
-        # the pre-loop signal pass without kinematics: a forward joint's motion [NaN, u, p]
-        # comes from its states, signal blocks run in order
+        names = [b.name for b in self.tree_blocks]
+        self._input_src = [(src[(names[i], port)], off, w) for i, port, w, off in nt.inputs]
+        self._input_src += [(src[(names[i], e)], off, 6) for i, e, off in nt.externals]
+        # the pre-loop signal pass without kinematics, restricted to the signal blocks the
+        # inputs need: a forward joint's motion [NaN, u, p] comes from its states
+        need = self._signal_blocks_needed([s for s, _, _ in self._input_src])
         self._signal_steps = [
             ("jm", b, self.plan.state_slices[b.name]) if kind == "kin" else (kind, b, None)
             for kind, b in self._varying
-            if kind == "sig" or (kind == "kin" and b.name in self.joint_outputs)
+            if (kind == "sig" and b.name in need)
+            or (kind == "kin" and b.name in self.joint_outputs and b.name in need)
         ]
         self._fixed_inputs = None
-        if all(s in self._constant_signals for s in self._tau_src + self._ext_src):
+        if all(s in self._constant_signals for s, _, _ in self._input_src):
             self._fixed_inputs = self._gather(self._constant_signals)
 
-    def _gather(self, sig: dict) -> tuple[FloatArray, FloatArray]:
-        """The compiled derivative's inputs (efforts or imposed motions, external wrenches) from
-        signal values."""
-        tau = np.concatenate([np.asarray(sig[s], dtype=float).reshape(-1) for s in self._tau_src]
-                             or [np.zeros(0)])  # fmt: skip
-        ext = np.zeros((len(self._ext_src), 6))
-        for j, s in enumerate(self._ext_src):
-            ext[j] = sig[s]
-        return tau, ext
+    def _native_laws(self) -> list:
+        """Joint spring-damper laws the core evaluates itself: a JointSpringDamper block
+        reading the motion of a 1-dof joint body and feeding the effort of a forward 1-dof
+        joint body, as (law block, source index, destination index)."""
+        blocks, src = self.system.blocks, self.system._source
+        laws = []
+        for i, b in enumerate(self.tree_blocks):
+            if not (isinstance(b, JointBody) and not b.inverse and b.joint.dof == 1):
+                continue
+            law = blocks[src[(b.name, "joint.tau")][0]]
+            if type(law) is not JointSpringDamper:
+                continue
+            sb, sp = src[(law.name, "m")]
+            s = blocks[sb]
+            if sp == "joint.m" and isinstance(s, JointBody) and s.joint.dof == 1:
+                laws.append((law, self.tree_index[sb], i))
+        return laws
 
-    def _compiled_inputs(self, t: float, x: FloatArray) -> tuple[FloatArray, FloatArray]:
+    def _signal_blocks_needed(self, sources: list) -> set[str]:
+        """Names of the blocks whose pre-loop outputs the signals ``sources`` depend on."""
+        need: set[str] = set()
+        stack = [s[0] for s in sources]
+        while stack:
+            name = stack.pop()
+            if name in need:
+                continue
+            need.add(name)
+            stack += [s[0] for _, s in self.inputs.get(name, [])]
+        return need
+
+    def _gather(self, sig: dict) -> FloatArray:
+        """The core's input vector from signal values."""
+        inp = np.empty(self.native.nin)
+        for s, off, w in self._input_src:
+            inp[off : off + w] = sig[s]
+        return inp
+
+    def _native_inputs(self, t: float, x: FloatArray) -> FloatArray:
         if self._fixed_inputs is not None:
             return self._fixed_inputs
         sig = self._constant_signals.copy()
@@ -375,20 +405,25 @@ class Engine:
     def derivative(self, t: float, x: FloatArray) -> FloatArray:
         """State derivative dx/dt at (t, x).
 
-        Runs compiled (:attr:`compiled`) when the system allows it; the object path gives the
+        Runs in the C core (:attr:`native`) when the system allows it; the object path gives the
         same values to rounding and is taken on any failure, to name the block at fault.
         """
-        ct = self.compiled
-        if ct is not None:
-            tau, ext = self._compiled_inputs(t, x)
+        nt = self.native
+        if nt is not None:
+            inputs = self._native_inputs(t, x)
             dx = np.empty(self.n_states)
             self.n_evaluations += 1
-            try:
-                if ct.derivative(x, tau, ext, dx, self._compiled_data) == -1:
-                    return dx
-            except (ArithmeticError, ValueError):
-                pass
+            if not nt.model.eval(self._native_data, t, x, inputs, False, dx):
+                return dx
         return self.object_derivative(t, x)
+
+    def jacobian(self, t: float, x: FloatArray) -> FloatArray:
+        """Exact ∂(dx/dt)/∂x at (t, x) (complex step in the core), with the inputs held at
+        their values at (t, x). Needs a system the core runs (:attr:`native`)."""
+        if self.native is None:
+            raise TitopError(f"no exact derivatives for this system: {self.native_reason}")
+        jx, _ = self.native.jacobian(t, np.asarray(x, dtype=float), self._native_inputs(t, x))
+        return jx
 
     def object_derivative(self, t: float, x: FloatArray) -> FloatArray:
         """dx/dt at (t, x) by the object blocks and :class:`TreeLoopSolver` (any system)."""

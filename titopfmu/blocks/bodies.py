@@ -51,13 +51,12 @@ from .joints import (
 from .kernels import (
     add_external_wrench,
     body_bias,
-    forward_joint_map,
     imposed_motion_map,
     inverse_effort_map,
     joint_acceleration,
+    joint_space_map,
     rigid_joint_map,
     root_kinematics,
-    root_map,
     root_state_rate,
 )
 from .loop_map import LoopMap
@@ -314,13 +313,9 @@ class RigidBody(BodyBlock):
             "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz",
         )  # fmt: skip
         self.D_inv = np.linalg.inv(self.D)
-        # constant part of the loop map: ẋ'_P = D^-1 (T W_C - h), ẋ'_C = τ_stack ẋ'_P
         n = self.n_children
-        # CC = τ_stack D^-1 T: dense with one child port, factored (rank 6) with more
-        self._CC = self.tau_stack @ self.D_inv @ self.T if n == 1 else None
-        self._U = self.tau_stack @ self.D_inv if n > 1 else None
-        self._V = self.T if n > 1 else None
-        self._XC = self.D_inv @ self.T if n else None
+        self._U = self.tau_stack if n else None  # ẋ'_C = τ ẋ'_P (eq. 14)
+        self._I6 = np.eye(6)
 
     def initial_state(self) -> FloatArray:
         return np.concatenate([self.position0, quaternion_from_euler(self.euler0), self.twist0])
@@ -334,13 +329,12 @@ class RigidBody(BodyBlock):
         return BodyKinematics(twist, ip, R, self.child_kinematics(twist, ip, R) if children else [])
 
     def loop_map(self, kin: BodyKinematics, signals) -> LoopMap:
-        """Eq. (11): ``ẋ'_P = D_P^-1 (Σ τ_{C_iP}^T W_C_i - h)``; child accelerations by τ_{C_iP}."""
-        xc = np.empty(6)
-        cC = np.empty(6 * self.n_children)
-        root_map(self.D_inv, self.bias(kin.twist, kin.R, signals), self.tau_stack, xc, cC)
-        if not self.n_children:
-            return LoopMap(xc=xc)
-        return LoopMap(CC=self._CC, U=self._U, V=self._V, cC=cC, XC=self._XC, xc=xc)
+        """Eq. (11) in the joint-space form, α = ẋ'_P: ``D_P α = Σ τ_{C_iP}^T W_C_i - h``; child
+        accelerations ``ẋ'_C = τ_{C_iP} α`` (eq. 14); the extra output is α."""
+        n = self.n_children
+        f0 = -self.bias(kin.twist, kin.R, signals)
+        return LoopMap(J=self.D, U=self._U, f0=f0, cC=np.zeros(6 * n) if n else None,
+                       XA=self._I6, xc=np.zeros(6))  # fmt: skip
 
     def respond(self, kin: BodyKinematics, signals, acc_p, w_c, full: bool = True) -> Response:
         """Eq. (11) at given child wrenches: ``ẋ'_P = D_P^-1 (Σ τ_{C_iP}^T W_C_i - h)``."""
@@ -482,19 +476,15 @@ class Ground(Block):
 class JointEquations:
     """The constants of a joint body's equations (eqs. 18-23 / 24-29), derived once.
 
-    ``S`` (6×k), ``J_inv`` = (S^T D_P S)^-1 (eq. 20), ``StD`` = S^T D_P, ``StT`` = S^T T (k×6n),
-    ``DS`` = D_P S, ``U`` = τ S (6n×k), ``alpha_C`` = J^-1 S^T T (q̈ w.r.t. the child wrenches),
-    ``Q`` = [-D Π ; α_P ; τ Π ; (Π^T T)^T] (the left factors of the loop map's G-dependent
-    blocks, with Π = 1 - S J^-1 S^T D and α_P = -J^-1 S^T D); for k = 1 also the floats and rows
+    ``S`` (6×k), ``J`` = S^T D_P S (eq. 20) and ``J_inv`` its inverse, ``StD`` = S^T D_P,
+    ``StT`` = S^T T (k×6n), ``U`` = τ S (6n×k), ``Ik`` = 1_k; for k = 1 also the floats and rows
     the scalar path of ``respond`` uses (``j_inv``, ``s`` = S[:, 0], ``rows``).
 
     One slotted record per block rather than a dozen block attributes: CPython keeps an
-    instance's attributes compact (a shared key table) only up to 29 of them; beyond, every
-    block carries its own 1.6 kB hash table, and on chains of hundreds of bodies reading it costs
-    cache misses at every evaluation (39.1 against 36.8 µs per body at 1000 bodies, one run).
+    instance's attributes compact (a shared key table) only up to 29 of them.
     """
 
-    __slots__ = ("S", "St", "StD", "StT", "J_inv", "j_inv", "s", "DS", "U", "alpha_C", "Q", "rows")
+    __slots__ = ("S", "St", "StD", "StT", "J", "J_inv", "j_inv", "s", "U", "Ik", "rows")
 
     def __init__(
         self, D: FloatArray, S: FloatArray, J_inv: FloatArray, T: FloatArray, tau: FloatArray
@@ -504,18 +494,13 @@ class JointEquations:
         self.S = S
         self.St = S.T.copy()
         self.StD = S.T @ D
+        self.J = self.StD @ S
         self.J_inv = J_inv
         self.j_inv = float(J_inv[0, 0]) if k == 1 else None
         self.s = S[:, 0].copy() if k == 1 else None
-        self.DS = D @ S
-        Pi = np.eye(6) - S @ J_inv @ self.StD
         self.U = tau @ S if n else None
-        self.alpha_C = J_inv @ S.T @ T if n else None
         self.StT = S.T @ T if n else None
-        rows = [-(D @ Pi), -J_inv @ self.StD]
-        if n:
-            rows += [tau @ Pi, (Pi.T @ T).T]
-        self.Q = np.vstack(rows)
+        self.Ik = np.eye(k)
         # for respond on floats when k = 1: the rows of S^T D and S^T T
         self.rows = (self.StD[0].copy(), self.StT[0].copy() if n else None) if k == 1 else None
 
@@ -625,19 +610,12 @@ class JointBody(BodyBlock):
         cP = np.empty(6)
         cC = np.empty(q)
         if k and not self.inverse:
-            alpha0 = np.empty(k)
-            QG = np.empty(c.Q.shape)
+            F, f0, CP = np.empty((k, 6)), np.empty(k), np.empty((q, 6))
             tau = np.asarray(signals["joint.tau"], dtype=float)
-            forward_joint_map(self.D, c.S, c.DS, c.J_inv, c.Q, ts, G, jk.e, h, tau, QG[0:6],
-                              QG[6 : 6 + k], QG[6 + k : 6 + k + q], QG[6 + k + q :], PP, cP, cC,
-                              alpha0)  # fmt: skip
-            XP = QG[6 : 6 + k]
-            if not n:
-                return LoopMap(PP=PP, cP=cP, XP=XP, xc=alpha0)
-            return LoopMap(
-                PP=PP, PC=QG[6 + k + q :].T, CP=QG[6 + k : 6 + k + q], U=c.U, V=c.alpha_C,
-                cP=cP, cC=cC, XP=XP, XC=c.alpha_C, xc=alpha0,
-            )  # fmt: skip
+            joint_space_map(self.D, c.StD, c.St, ts, G, jk.e, h, tau, PP, F, f0, cP, CP, cC)
+            return LoopMap(PP=PP, PC=CP.T if n else None, CP=CP if n else None, U=c.U, J=c.J,
+                           F=F, f0=f0, cP=cP, cC=cC if n else None, XA=c.Ik,
+                           xc=np.zeros(k))  # fmt: skip
         a0 = jk.e
         if k:
             a0 = np.empty(6)

@@ -274,42 +274,32 @@ def root_state_rate(x, R, twist, acc, out):
 
 
 @kernel
-def forward_joint_map(D, S, DS, J_inv, Q, ts, G, e, h, tau, DPG, XP, CP, PCt, PP, cP, cC,
-                      alpha0):  # fmt: skip
-    """Loop map of a forward joint body with k dof (eqs. 17-23 / 24-29).
+def joint_space_map(D, StD, St, ts, G, e, h, tau, PP, F, f0, cP, CP, cC):
+    """Loop map of a forward joint body with k dof in the joint-space form (eqs. 17-23 / 24-29).
 
-    The joint equation (22)/(28) ``q̈ = J^-1 (τ - S^T (D (G ẋ'_B + e) + h - T W_C))`` with
-    J = S^T D S (eq. 20) substituted into Newton-Euler (18)/(25). At zero loop inputs
-    ``alpha0`` = q̈ = J^-1 (τ - S^T (D e + h)), ``ẋ'_A = S α0 + e`` and ``W_P = G^T (-(D S) α0 -
-    (D e + h))``. ``Q G`` (Q's rows [6 ; k ; 6n ; 6n]) gives ``DPG`` = -D Π G (Π = 1 - S J^-1
-    S^T D, eq. 21), ``XP`` = α_P G (k×6), ``CP`` = τ Π G and ``PCt`` = PC^T = T^T Π G (6n×6
-    each); then ``PP = -G^T D Π G`` and ``cC = τ (S α0 + e)``. ``S`` (6×k), ``DS`` = D S,
-    ``J_inv`` = J^-1, ``tau`` (k) the effort, ``ts`` = the stacked τ_{C_i P} (6n×6).
+    With ``ẋ'_A = G ẋ'_B + e + S α`` (α = u̇), Newton-Euler (18)/(25) ``D ẋ'_A + h = W_{B/A,P} +
+    T W_C`` and the joint equation (19)/(26) ``S^T W_{B/A,P} = τ``:
+    ``J α = F ẋ'_B + U^T W_C + f0`` with J = S^T D S (eq. 20), ``F = -S^T D G``, U = τ S,
+    ``f0 = τ - S^T (D e + h)``; ``ẋ'_C = CP ẋ'_B + U α + cC`` with ``CP = τ G``, ``cC = τ e``;
+    ``W_P = -G^T W_{B/A,P} = PP ẋ'_B + F^T α + CP^T W_C + cP`` with ``PP = -G^T D G``,
+    ``cP = -G^T (D e + h)``. ``ts`` = the stacked τ_{C_i P} (6n×6); ``StD`` = S^T D, ``St`` = S^T.
     """
-    k = S.shape[1]
+    DG = np.empty((6, 6))
+    mm(D, G, DG)
+    mtm(G, DG, PP)
+    mneg(PP)
+    mm(StD, G, F)
+    mneg(F)
     r = np.empty(6)
     mv(D, e, r)
     vadd(r, h, r)  # D e + h
-    rhs = np.empty(k)
-    mtv(S, r, rhs)
-    vsub(tau, rhs, rhs)
-    mv(J_inv, rhs, alpha0)
-    a0 = np.empty(6)
-    mv(S, alpha0, a0)
-    vadd(a0, e, a0)
-    w0 = np.empty(6)
-    mv(DS, alpha0, w0)
-    vadd(w0, r, w0)
-    vneg(w0)
-    mm(Q[0:6], G, DPG)
-    mm(Q[6 : 6 + k], G, XP)
-    mtm(G, DPG, PP)
-    mtv(G, w0, cP)
-    q = ts.shape[0]
-    if q:
-        mm(Q[6 + k : 6 + k + q], G, CP)
-        mm(Q[6 + k + q : 6 + k + 2 * q], G, PCt)
-        mv(ts, a0, cC)
+    mv(St, r, f0)
+    vsub(tau, f0, f0)
+    mtv(G, r, cP)
+    vneg(cP)
+    if ts.shape[0]:
+        mm(ts, G, CP)
+        mv(ts, e, cC)
 
 
 @kernel
@@ -356,16 +346,6 @@ def imposed_motion_map(D, h, acc, ts, xc, cC):
     vadd(xc, h, xc)
     if ts.shape[0]:
         mv(ts, acc, cC)
-
-
-@kernel
-def root_map(D_inv, h, ts, xc, cC):
-    """Loop map of a root body (eq. 11): ``ẋ'_P = D_P^-1 (Σ τ_{C_iP}^T W_C_i - h)``; at zero child
-    wrenches ``xc = -D_P^-1 h`` and the child ports' accelerations ``cC = τ xc``."""
-    mv(D_inv, h, xc)
-    vneg(xc)
-    if ts.shape[0]:
-        mv(ts, xc, cC)
 
 
 # -- loop closure (closure.py) ---------------------------------------------------------------------

@@ -1,218 +1,92 @@
-"""Compiled kernels: the decorator, small matrix products, quaternion kinematics.
+"""Kernels of the object path: small matrix products, quaternion kinematics.
 
-The block equations are written once, as functions on float64 arrays that write their results
-into output arrays (:mod:`titopfmu.blocks.kernels`). :func:`kernel` compiles them with numba when
-it is installed (``cache=True``: the machine code is kept next to the source after the first
-run); the object blocks, the engine's compiled sweep (:mod:`titopfmu.assembly.compiled`) and the
-FMU slaves all call the same functions. Without numba, or in the run-time copy inside an FMU
-(no JIT at instantiation; numba is not required in the importer's environment), the very same
-functions run as plain Python, and the products below are numpy calls.
-
-``TITOPFMU_JIT=0`` in the environment turns compilation off (for debugging).
+The object blocks (:mod:`titopfmu.blocks`) and the Python FMU slaves evaluate the block
+equations with these functions on float64 arrays (:mod:`titopfmu.blocks.kernels`). The engine
+runs the same equations in the C core (:mod:`titopfmu.core`, ``csrc/``) for every system of
+built-in blocks; the tests hold both to rounding.
 """
 
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
-
-try:  # numba is a dependency of titopfmu, but not of the FMUs' run-time copy
-    import numba
-except ImportError:  # pragma: no cover - exercised in the FMUs' fresh-venv test
-    numba = None
-
-#: Whether the kernels are compiled: numba is importable, this is titopfmu itself (not an FMU's
-#: run-time copy, whose package name starts with ``_titopfmu_``) and ``TITOPFMU_JIT`` is not 0.
-COMPILED: bool = (
-    numba is not None
-    and __name__.startswith("titopfmu.")
-    and os.environ.get("TITOPFMU_JIT", "1") != "0"
-)
-#: Why the kernels are not compiled (None when they are).
-NOT_COMPILED_REASON: str | None = (
-    None if COMPILED
-    else "numba is not installed" if numba is None
-    else "TITOPFMU_JIT=0 in the environment" if __name__.startswith("titopfmu.")
-    else "run-time copy of titopfmu inside an FMU"
-)  # fmt: skip
 
 
 def kernel(fn):
-    """Compile ``fn`` with numba (no Python objects, cached on disk) when :data:`COMPILED`."""
-    if COMPILED:
-        return numba.njit(cache=True, nogil=True)(fn)
+    """Mark ``fn`` as a kernel of the object path: a function on float64 arrays writing into
+    output arrays, run by the Python interpreter (the C core, :mod:`titopfmu.core`, is what runs
+    compiled)."""
     return fn
 
 
-if COMPILED:
-
-    @kernel
-    def matrix_view(v, rows, cols):
-        """The 1-D array ``v`` (at least rows×cols values) seen as a row-major rows×cols matrix,
-        without copy (numba's ``reshape`` needs a contiguous type and costs ~15 ns a call; this
-        costs none)."""
-        s = v.strides[0]
-        return as_strided(v, shape=(rows, cols), strides=(cols * s, s))
-
-else:
-
-    def matrix_view(v, rows, cols):
-        """The 1-D array ``v`` (at least rows×cols values) seen as a row-major rows×cols matrix,
-        without copy (in Python ``reshape`` costs ~0.3 µs, numpy's ``as_strided`` ~4 µs)."""
-        return v[: rows * cols].reshape(rows, cols)
+def matrix_view(v, rows, cols):
+    """The 1-D array ``v`` (at least rows×cols values) seen as a row-major rows×cols matrix,
+    without copy."""
+    return v[: rows * cols].reshape(rows, cols)
 
 
 # -- products and sums on small dense arrays: explicit loops compiled, numpy otherwise ----------
 
-if COMPILED:
 
-    @kernel
-    def mv(a, v, out):
-        """``out = a v``."""
-        for i in range(a.shape[0]):
-            s = 0.0
-            for j in range(a.shape[1]):
-                s += a[i, j] * v[j]
-            out[i] = s
+def mv(a, v, out):
+    """``out = a v``."""
+    np.dot(a, v, out=out)
 
-    @kernel
-    def mtv(a, v, out):
-        """``out = a^T v``."""
-        for j in range(a.shape[1]):
-            out[j] = 0.0
-        for i in range(a.shape[0]):
-            vi = v[i]
-            for j in range(a.shape[1]):
-                out[j] += a[i, j] * vi
 
-    @kernel
-    def mm(a, b, out):
-        """``out = a b``."""
-        n, m = a.shape
-        p = b.shape[1]
-        for i in range(n):
-            for j in range(p):
-                s = 0.0
-                for k in range(m):
-                    s += a[i, k] * b[k, j]
-                out[i, j] = s
+def mtv(a, v, out):
+    """``out = a^T v``."""
+    np.dot(a.T, v, out=out)
 
-    @kernel
-    def mtm(a, b, out):
-        """``out = a^T b``."""
-        n, m = a.shape
-        p = b.shape[1]
-        for i in range(m):
-            for j in range(p):
-                s = 0.0
-                for k in range(n):
-                    s += a[k, i] * b[k, j]
-                out[i, j] = s
 
-    @kernel
-    def unpack3(a):
-        """The values of ``a`` (3) as scalars (a tuple)."""
-        return a[0], a[1], a[2]
+def mm(a, b, out):
+    """``out = a b``."""
+    np.dot(a, b, out=out)
 
-    @kernel
-    def unpack4(a):
-        """The values of ``a`` (4) as scalars (a tuple)."""
-        return a[0], a[1], a[2], a[3]
 
-    @kernel
-    def unpack6(a):
-        """The values of ``a`` (6) as scalars (a tuple)."""
-        return a[0], a[1], a[2], a[3], a[4], a[5]
+def mtm(a, b, out):
+    """``out = a^T b``."""
+    np.dot(a.T, b, out=out)
 
-    @kernel
-    def unpack33(m):
-        """The values of the 3×3 ``m`` as scalars, row by row (a tuple)."""
-        return m[0, 0], m[0, 1], m[0, 2], m[1, 0], m[1, 1], m[1, 2], m[2, 0], m[2, 1], m[2, 2]
 
-    @kernel
-    def vadd(a, b, out):
-        """``out = a + b`` (1-D)."""
-        for i in range(out.shape[0]):
-            out[i] = a[i] + b[i]
+def unpack3(a):
+    """The values of ``a`` as Python floats (a list): the scalar arithmetic that follows is
+    several times faster on them than on numpy's scalars."""
+    return a.tolist()
 
-    @kernel
-    def vsub(a, b, out):
-        """``out = a - b`` (1-D)."""
-        for i in range(out.shape[0]):
-            out[i] = a[i] - b[i]
 
-    @kernel
-    def vneg(a):
-        """``a = -a`` in place (1-D)."""
-        for i in range(a.shape[0]):
-            a[i] = -a[i]
+unpack4 = unpack6 = unpack3
 
-    @kernel
-    def maxpy(a, x, b, out):
-        """``out = a + x b`` (2-D, x a scalar)."""
-        for i in range(out.shape[0]):
-            for j in range(out.shape[1]):
-                out[i, j] = a[i, j] + x * b[i, j]
 
-    @kernel
-    def mneg(a):
-        """``a = -a`` in place (2-D)."""
-        for i in range(a.shape[0]):
-            for j in range(a.shape[1]):
-                a[i, j] = -a[i, j]
+def unpack33(m):
+    """The values of the 3×3 ``m`` as Python floats, row by row (a list)."""
+    return m.ravel().tolist()
 
-else:
 
-    def mv(a, v, out):
-        """``out = a v``."""
-        np.dot(a, v, out=out)
+def vadd(a, b, out):
+    """``out = a + b`` (1-D)."""
+    np.add(a, b, out=out)
 
-    def mtv(a, v, out):
-        """``out = a^T v``."""
-        np.dot(a.T, v, out=out)
 
-    def mm(a, b, out):
-        """``out = a b``."""
-        np.dot(a, b, out=out)
+def vsub(a, b, out):
+    """``out = a - b`` (1-D)."""
+    np.subtract(a, b, out=out)
 
-    def mtm(a, b, out):
-        """``out = a^T b``."""
-        np.dot(a.T, b, out=out)
 
-    def unpack3(a):
-        """The values of ``a`` as Python floats (a list): the scalar arithmetic that follows is
-        several times faster on them than on numpy's scalars."""
-        return a.tolist()
+def vneg(a):
+    """``a = -a`` in place (1-D)."""
+    np.negative(a, out=a)
 
-    unpack4 = unpack6 = unpack3
 
-    def unpack33(m):
-        """The values of the 3×3 ``m`` as Python floats, row by row (a list)."""
-        return m.ravel().tolist()
+def maxpy(a, x, b, out):
+    """``out = a + x b`` (2-D, x a scalar)."""
+    np.multiply(b, x, out=out)
+    out += a
 
-    def vadd(a, b, out):
-        """``out = a + b`` (1-D)."""
-        np.add(a, b, out=out)
 
-    def vsub(a, b, out):
-        """``out = a - b`` (1-D)."""
-        np.subtract(a, b, out=out)
-
-    def vneg(a):
-        """``a = -a`` in place (1-D)."""
-        np.negative(a, out=a)
-
-    def maxpy(a, x, b, out):
-        """``out = a + x b`` (2-D, x a scalar)."""
-        np.multiply(b, x, out=out)
-        out += a
-
-    def mneg(a):
-        """``a = -a`` in place (2-D)."""
-        np.negative(a, out=a)
+def mneg(a):
+    """``a = -a`` in place (2-D)."""
+    np.negative(a, out=a)
 
 
 # -- quaternions ----------------------------------------------------------------------------------

@@ -1,19 +1,15 @@
-"""The engine's compiled derivative (titopfmu.assembly.compiled) against its object path.
+"""The engine's derivative in the C core (titopfmu.core) against its object path.
 
-Both run the same block kernels (titopfmu.blocks.kernels); the compiled sweep lays them over
-stacked arrays and solves the loop on stacked maps, the object path goes through the blocks'
-LoopMap objects and TreeLoopSolver. They must agree to rounding on every system the compiled
-path accepts; systems it does not accept must say why and run the object path. The references
-of the physics itself are elsewhere (test_pinocchio.py runs the engine, hence the compiled path,
-against Pinocchio's ABA).
+The core solves the loop in the articulated-inertia form in C; the object path evaluates the
+Python blocks (titopfmu.blocks.kernels) and solves the loop on their LoopMap objects with
+TreeLoopSolver. They must agree to rounding on every system the core accepts; systems it does
+not accept must say why and run the object path. The references of the physics itself are
+elsewhere (test_pinocchio.py and test_stability.py run the engine, hence the core, against
+Pinocchio's ABA).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -42,11 +38,8 @@ from titopfmu import (
     TimeFunction,
     WeldedBody,
 )
-from titopfmu.assembly.compiled import CompiledTree
+from titopfmu.core.model import NativeTree
 from titopfmu.examples.balloon import build_balloon
-from titopfmu.spatial.kernels import COMPILED
-
-pytestmark = pytest.mark.skipif(not COMPILED, reason="numba not installed: no compiled path")
 
 
 @pytest.fixture(autouse=True)
@@ -68,16 +61,16 @@ def random_state(engine: Engine, rng: np.random.Generator) -> np.ndarray:
 
 
 def assert_same(engine: Engine, t: float, x: np.ndarray, what: str) -> None:
-    """The compiled derivative (called directly: Engine.derivative would fall back to the object
+    """The core's derivative (called directly: Engine.derivative would fall back to the object
     path on a failure) equals Engine.derivative and the object path."""
-    ct: CompiledTree = engine.compiled
-    tau, ext = engine._compiled_inputs(t, x)
+    nt: NativeTree = engine.native
     fast = np.empty(engine.n_states)
-    assert ct.derivative(x, tau, ext, fast, engine._compiled_data) == -1, what
+    r = nt.derivative(t, x, engine._native_inputs(t, x), fast, engine._native_data)
+    assert r == 0, (what, r)
     np.testing.assert_array_equal(engine.derivative(t, x), fast)
     ref = engine.object_derivative(t, x)
     err = np.max(np.abs(fast - ref)) / max(1.0, np.max(np.abs(ref)))
-    assert err < 1e-12, f"{what}: compiled and object derivatives differ by {err:.3g}"
+    assert err < 1e-12, f"{what}: core and object derivatives differ by {err:.3g}"
 
 
 @pytest.mark.parametrize(
@@ -88,7 +81,7 @@ def test_random_trees_match_object_path(seed, multi_dof):
     and free joints too (quaternion coordinates, k = 3 and 6)."""
     system, spec = random_tree(seed, multi_dof=multi_dof)
     engine = Engine(system)
-    assert engine.compiled is not None, engine.compiled_reason
+    assert engine.native is not None, engine.native_reason
     rng = np.random.default_rng((200 if multi_dof else 100) + seed)
     for k in range(3):
         assert_same(engine, 0.1 * k, random_state(engine, rng), spec.describe())
@@ -96,7 +89,7 @@ def test_random_trees_match_object_path(seed, multi_dof):
 
 def test_balloon_matches_object_path():
     engine = Engine(build_balloon())
-    assert engine.compiled is not None
+    assert engine.native is not None
     rng = np.random.default_rng(7)
     for k in range(5):
         assert_same(engine, 0.3 * k, random_state(engine, rng), "balloon")
@@ -238,13 +231,13 @@ SYSTEMS = {
 
 @pytest.mark.parametrize("name", SYSTEMS)
 def test_systems_match_object_path(name):
-    """Compiled against object path on a Ground-rooted tree, on loop closures (their wrenches
+    """Core against object path on a Ground-rooted tree, on loop closures (their wrenches
     enter the sweep as known wrenches at two ports: a ground-rooted four-bar, a floating base
     with a closure back to it, a tether to the ground) and on inverse-dynamics blocks."""
     build, closures = SYSTEMS[name]
     engine = Engine(build())
-    assert engine.compiled is not None, engine.compiled_reason
-    assert engine.compiled.closure_K.shape[0] == closures
+    assert engine.native is not None, engine.native_reason
+    assert engine.native.model_closures == closures
     rng = np.random.default_rng(21)
     for k in range(4):
         assert_same(engine, 0.3 * k, random_state(engine, rng), name)
@@ -255,7 +248,7 @@ class DampedRevolute(RevoluteBody):
 
 
 def test_unsupported_systems_say_why_and_run_the_object_path():
-    """Block types the compiled sweep does not know (a user's subclass may change any
+    """Block types the core does not know (a user's subclass may change any
     equation) run the object path."""
     system, _ = random_tree(3)
     system.add(DampedRevolute("extra", 1.0, np.diag([0.1, 0.2, 0.3]), com=(0.0, -0.3, 0.0)),
@@ -265,8 +258,8 @@ def test_unsupported_systems_say_why_and_run_the_object_path():
     system.connect("g.A", "extra.P")
     system.connect("extra_tau.y", "extra.joint.tau")
     engine = Engine(system)
-    assert engine.compiled is None
-    assert "DampedRevolute" in engine.compiled_reason, engine.compiled_reason
+    assert engine.native is None
+    assert "DampedRevolute" in engine.native_reason, engine.native_reason
     x = random_state(engine, np.random.default_rng(0))
     assert np.array_equal(engine.derivative(0.3, x), engine.object_derivative(0.3, x))
 
@@ -281,8 +274,8 @@ class StifferClosure(LoopClosure):
 
 def test_a_users_loop_closure_runs_the_object_path():
     engine = Engine(tethered_pendulum(StifferClosure))
-    assert engine.compiled is None
-    assert "StifferClosure" in engine.compiled_reason, engine.compiled_reason
+    assert engine.native is None
+    assert "StifferClosure" in engine.native_reason, engine.native_reason
     plain = Engine(tethered_pendulum())
     x = random_state(engine, np.random.default_rng(1))
     assert not np.allclose(engine.derivative(0.0, x), plain.derivative(0.0, x))
@@ -306,42 +299,14 @@ def test_work_buffer_is_rewritten_each_evaluation(build):
     """No value of one evaluation leaks into the next: a buffer filled with NaN (or huge
     values) gives the same derivative as a fresh one."""
     engine = Engine(build())
-    ct: CompiledTree = engine.compiled
+    nt: NativeTree = engine.native
     x = random_state(engine, np.random.default_rng(2))
-    tau, ext = engine._compiled_inputs(0.2, x)
+    inputs = engine._native_inputs(0.2, x)
     out = []
     for fill in (0.0, np.nan, 1e300):
-        data = np.full(ct.data_size, fill)
+        data = np.full(nt.data_size, fill)
         dx = np.empty(engine.n_states)
-        assert ct.derivative(x, tau, ext, dx, data) == -1
+        assert nt.derivative(0.2, x, inputs, dx, data) == 0
         out.append(dx)
     np.testing.assert_array_equal(out[0], out[1])
     np.testing.assert_array_equal(out[0], out[2])
-
-
-UNCOMPILED = r"""
-import json, sys, warnings
-import numpy as np
-warnings.simplefilter("ignore")
-from titopfmu.spatial.kernels import COMPILED
-from titopfmu import Engine
-from titopfmu.examples.balloon import build_balloon
-x = np.array(json.loads(sys.argv[1]))
-e = Engine(build_balloon())
-print(json.dumps({"compiled": COMPILED, "has_tree": e.compiled is not None,
-                  "dx": e.derivative(0.5, x).tolist()}))
-"""
-
-
-def test_kernels_uncompiled_give_the_same_numbers():
-    """TITOPFMU_JIT=0 (the mode of the FMUs' run-time copy): the kernels run as Python."""
-    engine = Engine(build_balloon())
-    x = random_state(engine, np.random.default_rng(5))
-    env = dict(os.environ, TITOPFMU_JIT="0")
-    out = subprocess.run([sys.executable, "-c", UNCOMPILED, json.dumps(x.tolist())], env=env,
-                         capture_output=True, text=True, timeout=300, check=True)  # fmt: skip
-    got = json.loads(out.stdout)
-    assert got["compiled"] is False and got["has_tree"] is False
-    ref = engine.derivative(0.5, x)
-    err = np.max(np.abs(np.array(got["dx"]) - ref)) / np.max(np.abs(ref))
-    assert err < 1e-12, err

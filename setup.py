@@ -1,0 +1,48 @@
+"""Build of the C core's Python extension (the rest of the metadata is in pyproject.toml).
+
+``pip install`` compiles ``titopfmu/core/csrc`` (C99, libm) into ``titopfmu.core._titop`` with
+the compiler Python was built with. A failed compile stops the install with the compiler's own
+message and what to install.
+"""
+
+import os
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+CSRC = os.path.join("titopfmu", "core", "csrc")
+
+
+class BuildCore(build_ext):
+    """build_ext that says what to install when the C compiler is missing or fails."""
+
+    def run(self):
+        try:
+            super().run()
+        except Exception as exc:  # distutils raises several types (CompileError, PlatformError..)
+            sys.stderr.write(
+                "\n*** titopfmu: could not compile its C core (titopfmu/core/csrc). It needs a C99 "
+                "compiler and the Python headers:\n"
+                "***   Debian/Ubuntu: apt-get install gcc python3-dev\n"
+                "***   Fedora: dnf install gcc python3-devel;  macOS: xcode-select --install;\n"
+                "***   Windows: Microsoft C++ Build Tools.\n"
+                f"*** The compiler said: {exc}\n\n"
+            )
+            raise
+
+
+flags = [] if sys.platform == "win32" else ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"]
+core = Extension(
+    "titopfmu.core._titop",
+    sources=[os.path.join(CSRC, f) for f in ("_titop.c", "titop_double.c", "titop_complex.c")],
+    include_dirs=[CSRC],
+    depends=[
+        os.path.join(CSRC, f)
+        for f in ("titop.h", "titop_core.c", "titop_spatial.h", "titop_scalar.h")
+    ],
+    extra_compile_args=flags,
+    libraries=[] if sys.platform == "win32" else ["m"],
+)
+
+setup(ext_modules=[core], cmdclass={"build_ext": BuildCore})

@@ -1,0 +1,424 @@
+/*
+ * _titop.c -- the CPython extension around the core (titopfmu.core._titop).
+ *
+ * A thin adapter: a Model object owns one titop_model (built from flat arrays by
+ * titopfmu.core.model), and its methods pass caller-owned buffers (numpy arrays, through the
+ * buffer protocol) to the core. No physics here. Plain C API (no numpy headers, no cffi): it
+ * builds with nothing but a C compiler and the Python headers.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+#include "titop.h"
+
+#define BODY_INTS 11
+#define BODY_DOUBLES 31
+#define CLOSURE_DOUBLES 72
+
+typedef struct {
+    PyObject_HEAD
+    titop_model m;
+    void *mem;
+    size_t data_size;
+} ModelObject;
+
+/* A contiguous buffer of at least n items of `itemsize` bytes, writable or not. */
+static int get_buffer(PyObject *obj, Py_buffer *view, Py_ssize_t n, Py_ssize_t itemsize,
+                      int writable, const char *what)
+{
+    if (PyObject_GetBuffer(obj, view, writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0)
+        return -1;
+    if (view->len < n * itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd bytes, %zd needed", what, view->len,
+                     n * itemsize);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+static void Model_dealloc(ModelObject *self)
+{
+    PyMem_Free(self->mem);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"body_ints", "body_doubles", "port_ints", "port_doubles",
+                             "ext_ints", "ext_doubles", "closure_ints", "closure_doubles",
+                             "law_ints", "law_doubles", "nx", "nin", NULL};
+    Py_buffer b[10];
+    int nx, nin;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*y*y*y*y*y*y*y*y*ii", kwlist, &b[0], &b[1],
+                                     &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8], &b[9],
+                                     &nx, &nin))
+        return -1;
+    int ok = -1;
+    Py_ssize_t nb = b[0].len / (BODY_INTS * (Py_ssize_t)sizeof(int));
+    Py_ssize_t np_ = b[2].len / (2 * (Py_ssize_t)sizeof(int));
+    Py_ssize_t ne = b[4].len / (2 * (Py_ssize_t)sizeof(int));
+    Py_ssize_t nc = b[6].len / (2 * (Py_ssize_t)sizeof(int));
+    Py_ssize_t nl = b[8].len / (2 * (Py_ssize_t)sizeof(int));
+    if (b[1].len != nb * BODY_DOUBLES * (Py_ssize_t)sizeof(double) ||
+        b[3].len != np_ * 3 * (Py_ssize_t)sizeof(double) ||
+        b[5].len != ne * 3 * (Py_ssize_t)sizeof(double) ||
+        b[7].len != nc * CLOSURE_DOUBLES * (Py_ssize_t)sizeof(double) ||
+        b[9].len != nl * 3 * (Py_ssize_t)sizeof(double)) {
+        PyErr_SetString(PyExc_ValueError, "inconsistent model arrays");
+        goto done;
+    }
+    size_t size = nb * sizeof(titop_body) + np_ * sizeof(titop_port) + ne * sizeof(titop_ext) +
+                  nc * sizeof(titop_closure) + nl * sizeof(titop_law) + 1;
+    PyMem_Free(self->mem);
+    self->mem = PyMem_Calloc(1, size);
+    if (!self->mem) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    titop_model *m = &self->m;
+    char *p = self->mem;
+    m->bodies = (titop_body *)p;
+    p += nb * sizeof(titop_body);
+    m->ports = (titop_port *)p;
+    p += np_ * sizeof(titop_port);
+    m->exts = (titop_ext *)p;
+    p += ne * sizeof(titop_ext);
+    m->closures = (titop_closure *)p;
+    p += nc * sizeof(titop_closure);
+    m->laws = (titop_law *)p;
+    m->nbodies = (int)nb;
+    m->nports = (int)np_;
+    m->nexts = (int)ne;
+    m->nclosures = (int)nc;
+    m->nlaws = (int)nl;
+    m->nx = nx;
+    m->nin = nin;
+    const int *bi = b[0].buf;
+    const double *bd = b[1].buf;
+    for (Py_ssize_t i = 0; i < nb; i++, bi += BODY_INTS, bd += BODY_DOUBLES) {
+        titop_body *B = &m->bodies[i];
+        B->kind = bi[0];
+        B->inverse = bi[1];
+        B->parent = bi[2];
+        B->slot = bi[3];
+        B->port0 = bi[4];
+        B->nports = bi[5];
+        B->ext0 = bi[6];
+        B->next = bi[7];
+        B->x0 = bi[8];
+        B->in0 = bi[9];
+        B->pm0 = bi[10];
+        B->mass = bd[0];
+        memcpy(B->com, bd + 1, 3 * sizeof(double));
+        memcpy(B->inertia, bd + 4, 9 * sizeof(double));
+        memcpy(B->gravity, bd + 13, 3 * sizeof(double));
+        memcpy(B->axis, bd + 16, 3 * sizeof(double));
+        memcpy(B->R0, bd + 19, 9 * sizeof(double));
+        memcpy(B->pos, bd + 28, 3 * sizeof(double));
+    }
+    for (Py_ssize_t j = 0; j < np_; j++) {
+        memcpy(m->ports[j].pc, (const double *)b[3].buf + 3 * j, 3 * sizeof(double));
+        m->ports[j].child = ((const int *)b[2].buf)[2 * j];
+        m->ports[j].w0 = ((const int *)b[2].buf)[2 * j + 1];
+    }
+    for (Py_ssize_t j = 0; j < ne; j++) {
+        memcpy(m->exts[j].point, (const double *)b[5].buf + 3 * j, 3 * sizeof(double));
+        m->exts[j].inertial = ((const int *)b[4].buf)[2 * j];
+        m->exts[j].w0 = ((const int *)b[4].buf)[2 * j + 1];
+    }
+    for (Py_ssize_t j = 0; j < nc; j++) {
+        const double *d = (const double *)b[7].buf + CLOSURE_DOUBLES * j;
+        m->closures[j].left = ((const int *)b[6].buf)[2 * j];
+        m->closures[j].right = ((const int *)b[6].buf)[2 * j + 1];
+        memcpy(m->closures[j].K, d, 36 * sizeof(double));
+        memcpy(m->closures[j].Dm, d + 36, 36 * sizeof(double));
+    }
+    for (Py_ssize_t j = 0; j < nl; j++) {
+        const double *d = (const double *)b[9].buf + 3 * j;
+        m->laws[j].src = ((const int *)b[8].buf)[2 * j];
+        m->laws[j].dst = ((const int *)b[8].buf)[2 * j + 1];
+        m->laws[j].k = d[0];
+        m->laws[j].d = d[1];
+        m->laws[j].qref = d[2];
+    }
+    int bad_body;
+    char msg[200];
+    if (titop_model_init(m, &bad_body, msg, sizeof msg) != TITOP_OK) {
+        PyObject *e = Py_BuildValue("(si)", msg, bad_body);
+        PyErr_SetObject(PyExc_ValueError, e);
+        Py_XDECREF(e);
+        goto done;
+    }
+    self->data_size = titop_data_size(m);
+    ok = 0;
+done:
+    for (int k = 0; k < 10; k++)
+        PyBuffer_Release(&b[k]);
+    return ok;
+}
+
+static PyObject *status_result(int st, int bad_body)
+{
+    if (st == TITOP_OK)
+        return PyLong_FromLong(0);
+    return Py_BuildValue("(ii)", st, bad_body);
+}
+
+/* eval(data, t, x, inputs, full, dx or None) -> 0 or (status, body) */
+static PyObject *Model_eval(ModelObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "eval(data, t, x, inputs, full, dx)");
+        return NULL;
+    }
+    titop_model *m = &self->m;
+    double t = PyFloat_AsDouble(args[1]);
+    if (t == -1.0 && PyErr_Occurred())
+        return NULL;
+    int full = PyObject_IsTrue(args[4]);
+    Py_buffer vd, vx, vi, vdx;
+    int have_dx = args[5] != Py_None;
+    if (get_buffer(args[0], &vd, (Py_ssize_t)self->data_size, sizeof(double), 1, "data") < 0)
+        return NULL;
+    if (get_buffer(args[2], &vx, m->nx, sizeof(double), 0, "x") < 0)
+        goto e1;
+    if (get_buffer(args[3], &vi, m->nin, sizeof(double), 0, "inputs") < 0)
+        goto e2;
+    if (have_dx && get_buffer(args[5], &vdx, m->nx, sizeof(double), 1, "dx") < 0)
+        goto e3;
+    int bad_body;
+    int st = titop_eval(m, vd.buf, t, vx.buf, vi.buf, full, have_dx ? vdx.buf : NULL, &bad_body);
+    if (have_dx)
+        PyBuffer_Release(&vdx);
+    PyBuffer_Release(&vi);
+    PyBuffer_Release(&vx);
+    PyBuffer_Release(&vd);
+    return status_result(st, bad_body);
+e3:
+    PyBuffer_Release(&vi);
+e2:
+    PyBuffer_Release(&vx);
+e1:
+    PyBuffer_Release(&vd);
+    return NULL;
+}
+
+/* jacobian(zwork, t, x, inputs, jx or None, jin or None) -> 0 or (status, body): the matrices
+   ∂dx/∂x (nx x nx) and ∂dx/∂inputs (nx x nin), row-major, column by column by complex step. */
+static PyObject *Model_jacobian(ModelObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "jacobian(zwork, t, x, inputs, jx, jin)");
+        return NULL;
+    }
+    titop_model *m = &self->m;
+    double t = PyFloat_AsDouble(args[1]);
+    if (t == -1.0 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t zsize = 2 * ((Py_ssize_t)self->data_size + 2 * m->nx + m->nin);
+    Py_buffer vz, vx, vi, vjx, vji;
+    int hx = args[4] != Py_None, hi = args[5] != Py_None;
+    int st = TITOP_OK, bad_body = -1, n = m->nx, ni = m->nin;
+    if (get_buffer(args[0], &vz, zsize, sizeof(double), 1, "zwork") < 0)
+        return NULL;
+    if (get_buffer(args[2], &vx, n, sizeof(double), 0, "x") < 0)
+        goto e1;
+    if (get_buffer(args[3], &vi, ni, sizeof(double), 0, "inputs") < 0)
+        goto e2;
+    if (hx && get_buffer(args[4], &vjx, (Py_ssize_t)n * n, sizeof(double), 1, "jx") < 0)
+        goto e3;
+    if (hi && get_buffer(args[5], &vji, (Py_ssize_t)n * ni, sizeof(double), 1, "jin") < 0)
+        goto e4;
+    double *dir = PyMem_Calloc((size_t)(n + ni) + 1, sizeof(double));
+    double *col = PyMem_Calloc((size_t)n + 1, sizeof(double));
+    if (!dir || !col) {
+        PyMem_Free(dir);
+        PyMem_Free(col);
+        PyErr_NoMemory();
+        goto e5;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (int c = 0; c < (hx ? n : 0) + (hi ? ni : 0) && st == TITOP_OK; c++) {
+        int is_x = hx && c < n;
+        int k = is_x ? c : c - (hx ? n : 0);
+        double *vxd = dir, *vid = dir + n;
+        (is_x ? vxd : vid)[k] = 1.0;
+        st = titop_derivative_jvp(m, vz.buf, t, vx.buf, vi.buf, vxd, vid, col, &bad_body);
+        (is_x ? vxd : vid)[k] = 0.0;
+        double *J = is_x ? vjx.buf : vji.buf;
+        int w = is_x ? n : ni;
+        for (int r = 0; r < n; r++)
+            J[(size_t)r * w + k] = col[r];
+    }
+    Py_END_ALLOW_THREADS
+    PyMem_Free(dir);
+    PyMem_Free(col);
+    if (hi)
+        PyBuffer_Release(&vji);
+    if (hx)
+        PyBuffer_Release(&vjx);
+    PyBuffer_Release(&vi);
+    PyBuffer_Release(&vx);
+    PyBuffer_Release(&vz);
+    return status_result(st, bad_body);
+e5:
+    if (hi)
+        PyBuffer_Release(&vji);
+e4:
+    if (hx)
+        PyBuffer_Release(&vjx);
+e3:
+    PyBuffer_Release(&vi);
+e2:
+    PyBuffer_Release(&vx);
+e1:
+    PyBuffer_Release(&vz);
+    return NULL;
+}
+
+static PyObject *Model_layout(ModelObject *self, PyObject *unused)
+{
+    (void)unused;
+    titop_layout L;
+    titop_data_layout(&self->m, &L);
+    return Py_BuildValue(
+        "{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}", "body_stride",
+        (Py_ssize_t)L.body_stride, "R", (Py_ssize_t)L.R, "ip", (Py_ssize_t)L.ip, "tw",
+        (Py_ssize_t)L.tw, "acc", (Py_ssize_t)L.acc, "acc_parent", (Py_ssize_t)L.acc_parent,
+        "alpha", (Py_ssize_t)L.alpha, "effort", (Py_ssize_t)L.effort, "wrench_parent",
+        (Py_ssize_t)L.wrench_parent, "out", (Py_ssize_t)L.out, "h", (Py_ssize_t)L.h, "E",
+        (Py_ssize_t)L.E, "p", (Py_ssize_t)L.p, "ports", (Py_ssize_t)L.ports, "port_stride",
+        (Py_ssize_t)L.port_stride, "port_w", (Py_ssize_t)L.port_w);
+}
+
+static PyObject *Model_get_data_size(ModelObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromSize_t(self->data_size);
+}
+
+static PyObject *Model_get_zwork_size(ModelObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromSize_t(2 * (self->data_size + 2 * (size_t)self->m.nx + self->m.nin));
+}
+
+static PyObject *Model_get_nx(ModelObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromLong(self->m.nx);
+}
+
+static PyObject *Model_get_nin(ModelObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromLong(self->m.nin);
+}
+
+static PyMethodDef Model_methods[] = {
+    {"eval", (PyCFunction)(void (*)(void))Model_eval, METH_FASTCALL,
+     "eval(data, t, x, inputs, full, dx) -> 0 or (status, body): one evaluation of the model"},
+    {"jacobian", (PyCFunction)(void (*)(void))Model_jacobian, METH_FASTCALL,
+     "jacobian(zwork, t, x, inputs, jx, jin) -> 0 or (status, body): exact ∂dx/∂x and "
+     "∂dx/∂inputs by complex step"},
+    {"layout", (PyCFunction)Model_layout, METH_NOARGS, "offsets of the data buffer"},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Model_getset[] = {
+    {"data_size", (getter)Model_get_data_size, NULL, "doubles of a data buffer", NULL},
+    {"zwork_size", (getter)Model_get_zwork_size, NULL, "doubles of a complex-step buffer",
+     NULL},
+    {"nx", (getter)Model_get_nx, NULL, "states", NULL},
+    {"nin", (getter)Model_get_nin, NULL, "inputs", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyTypeObject ModelType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "titopfmu.core._titop.Model",
+    .tp_basicsize = sizeof(ModelObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A titop_model (see titop.h), built from flat arrays by titopfmu.core.model.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Model_init,
+    .tp_dealloc = (destructor)Model_dealloc,
+    .tp_methods = Model_methods,
+    .tp_getset = Model_getset,
+};
+
+/* ---- spatial helpers: f(in..., out) on float64 buffers ---- */
+
+static int args_buffers(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t expect,
+                        const Py_ssize_t *sizes, Py_buffer *views)
+{
+    if (nargs != expect) {
+        PyErr_Format(PyExc_TypeError, "expected %zd arguments", expect);
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < nargs; k++)
+        if (get_buffer(args[k], &views[k], sizes[k], sizeof(double), k == nargs - 1,
+                       "argument") < 0) {
+            while (k-- > 0)
+                PyBuffer_Release(&views[k]);
+            return -1;
+        }
+    return 0;
+}
+
+#define HELPER(name, call, ...)                                                                \
+    static PyObject *py_##name(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)        \
+    {                                                                                          \
+        (void)mod;                                                                             \
+        static const Py_ssize_t sizes[] = {__VA_ARGS__};                                       \
+        const Py_ssize_t n = sizeof sizes / sizeof sizes[0];                                   \
+        Py_buffer v[4];                                                                        \
+        if (args_buffers(args, nargs, n, sizes, v) < 0)                                        \
+            return NULL;                                                                       \
+        call;                                                                                  \
+        for (Py_ssize_t k = 0; k < n; k++)                                                     \
+            PyBuffer_Release(&v[k]);                                                           \
+        Py_RETURN_NONE;                                                                        \
+    }
+
+HELPER(euler_dcm, titop_euler_dcm(v[0].buf, v[1].buf), 3, 9)
+HELPER(dcm_euler, titop_dcm_euler(v[0].buf, v[1].buf), 9, 3)
+HELPER(euler_quaternion, titop_euler_quaternion(v[0].buf, v[1].buf), 3, 4)
+HELPER(quaternion_dcm, titop_quaternion_dcm(v[0].buf, v[1].buf), 4, 9)
+HELPER(quaternion_rate, titop_quaternion_rate(v[0].buf, v[1].buf, v[2].buf), 4, 3, 4)
+
+static PyMethodDef module_methods[] = {
+    {"euler_dcm", (PyCFunction)(void (*)(void))py_euler_dcm, METH_FASTCALL,
+     "euler_dcm(theta, out): P_{b/i} of 3-2-1 Euler angles"},
+    {"dcm_euler", (PyCFunction)(void (*)(void))py_dcm_euler, METH_FASTCALL,
+     "dcm_euler(R, out): 3-2-1 Euler angles of P_{b/i}"},
+    {"euler_quaternion", (PyCFunction)(void (*)(void))py_euler_quaternion, METH_FASTCALL,
+     "euler_quaternion(theta, out): quaternion [w, x, y, z] of Euler angles"},
+    {"quaternion_dcm", (PyCFunction)(void (*)(void))py_quaternion_dcm, METH_FASTCALL,
+     "quaternion_dcm(q, out): P_{b/i} of a quaternion"},
+    {"quaternion_rate", (PyCFunction)(void (*)(void))py_quaternion_rate, METH_FASTCALL,
+     "quaternion_rate(q, omega, out): q̇ of the body rate ω"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_titop",
+                                       "The TITOP core (C99) behind titopfmu.", -1,
+                                       module_methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__titop(void)
+{
+    if (PyType_Ready(&ModelType) < 0)
+        return NULL;
+    PyObject *mod = PyModule_Create(&moduledef);
+    if (!mod)
+        return NULL;
+    Py_INCREF(&ModelType);
+    if (PyModule_AddObject(mod, "Model", (PyObject *)&ModelType) < 0) {
+        Py_DECREF(&ModelType);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    PyModule_AddIntConstant(mod, "VERSION", TITOP_VERSION);
+    PyModule_AddIntConstant(mod, "OK", TITOP_OK);
+    PyModule_AddIntConstant(mod, "SINGULAR", TITOP_SINGULAR);
+    PyModule_AddIntConstant(mod, "NONFINITE", TITOP_NONFINITE);
+    return mod;
+}

@@ -1,0 +1,203 @@
+/*
+ * titop.h -- the TITOP multibody core: the physics of titopfmu, written once.
+ *
+ * C99, libm only, no global state, no allocation: every buffer is owned and sized by the caller.
+ * Re-entrant: one titop_model (immutable parameters, cf. Pinocchio's Model) may serve any number
+ * of threads, each with its own data buffer (run-time values, cf. Pinocchio's Data).
+ *
+ * Seed: D. Alazard, F. Sanfedino, E. Kassarian, "Non-linear dynamics of multibody systems: a
+ * system-based approach" (arXiv 2505.03248). Equation numbers in the sources refer to it.
+ *
+ * Conventions (SI units):
+ *   - a dual vector (twist, spatial acceleration) is [linear(3), angular(3)]; a wrench [F(3), T(3)],
+ *     the torque about the port point;
+ *   - motion vector m_P (18) = [v̇_P, ω̇, v_P, ω, IP, Θ]: spatial acceleration w.r.t. the body frame,
+ *     twist, position, all projected in the body frame, and the 3-2-1 Euler angles Θ = [φ, θ, ψ],
+ *     P_{b/i} = R_z(ψ) R_y(θ) R_x(φ);
+ *   - P_{a/b} is the DCM from R_a to R_b: [v]_b = P_{a/b} [v]_a; matrices are row-major;
+ *   - quaternions are [w, x, y, z] (scalar first).
+ *
+ * Every body is a node of a tree listed parents first. A joint body A hangs from its parent B
+ * through a joint whose kinematics are
+ *     ẋ'_A = G ẋ'_B + e + S u̇,   x'_A = G x'_B + S u,   G = τ(p) diag(E^T, E^T)
+ * (E = P_{a/b}, p a vector of R_a, τ(p) = [[1, (*p)], [0, 1]]), eqs. (15)-(17) and (24). The
+ * algebraic loop of the block diagram is solved in one backward and one forward sweep in the
+ * articulated-inertia form: each node assembles the symmetric positive definite inertia
+ * Ia = D_P + Σ τ_C^T Ma_C τ_C of its subtree and solves with its LDL^T factors, so no difference
+ * of large terms (compliance times inertia) is ever formed, whatever the mass ratios.
+ *
+ * The same sources are compiled twice: with real_t = double (titop_* functions) and with
+ * real_t = double complex (titopz_* functions). The complex build evaluates f(x + i h v) and so
+ * gives the directional derivative Im f / h = J v exact to rounding (complex step).
+ */
+#ifndef TITOP_H
+#define TITOP_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TITOP_VERSION 1
+
+/* Body kinds. */
+enum titop_kind {
+    TITOP_RIGID = 0,     /* free-floating root (eqs. 11-13), states [IP_i(3), q(4), x'_P(6)] */
+    TITOP_GROUND = 1,    /* fixed root; output: the wrench holding it (6, its frame, at O) */
+    TITOP_IMPOSED = 2,   /* root with imposed motion vector (input 18, Fig. 1); output: W_ext,P */
+    TITOP_WELD = 3,      /* welded joint body (eq. 15) */
+    TITOP_REVOLUTE = 4,  /* revolute joint body (eqs. 16-23), 1 dof */
+    TITOP_PRISMATIC = 5, /* prismatic joint body (eqs. 24-29), 1 dof */
+    TITOP_SPHERICAL = 6, /* ball joint body, 3 dof, relative quaternion */
+    TITOP_FREE = 7       /* free joint body, 6 dof, [OP]_{R_b} and relative quaternion */
+};
+
+/* Special values of titop_body.parent. */
+#define TITOP_NO_PARENT (-1)
+#define TITOP_PARENT_INPUT (-2) /* the parent port's motion vector is an input (a lone block) */
+
+/* Return codes of the evaluation functions. */
+enum titop_status {
+    TITOP_OK = 0,
+    TITOP_SINGULAR = 1,  /* a joint's articulated inertia S^T Ia S is not positive definite */
+    TITOP_NONFINITE = 2, /* a non-finite value in an input, a state or a result */
+    TITOP_BAD_MODEL = 3  /* the model does not pass titop_model_check */
+};
+
+/* One body (node of the tree). Parameters in the body frame R_a unless said. */
+typedef struct titop_body {
+    int kind;     /* enum titop_kind */
+    int inverse;  /* joint bodies: 1 = imposed joint motion (inverse dynamics, eqs. 21, 27) */
+    int parent;   /* parent body index (< this one), TITOP_NO_PARENT, or TITOP_PARENT_INPUT */
+    int slot;     /* child-port index of the parent this body hangs from */
+    int port0;    /* its child ports: model->ports[port0 .. port0 + nports) */
+    int nports;
+    int ext0;     /* its external wrenches: model->exts[ext0 .. ext0 + next) */
+    int next;
+    int x0;       /* first state in x (rigid root: 13; forward joint bodies: nq + nv), or -1 */
+    int in0;      /* first input: forward joint effort (nv), inverse joint motion [u̇, u, p]
+                     (3 nv), imposed motion vector (18); -1 if none */
+    int pm0;      /* parent == TITOP_PARENT_INPUT: first input of the parent motion vector (18,
+                     projected in the parent frame R_b) */
+    double mass;        /* kg, > 0 (unused by GROUND) */
+    double com[3];      /* PB: reference point P -> centre of mass B, m */
+    double inertia[9];  /* I_B at the centre of mass, kg m^2 */
+    double gravity[3];  /* g in the inertial frame, m/s^2 */
+    double axis[3];     /* revolute r / prismatic t (unit) */
+    double R0[9];       /* P_{a0/b} (revolute, spherical, free), P_{a/b} (weld, prismatic),
+                           P_{b/i} (ground) */
+    double pos[3];      /* ground: [IO]_{R_i}, m */
+    /* set by titop_model_init: */
+    int nq, nv;         /* configuration and speed counts of the joint (root rigid: 7, 6) */
+    double D[36];       /* D_P = τ_BP^T diag(m 1, I_B) τ_BP (eq. 4) */
+    double S[36];       /* motion subspace S (6 x nv, row-major with row stride nv) */
+    double dscale;      /* largest |D_P| entry (singularity threshold) */
+} titop_body;
+
+/* A child port C of a body (point PC in the body frame). */
+typedef struct titop_port {
+    double pc[3]; /* vector P -> C, m */
+    int child;    /* body hanging from it, or -1 (a loop closure side or an input wrench) */
+    int w0;       /* child == -1: first input of the wrench applied on the body at C (6, R_a),
+                     or -1 (a closure writes it, or none: zero) */
+    int owner;    /* set by titop_model_init: the body the port belongs to */
+} titop_port;
+
+/* An external wrench input of a body, torque about the point. */
+typedef struct titop_ext {
+    double point[3]; /* vector P -> E, body frame, m */
+    int inertial;    /* 1: given in R_i, 0: in R_a */
+    int w0;          /* first input of its 6 values */
+} titop_ext;
+
+/* Loop closure L^A_C (Fig. 14): spring-damper between two child ports. */
+typedef struct titop_closure {
+    int left, right; /* port indices */
+    double K[36];    /* stiffness on [δp, δθ] */
+    double Dm[36];   /* damping on [δv, δω] */
+} titop_closure;
+
+/* Joint spring-damper law τ_dst = -k (q_src - q_ref) - d q̇_src on 1-dof joint bodies. */
+typedef struct titop_law {
+    int src;    /* 1-dof joint body whose motion is read (forward: its states; inverse: its
+                   imposed motion input) */
+    int dst;    /* forward 1-dof joint body whose effort is set (replaces its effort input) */
+    double k, d, qref;
+} titop_law;
+
+typedef struct titop_model {
+    int nbodies, nports, nexts, nclosures, nlaws;
+    titop_body *bodies;
+    titop_port *ports;
+    titop_ext *exts;
+    titop_closure *closures;
+    titop_law *laws;
+    int nx;  /* states */
+    int nin; /* inputs */
+} titop_model;
+
+/* Fill the derived fields of every body (nq, nv, D, S). Returns TITOP_OK or TITOP_BAD_MODEL
+   (then *bad_body says which body; message in msg, of msg_size bytes, if msg is not NULL). */
+int titop_model_init(titop_model *model, int *bad_body, char *msg, size_t msg_size);
+
+/* Number of real_t values of a data buffer for this model. */
+size_t titop_data_size(const titop_model *model);
+
+/* Layout of the data buffer (offsets and strides in real_t units). */
+typedef struct titop_layout {
+    size_t body_stride;   /* values per body record */
+    size_t R, ip, tw;     /* P_{a/i} (9), [IP]_{R_a} (3), twist x'_P (6, R_a) */
+    size_t acc;           /* ẋ'_P (6, R_a) */
+    size_t acc_parent;    /* ẋ' of the parent port (6, R_b) */
+    size_t alpha;         /* u̇ (nv; rigid root: ẋ'_P) */
+    size_t effort;        /* joint effort used (nv): input, law, or (inverse) the result */
+    size_t wrench_parent; /* W_{A/B,P} applied on the parent (6, R_b), full evaluations */
+    size_t out;           /* ground / imposed: the external wrench at P (6, R_a) */
+    size_t h;             /* bias h (6) */
+    size_t E, p;          /* joint transform: P_{a/b} (9), p (3) */
+    size_t ports;         /* first port record */
+    size_t port_stride;   /* values per port record */
+    size_t port_w;        /* wrench applied on the body at the port (6, R_a), full evaluations */
+} titop_layout;
+
+void titop_data_layout(const titop_model *model, titop_layout *layout);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Double precision. */
+
+/* One evaluation at time t (s), state x (nx) and inputs in (nin): kinematics, loop closures,
+   biases, both sweeps, and, if dx is not NULL, the state derivative dx (nx). With full != 0 also
+   every wrench (wrench_parent, port_w, out). Returns a titop_status; on failure *bad_body (if
+   not NULL) is the body concerned (-1 for none). */
+int titop_eval(const titop_model *model, double *data, double t, const double *x,
+               const double *in, int full, double *dx, int *bad_body);
+
+/* Spatial helpers (the conventions above). */
+void titop_euler_dcm(const double theta[3], double out[9]);
+void titop_dcm_euler(const double R[9], double out[3]);
+void titop_euler_quaternion(const double theta[3], double out[4]);
+void titop_quaternion_dcm(const double q[4], double out[9]);
+void titop_quaternion_rate(const double q[4], const double omega[3], double out[4]);
+/* Joint position output p (nv) from the joint configuration q (nq), and back. */
+void titop_joint_position(int kind, const double *q, double *p);
+void titop_joint_coordinates(int kind, const double *p, double *q);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Complex step: the same functions on double complex values (interleaved re, im pairs). */
+
+int titopz_eval(const titop_model *model, double *zdata, double t, const double *zx,
+                const double *zin, int full, double *zdx, int *bad_body);
+
+/* Directional derivatives of dx (nx) at (t, x, in) along (vx, vin) (either may be NULL for
+   zero): jdx = ∂dx/∂x vx + ∂dx/∂in vin, exact to rounding (complex step, h = 1e-100).
+   zwork holds 2 * (titop_data_size + nx + nin + nx) doubles. */
+int titop_derivative_jvp(const titop_model *model, double *zwork, double t, const double *x,
+                         const double *in, const double *vx, const double *vin, double *jdx,
+                         int *bad_body);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TITOP_H */

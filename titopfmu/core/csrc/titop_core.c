@@ -1,0 +1,905 @@
+/*
+ * titop_core.c -- body equations and the loop sweep on real_t (see titop.h).
+ *
+ * Not compiled on its own: titop_double.c and titop_complex.c include it with TITOP_COMPLEX set
+ * to 0 and 1, so the physics is written once and evaluated on doubles and on complex numbers
+ * (complex step). The model (parameters, double) is shared by both.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "titop.h"
+#include "titop_spatial.h"
+
+/* Run-time values of one body (one record of the data buffer, real_t only). */
+typedef struct bodydata {
+    real_t R[9];      /* P_{a/i} */
+    real_t ip[3];     /* [IP]_{R_a} */
+    real_t tw[6];     /* x'_P, R_a */
+    real_t E[9];      /* joint: P_{a/b} */
+    real_t p[3];      /* joint: G = τ(p) diag(E^T, E^T) */
+    real_t e[6];      /* joint: velocity-product part of ẋ'_A (eqs. 17, 24) */
+    real_t h[6];      /* bias h = C(x') D x' - D [g; 0] - Σ τ_EP^T W_E (eqs. 7, 11, 13) */
+    real_t Ia[36];    /* articulated inertia at P (R_a) */
+    real_t ha[6];     /* articulated bias at P (R_a) */
+    real_t Y[36];     /* forward joint: (S^T Ia S)^-1 (Ia S)^T (nv x 6); rigid root: LDL^T of Ia */
+    real_t L[36];     /* forward joint: LDL^T of S^T Ia S (nv x nv) */
+    real_t z[6];      /* forward joint: (S^T Ia S)^-1 (τ - S^T ha) */
+    real_t Ma[36];    /* apparent inertia seen by the parent: W_{A/B} = -(Ma ẋ'_B + ba), R_b */
+    real_t ba[6];
+    real_t accp[6];   /* ẋ' of the parent port, R_b */
+    real_t acc[6];    /* ẋ'_P, R_a */
+    real_t alpha[6];  /* u̇ (rigid root: ẋ'_P) */
+    real_t effort[6]; /* joint effort: applied (forward) or required (inverse) */
+    real_t wP[6];     /* wrench applied on the parent, R_b */
+    real_t out[6];    /* ground, imposed: external wrench at P (R_a) */
+    real_t q[7];      /* joint configuration */
+    real_t u[6];      /* joint speeds */
+} bodydata;
+
+/* Run-time values of one child port. */
+typedef struct portdata {
+    real_t w[6];  /* wrench applied on the body at the port (R_a) */
+    real_t kv[6]; /* known wrench (closure or input) */
+} portdata;
+
+#define BODY_STRIDE (sizeof(bodydata) / sizeof(real_t))
+#define PORT_STRIDE (sizeof(portdata) / sizeof(real_t))
+
+static bodydata *body_data(real_t *data, int i) { return (bodydata *)data + i; }
+
+static portdata *port_data(const titop_model *m, real_t *data, int j)
+{
+    return (portdata *)((bodydata *)data + m->nbodies) + j;
+}
+
+static void copy_d(const double *src, real_t *dst, int n)
+{
+    for (int k = 0; k < n; k++)
+        dst[k] = src[k];
+}
+
+/* Twist and position of child port j of body b, in b's frame: Definition 1 (eq. 14). */
+static void port_kinematics(const titop_model *m, const bodydata *b, int j, real_t *tw,
+                            real_t *ip)
+{
+    real_t p[3];
+    const double *pc = m->ports[j].pc;
+    p[0] = -pc[0];
+    p[1] = -pc[1];
+    p[2] = -pc[2];
+    tau_motion(p, b->tw, tw); /* τ_CP x'_P, CP = -PC */
+    ip[0] = b->ip[0] + pc[0];
+    ip[1] = b->ip[1] + pc[1];
+    ip[2] = b->ip[2] + pc[2];
+}
+
+/* Joint transform (E, p) of a joint body at configuration q (eqs. 16, 24). */
+static void joint_transform(const titop_body *B, const real_t *q, real_t *E, real_t *p)
+{
+    real_t R0[9];
+    copy_d(B->R0, R0, 9);
+    p[0] = p[1] = p[2] = 0.0;
+    switch (B->kind) {
+    case TITOP_REVOLUTE: {
+        /* P_{aθ/b} = P_{a0/b} (1 + sin θ K + (1 - cos θ) K²), K = (*r̃) (eq. 16) */
+        real_t s = r_sin(q[0]), c = 1.0 - r_cos(q[0]);
+        const double *r = B->axis;
+        double K[9] = {0, -r[2], r[1], r[2], 0, -r[0], -r[1], r[0], 0};
+        real_t Rot[9];
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) {
+                double k2 = K[3 * i] * K[j] + K[3 * i + 1] * K[3 + j] + K[3 * i + 2] * K[6 + j];
+                Rot[3 * i + j] = (i == j ? 1.0 : 0.0) + s * K[3 * i + j] + c * k2;
+            }
+        mm3(R0, Rot, E);
+        break;
+    }
+    case TITOP_PRISMATIC: /* G = τ_{-x t̃} P^{x2}_{b/a} (eq. 24) */
+        memcpy(E, R0, sizeof R0);
+        for (int k = 0; k < 3; k++)
+            p[k] = -q[0] * B->axis[k];
+        break;
+    case TITOP_SPHERICAL: {
+        real_t Rq[9];
+        quaternion_dcm(q, Rq);
+        mm3(R0, Rq, E);
+        break;
+    }
+    case TITOP_FREE: { /* G = P^{x2}_{b/a} τ_{PO} = τ(-E^T r) diag(E^T, E^T), r = [OP]_{R_b} */
+        real_t Rq[9], rp[3];
+        quaternion_dcm(q + 3, Rq);
+        mm3(R0, Rq, E);
+        mtv3(E, q, rp);
+        p[0] = -rp[0];
+        p[1] = -rp[1];
+        p[2] = -rp[2];
+        break;
+    }
+    default: /* weld: P_{a/b} constant (eq. 15) */
+        memcpy(E, R0, sizeof R0);
+        break;
+    }
+}
+
+/* Joint configuration from its position output p (joint.m = [u̇, u, p]). */
+static void coordinates_from_position(int kind, const real_t *p, real_t *q)
+{
+    if (kind == TITOP_SPHERICAL) {
+        euler_quaternion(p, q);
+    } else if (kind == TITOP_FREE) {
+        q[0] = p[0];
+        q[1] = p[1];
+        q[2] = p[2];
+        euler_quaternion(p + 3, q + 3);
+    } else {
+        q[0] = p[0];
+    }
+}
+
+/* Kinematics of body i, its parent's done (pre-loop part of the motion vectors). */
+static void body_kinematics(const titop_model *m, real_t *data, int i, const real_t *x,
+                            const real_t *in)
+{
+    const titop_body *B = &m->bodies[i];
+    bodydata *d = body_data(data, i);
+    switch (B->kind) {
+    case TITOP_RIGID: { /* states [IP_i, q, x'_P] (eq. 12) */
+        const real_t *xs = x + B->x0;
+        quaternion_dcm(xs + 3, d->R);
+        mtv3(d->R, xs, d->ip);
+        for (int k = 0; k < 6; k++)
+            d->tw[k] = xs[7 + k];
+        return;
+    }
+    case TITOP_GROUND: {
+        real_t pos[3];
+        copy_d(B->R0, d->R, 9);
+        copy_d(B->pos, pos, 3);
+        mtv3(d->R, pos, d->ip);
+        for (int k = 0; k < 6; k++)
+            d->tw[k] = 0.0;
+        return;
+    }
+    case TITOP_IMPOSED: { /* motion vector m (18) in (Fig. 1) */
+        const real_t *mv = in + B->in0;
+        for (int k = 0; k < 6; k++)
+            d->tw[k] = mv[6 + k];
+        for (int k = 0; k < 3; k++)
+            d->ip[k] = mv[12 + k];
+        euler_dcm(mv + 15, d->R);
+        return;
+    }
+    default:
+        break;
+    }
+    /* a joint body: the parent port's motion */
+    real_t twb[6], ipb[3], Rb[9];
+    const real_t *Rbp = Rb;
+    if (B->parent >= 0) {
+        const bodydata *pd = body_data(data, B->parent);
+        port_kinematics(m, pd, m->bodies[B->parent].port0 + B->slot, twb, ipb);
+        Rbp = pd->R;
+    } else { /* TITOP_PARENT_INPUT */
+        const real_t *mv = in + B->pm0;
+        for (int k = 0; k < 6; k++)
+            twb[k] = mv[6 + k];
+        for (int k = 0; k < 3; k++)
+            ipb[k] = mv[12 + k];
+        euler_dcm(mv + 15, Rb);
+    }
+    int nq = B->nq, nv = B->nv;
+    if (nv) {
+        if (B->inverse) { /* joint.m = [u̇, u, p] in */
+            const real_t *jm = in + B->in0;
+            coordinates_from_position(B->kind, jm + 2 * nv, d->q);
+            for (int k = 0; k < nv; k++) {
+                d->u[k] = jm[nv + k];
+                d->alpha[k] = jm[k];
+            }
+        } else {
+            for (int k = 0; k < nq; k++)
+                d->q[k] = x[B->x0 + k];
+            for (int k = 0; k < nv; k++)
+                d->u[k] = x[B->x0 + nq + k];
+        }
+    }
+    joint_transform(B, d->q, d->E, d->p);
+    /* x'_0 = G x'_B, x'_A = x'_0 + S u, e = x'_0 x_m (S u) (eqs. 17, 24; see relative_motion) */
+    real_t tw0[6], su[6];
+    joint_motion(d->E, d->p, twb, tw0);
+    for (int r = 0; r < 6; r++) {
+        real_t s = 0.0;
+        for (int k = 0; k < nv; k++)
+            s += B->S[nv * r + k] * d->u[k];
+        su[r] = s;
+        d->tw[r] = tw0[r] + s;
+    }
+    /* e = [ω0 x v_r - ω_r x v0 ; -ω_r x ω0]: for S u = θ̇ [0; r̃] the velocity-product part of
+       eq. (17), for S u = ẋ [t̃; 0] that of eq. (24) */
+    real_t c1[3], c2[3];
+    cross3(tw0 + 3, su, c1);
+    cross3(su + 3, tw0, c2);
+    cross3(su + 3, tw0 + 3, d->e + 3);
+    for (int k = 0; k < 3; k++) {
+        d->e[k] = c1[k] - c2[k];
+        d->e[3 + k] = -d->e[3 + k];
+    }
+    /* IP = IO + r: [IP]_{R_a} = E^T [IO]_{R_b} - p; P_{a/i} = P_{b/i} P_{a/b} */
+    mtv3(d->E, ipb, d->ip);
+    for (int k = 0; k < 3; k++)
+        d->ip[k] -= d->p[k];
+    mm3(Rbp, d->E, d->R);
+}
+
+/* h = C(x') D x' - D [g; 0] - Σ τ_EP^T W_E (eqs. 4, 7, 11, 13), in R_a. */
+static void body_bias(const titop_model *m, real_t *data, int i, const real_t *in)
+{
+    const titop_body *B = &m->bodies[i];
+    bodydata *d = body_data(data, i);
+    real_t *h = d->h;
+    if (B->kind == TITOP_GROUND) {
+        for (int k = 0; k < 6; k++)
+            h[k] = 0.0;
+        return;
+    }
+    real_t Dm[36], pv[6], g[3], ga[3];
+    copy_d(B->D, Dm, 36);
+    mv6(Dm, d->tw, pv); /* [p1; p2] = D x' */
+    copy_d(B->gravity, g, 3);
+    mtv3(d->R, g, ga); /* [g]_{R_a} = P_{a/i}^T [g]_{R_i} */
+    const real_t *v = d->tw, *w = d->tw + 3;
+    real_t c[3], mgb[3], bg[3];
+    /* C(x') p = [ω x p1 ; v x p1 + ω x p2] (eq. 7) */
+    cross3(w, pv, h);
+    cross3(v, pv, c);
+    cross3(w, pv + 3, h + 3);
+    /* D [g; 0] = [m g ; m PB x g] (eq. 4) */
+    real_t com[3];
+    copy_d(B->com, com, 3);
+    cross3(com, ga, bg);
+    for (int k = 0; k < 3; k++) {
+        mgb[k] = B->mass * bg[k];
+        h[k] -= B->mass * ga[k];
+        h[3 + k] += c[k] - mgb[k];
+    }
+    for (int j = 0; j < B->next; j++) {
+        const titop_ext *X = &m->exts[B->ext0 + j];
+        const real_t *wi = in + X->w0;
+        real_t W[6], pt[3], tp[3];
+        if (X->inertial) { /* [F; T]_{R_a} = P^{x2}_{i/a} [F; T]_{R_i} */
+            mtv3(d->R, wi, W);
+            mtv3(d->R, wi + 3, W + 3);
+        } else {
+            for (int k = 0; k < 6; k++)
+                W[k] = wi[k];
+        }
+        copy_d(X->point, pt, 3);
+        cross3(pt, W, tp); /* τ_EP^T [F; T] = [F ; T + PE x F] */
+        for (int k = 0; k < 3; k++) {
+            h[k] -= W[k];
+            h[3 + k] -= W[3 + k] + tp[k];
+        }
+    }
+}
+
+/* Wrenches of loop closure c on its two sides (Fig. 14): w_l = K δx + D δx' in the left frame,
+   w_r = -P^{x2}_{l/r} w_l in the right frame. */
+static void closure_wrenches(const titop_model *m, real_t *data, int c)
+{
+    const titop_closure *C = &m->closures[c];
+    int lp = C->left, rp = C->right;
+    const bodydata *dl = body_data(data, m->ports[lp].owner);
+    const bodydata *dr = body_data(data, m->ports[rp].owner);
+    real_t twl[6], ipl[3], twr[6], ipr[3], Rlr[9], dx[6], dxd[6];
+    port_kinematics(m, dl, lp, twl, ipl);
+    port_kinematics(m, dr, rp, twr, ipr);
+    /* P_{r/l} = P_{l/i}^T P_{r/i} */
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            Rlr[3 * i + j] = dl->R[i] * dr->R[j] + dl->R[3 + i] * dr->R[3 + j] +
+                             dl->R[6 + i] * dr->R[6 + j];
+    mv3(Rlr, ipr, dx);
+    mv3(Rlr, twr, dxd);
+    mv3(Rlr, twr + 3, dxd + 3);
+    for (int k = 0; k < 3; k++) {
+        dx[k] -= ipl[k];
+        dxd[k] -= twl[k];
+        dxd[3 + k] -= twl[3 + k];
+    }
+    rotation_vector(Rlr, dx + 3);
+    real_t *wl = port_data(m, data, lp)->kv, *wr = port_data(m, data, rp)->kv;
+    for (int r = 0; r < 6; r++) {
+        real_t s = 0.0;
+        for (int k = 0; k < 6; k++)
+            s += C->K[6 * r + k] * dx[k] + C->Dm[6 * r + k] * dxd[k];
+        wl[r] = s;
+    }
+    mtv3(Rlr, wl, wr);
+    mtv3(Rlr, wl + 3, wr + 3);
+    for (int k = 0; k < 6; k++)
+        wr[k] = -wr[k];
+}
+
+/* Backward step of body i (its children done): the articulated inertia Ia = D_P + Σ τ_C^T Ma_C
+   τ_C and bias ha = h + Σ τ_C^T ba_C - Σ τ_C^T W_known of its subtree, so that Newton-Euler
+   (eqs. 11, 13, 18, 25) reads Ia ẋ'_A + ha = W_{B/A,P}; then, for a joint body, what the parent
+   sees: W_{A/B} = -(Ma ẋ'_B + ba). Returns 0 or 1 (S^T Ia S not positive definite). */
+static int backward_step(const titop_model *m, real_t *data, int i)
+{
+    const titop_body *B = &m->bodies[i];
+    bodydata *d = body_data(data, i);
+    copy_d(B->D, d->Ia, 36);
+    for (int k = 0; k < 6; k++)
+        d->ha[k] = d->h[k];
+    for (int j = B->port0; j < B->port0 + B->nports; j++) {
+        const titop_port *P = &m->ports[j];
+        real_t p[3] = {-P->pc[0], -P->pc[1], -P->pc[2]}; /* τ_CP = τ(CP) */
+        real_t t[36], w[6];
+        if (P->child >= 0) {
+            const bodydata *c = body_data(data, P->child);
+            sym_transport(p, c->Ma, t);
+            for (int k = 0; k < 36; k++)
+                d->Ia[k] += t[k];
+            tau_wrench(p, c->ba, w);
+            for (int k = 0; k < 6; k++)
+                d->ha[k] += w[k];
+        } else {
+            tau_wrench(p, port_data(m, data, j)->kv, w);
+            for (int k = 0; k < 6; k++)
+                d->ha[k] -= w[k];
+        }
+    }
+    if (B->kind == TITOP_RIGID || B->kind == TITOP_GROUND || B->kind == TITOP_IMPOSED)
+        return 0;
+    int nv = B->nv;
+    real_t Ip[36], bl[6];
+    if (nv && !B->inverse) {
+        /* forward joint: u̇ = (S^T Ia S)^-1 (τ - S^T ha - (Ia S)^T a0), a0 = G ẋ'_B + e
+           (eqs. 20-22, 28, with the subtree's articulated inertia) */
+        real_t U[36];
+        for (int r = 0; r < 6; r++)
+            for (int k = 0; k < nv; k++) {
+                real_t s = 0.0;
+                for (int c = 0; c < 6; c++)
+                    s += d->Ia[6 * r + c] * B->S[nv * c + k];
+                U[nv * r + k] = s;
+            }
+        for (int a = 0; a < nv; a++)
+            for (int b2 = 0; b2 <= a; b2++) {
+                real_t s = 0.0;
+                for (int r = 0; r < 6; r++)
+                    s += B->S[nv * r + a] * U[nv * r + b2];
+                d->L[nv * a + b2] = s;
+                d->L[nv * b2 + a] = s;
+            }
+        double scale = 0.0;
+        for (int k = 0; k < 6; k++)
+            if (RE(d->Ia[7 * k]) > scale)
+                scale = RE(d->Ia[7 * k]);
+        if (ldl_factor(d->L, nv, 1e-14 * scale))
+            return 1;
+        /* Y = (S^T Ia S)^-1 U^T (nv x 6), z = (S^T Ia S)^-1 (τ - S^T ha) */
+        for (int c = 0; c < 6; c++) {
+            real_t col[6];
+            for (int k = 0; k < nv; k++)
+                col[k] = U[nv * c + k];
+            ldl_solve(d->L, nv, col);
+            for (int k = 0; k < nv; k++)
+                d->Y[6 * k + c] = col[k];
+        }
+        for (int k = 0; k < nv; k++) {
+            real_t s = d->effort[k];
+            for (int r = 0; r < 6; r++)
+                s -= B->S[nv * r + k] * d->ha[r];
+            d->z[k] = s;
+        }
+        ldl_solve(d->L, nv, d->z);
+        /* Ia' = Ia - U Y (symmetric), bl = Ia' e + ha + U z */
+        for (int r = 0; r < 6; r++)
+            for (int c = 0; c <= r; c++) {
+                real_t s = d->Ia[6 * r + c];
+                for (int k = 0; k < nv; k++)
+                    s -= U[nv * r + k] * d->Y[6 * k + c];
+                Ip[6 * r + c] = s;
+                Ip[6 * c + r] = s;
+            }
+        mv6(Ip, d->e, bl);
+        for (int r = 0; r < 6; r++) {
+            real_t s = 0.0;
+            for (int k = 0; k < nv; k++)
+                s += U[nv * r + k] * d->z[k];
+            bl[r] += d->ha[r] + s;
+        }
+    } else {
+        /* known joint acceleration (weld, imposed joint motion): ẋ'_A = G ẋ'_B + e + S u̇ */
+        real_t a[6];
+        for (int r = 0; r < 6; r++) {
+            real_t s = d->e[r];
+            for (int k = 0; k < nv; k++)
+                s += B->S[nv * r + k] * d->alpha[k];
+            a[r] = s;
+        }
+        memcpy(Ip, d->Ia, sizeof Ip);
+        mv6(Ip, a, bl);
+        for (int r = 0; r < 6; r++)
+            bl[r] += d->ha[r];
+    }
+    /* W_{A/B} = -G^T W_{B/A,P}: Ma = G^T Ia' G, ba = G^T bl (eqs. 18, 29) */
+    sym_joint(d->E, d->p, Ip, d->Ma);
+    joint_wrench(d->E, d->p, bl, d->ba);
+    return 0;
+}
+
+/* Forward step of body i (its parent done): its acceleration, joint acceleration or effort and,
+   with full, the wrenches at its ports and on its parent. Returns 0 or 1 (rigid root: Ia not
+   positive definite). */
+static int forward_step(const titop_model *m, real_t *data, int i, const real_t *in, int full)
+{
+    const titop_body *B = &m->bodies[i];
+    bodydata *d = body_data(data, i);
+    real_t W[6];
+    switch (B->kind) {
+    case TITOP_RIGID: { /* Ia ẋ'_P + ha = 0 (eq. 11 with the subtree) */
+        double scale = 0.0;
+        memcpy(d->Y, d->Ia, sizeof d->Y);
+        for (int k = 0; k < 6; k++)
+            if (RE(d->Ia[7 * k]) > scale)
+                scale = RE(d->Ia[7 * k]);
+        if (ldl_factor(d->Y, 6, 1e-14 * scale))
+            return 1;
+        for (int k = 0; k < 6; k++)
+            d->acc[k] = -d->ha[k];
+        ldl_solve(d->Y, 6, d->acc);
+        memcpy(d->alpha, d->acc, sizeof d->acc);
+        break;
+    }
+    case TITOP_GROUND:
+        for (int k = 0; k < 6; k++)
+            d->acc[k] = 0.0;
+        memcpy(d->out, d->ha, sizeof d->out); /* the wrench holding the base */
+        break;
+    case TITOP_IMPOSED: /* W_ext,P = Ia ẋ'_P + ha (eq. 11 solved for the wrench) */
+        for (int k = 0; k < 6; k++)
+            d->acc[k] = in[B->in0 + k];
+        mv6(d->Ia, d->acc, d->out);
+        for (int k = 0; k < 6; k++)
+            d->out[k] += d->ha[k];
+        break;
+    default: {
+        int nv = B->nv;
+        if (B->parent >= 0) {
+            const titop_port *P = &m->ports[m->bodies[B->parent].port0 + B->slot];
+            real_t p[3] = {-P->pc[0], -P->pc[1], -P->pc[2]};
+            tau_motion(p, body_data(data, B->parent)->acc, d->accp);
+        } else {
+            for (int k = 0; k < 6; k++)
+                d->accp[k] = in[B->pm0 + k];
+        }
+        real_t a0[6];
+        joint_motion(d->E, d->p, d->accp, a0);
+        for (int k = 0; k < 6; k++)
+            a0[k] += d->e[k];
+        if (nv && !B->inverse) /* u̇ = z - Y a0 */
+            for (int k = 0; k < nv; k++) {
+                real_t s = d->z[k];
+                for (int c = 0; c < 6; c++)
+                    s -= d->Y[6 * k + c] * a0[c];
+                d->alpha[k] = s;
+            }
+        for (int r = 0; r < 6; r++) {
+            real_t s = a0[r];
+            for (int k = 0; k < nv; k++)
+                s += B->S[nv * r + k] * d->alpha[k];
+            d->acc[r] = s;
+        }
+        if (full || B->inverse) { /* W_{B/A,P} = Ia ẋ'_A + ha; τ = S^T W_{B/A,P} (eqs. 19, 26) */
+            mv6(d->Ia, d->acc, W);
+            for (int k = 0; k < 6; k++)
+                W[k] += d->ha[k];
+            if (B->inverse)
+                for (int k = 0; k < nv; k++) {
+                    real_t s = 0.0;
+                    for (int r = 0; r < 6; r++)
+                        s += B->S[nv * r + k] * W[r];
+                    d->effort[k] = s;
+                }
+            if (full) {
+                joint_wrench(d->E, d->p, W, d->wP);
+                for (int k = 0; k < 6; k++)
+                    d->wP[k] = -d->wP[k];
+            }
+        }
+        break;
+    }
+    }
+    if (full) /* wrenches applied on the body at its ports */
+        for (int j = B->port0; j < B->port0 + B->nports; j++) {
+            portdata *pd = port_data(m, data, j);
+            const titop_port *P = &m->ports[j];
+            if (P->child < 0) {
+                memcpy(pd->w, pd->kv, sizeof pd->w);
+                continue;
+            }
+            const bodydata *c = body_data(data, P->child);
+            real_t p[3] = {-P->pc[0], -P->pc[1], -P->pc[2]}, ac[6];
+            tau_motion(p, d->acc, ac);
+            mv6(c->Ma, ac, pd->w);
+            for (int k = 0; k < 6; k++)
+                pd->w[k] = -(pd->w[k] + c->ba[k]);
+        }
+    return 0;
+}
+
+/* State derivative of body i. */
+static void state_rate(const titop_model *m, real_t *data, int i, const real_t *x, real_t *dx)
+{
+    const titop_body *B = &m->bodies[i];
+    const bodydata *d = body_data(data, i);
+    if (B->x0 < 0)
+        return;
+    real_t *o = dx + B->x0;
+    const real_t *xs = x + B->x0;
+    int nq = B->nq, nv = B->nv;
+    switch (B->kind) {
+    case TITOP_RIGID: /* eq. 12: d[IP]_{R_i}/dt = P_{b/i} v_P, q̇, ẋ'_P */
+        mv3(d->R, d->tw, o);
+        quaternion_rate(xs + 3, d->tw + 3, o + 3);
+        for (int k = 0; k < 6; k++)
+            o[7 + k] = d->acc[k];
+        return;
+    case TITOP_SPHERICAL:
+        quaternion_rate(xs, xs + 4, o);
+        break;
+    case TITOP_FREE: /* ṙ = P_{a/b} v_r, quaternion rate of ω_r */
+        mv3(d->E, xs + 7, o);
+        quaternion_rate(xs + 3, xs + 10, o + 3);
+        break;
+    default: /* 1-dof: q̇ = u */
+        for (int k = 0; k < nv; k++)
+            o[k] = xs[nq + k];
+        break;
+    }
+    for (int k = 0; k < nv; k++)
+        o[nq + k] = d->alpha[k];
+}
+
+int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double *x_d,
+                   const double *in_d, int full, double *dx_d, int *bad_body)
+{
+    real_t *data = (real_t *)data_d;
+    const real_t *x = (const real_t *)x_d;
+    const real_t *in = (const real_t *)in_d;
+    real_t *dx = (real_t *)dx_d;
+    int n = m->nbodies;
+    (void)t;
+    if (bad_body)
+        *bad_body = -1;
+    for (int k = 0; k < m->nx; k++)
+        if (!r_isfinite(x[k]))
+            goto nonfinite_state;
+    for (int k = 0; k < m->nin; k++)
+        if (!r_isfinite(in[k]))
+            goto nonfinite_input;
+    /* efforts: inputs, then the joint laws */
+    for (int i = 0; i < n; i++) {
+        const titop_body *B = &m->bodies[i];
+        bodydata *d = body_data(data, i);
+        if (B->nv && !B->inverse)
+            for (int k = 0; k < B->nv; k++)
+                d->effort[k] = B->in0 >= 0 ? in[B->in0 + k] : 0.0;
+    }
+    for (int l = 0; l < m->nlaws; l++) {
+        const titop_law *Lw = &m->laws[l];
+        const titop_body *S = &m->bodies[Lw->src];
+        real_t q, qd;
+        if (S->inverse) {
+            qd = in[S->in0 + 1];
+            q = in[S->in0 + 2];
+        } else {
+            q = x[S->x0];
+            qd = x[S->x0 + 1];
+        }
+        body_data(data, Lw->dst)->effort[0] = -Lw->k * (q - Lw->qref) - Lw->d * qd;
+    }
+    /* pre-loop: kinematics (parents first), known port wrenches, biases */
+    for (int i = 0; i < n; i++)
+        body_kinematics(m, data, i, x, in);
+    for (int j = 0; j < m->nports; j++)
+        if (m->ports[j].child < 0) {
+            portdata *pd = port_data(m, data, j);
+            for (int k = 0; k < 6; k++)
+                pd->kv[k] = m->ports[j].w0 >= 0 ? in[m->ports[j].w0 + k] : 0.0;
+        }
+    for (int c = 0; c < m->nclosures; c++)
+        closure_wrenches(m, data, c);
+    for (int i = 0; i < n; i++)
+        body_bias(m, data, i, in);
+    /* the algebraic loop: backward, then forward sweep */
+    for (int i = n - 1; i >= 0; i--)
+        if (backward_step(m, data, i)) {
+            if (bad_body)
+                *bad_body = i;
+            return TITOP_SINGULAR;
+        }
+    for (int i = 0; i < n; i++)
+        if (forward_step(m, data, i, in, full)) {
+            if (bad_body)
+                *bad_body = i;
+            return TITOP_SINGULAR;
+        }
+    for (int i = 0; i < n; i++) {
+        const titop_body *B = &m->bodies[i];
+        bodydata *d = body_data(data, i);
+        int bad = 0;
+        for (int k = 0; k < 6; k++)
+            bad |= !r_isfinite(d->acc[k]);
+        for (int k = 0; k < B->nv; k++)
+            bad |= !r_isfinite(d->alpha[k]) || !r_isfinite(d->effort[k]);
+        if (B->kind == TITOP_GROUND || B->kind == TITOP_IMPOSED)
+            for (int k = 0; k < 6; k++)
+                bad |= !r_isfinite(d->out[k]);
+        if (bad) {
+            if (bad_body)
+                *bad_body = i;
+            return TITOP_NONFINITE;
+        }
+    }
+    if (dx)
+        for (int i = 0; i < n; i++)
+            state_rate(m, data, i, x, dx);
+    return TITOP_OK;
+
+nonfinite_state:
+    if (bad_body)
+        for (int i = 0; i < n; i++) {
+            const titop_body *B = &m->bodies[i];
+            if (B->x0 < 0)
+                continue;
+            int ns = B->kind == TITOP_RIGID ? 13 : B->nq + B->nv;
+            for (int k = 0; k < ns; k++)
+                if (!r_isfinite(x[B->x0 + k]))
+                    *bad_body = i;
+            if (*bad_body >= 0)
+                break;
+        }
+    return TITOP_NONFINITE;
+nonfinite_input:
+    if (bad_body)
+        for (int i = 0; i < n && *bad_body < 0; i++) {
+            const titop_body *B = &m->bodies[i];
+            int ranges[3][2] = {{B->in0, B->kind == TITOP_IMPOSED ? 18
+                                         : B->inverse       ? 3 * B->nv
+                                                            : B->nv},
+                                {B->pm0, 18},
+                                {-1, 0}};
+            for (int r = 0; r < 2; r++)
+                if (ranges[r][0] >= 0 && (r == 0 || B->parent == TITOP_PARENT_INPUT))
+                    for (int k = 0; k < ranges[r][1]; k++)
+                        if (!r_isfinite(in[ranges[r][0] + k]))
+                            *bad_body = i;
+            for (int j = 0; j < B->next; j++)
+                for (int k = 0; k < 6; k++)
+                    if (!r_isfinite(in[m->exts[B->ext0 + j].w0 + k]))
+                        *bad_body = i;
+            for (int j = B->port0; j < B->port0 + B->nports; j++)
+                if (m->ports[j].w0 >= 0)
+                    for (int k = 0; k < 6; k++)
+                        if (!r_isfinite(in[m->ports[j].w0 + k]))
+                            *bad_body = i;
+        }
+    return TITOP_NONFINITE;
+}
+
+#if !TITOP_COMPLEX
+/* ---- model set-up and helpers: double build only ---- */
+
+size_t titop_data_size(const titop_model *m)
+{
+    return (size_t)m->nbodies * BODY_STRIDE + (size_t)m->nports * PORT_STRIDE;
+}
+
+void titop_data_layout(const titop_model *m, titop_layout *L)
+{
+    (void)m;
+    L->body_stride = BODY_STRIDE;
+    L->R = offsetof(bodydata, R) / sizeof(real_t);
+    L->ip = offsetof(bodydata, ip) / sizeof(real_t);
+    L->tw = offsetof(bodydata, tw) / sizeof(real_t);
+    L->acc = offsetof(bodydata, acc) / sizeof(real_t);
+    L->acc_parent = offsetof(bodydata, accp) / sizeof(real_t);
+    L->alpha = offsetof(bodydata, alpha) / sizeof(real_t);
+    L->effort = offsetof(bodydata, effort) / sizeof(real_t);
+    L->wrench_parent = offsetof(bodydata, wP) / sizeof(real_t);
+    L->out = offsetof(bodydata, out) / sizeof(real_t);
+    L->h = offsetof(bodydata, h) / sizeof(real_t);
+    L->E = offsetof(bodydata, E) / sizeof(real_t);
+    L->p = offsetof(bodydata, p) / sizeof(real_t);
+    L->ports = (size_t)m->nbodies * BODY_STRIDE;
+    L->port_stride = PORT_STRIDE;
+    L->port_w = offsetof(portdata, w) / sizeof(real_t);
+}
+
+void titop_euler_dcm(const double theta[3], double out[9]) { euler_dcm(theta, out); }
+void titop_dcm_euler(const double R[9], double out[3]) { dcm_euler(R, out); }
+void titop_euler_quaternion(const double theta[3], double out[4])
+{
+    euler_quaternion(theta, out);
+}
+void titop_quaternion_dcm(const double q[4], double out[9]) { quaternion_dcm(q, out); }
+void titop_quaternion_rate(const double q[4], const double omega[3], double out[4])
+{
+    quaternion_rate(q, omega, out);
+}
+
+void titop_joint_position(int kind, const double *q, double *p)
+{
+    double R[9];
+    if (kind == TITOP_SPHERICAL) {
+        quaternion_dcm(q, R);
+        dcm_euler(R, p);
+    } else if (kind == TITOP_FREE) {
+        p[0] = q[0];
+        p[1] = q[1];
+        p[2] = q[2];
+        quaternion_dcm(q + 3, R);
+        dcm_euler(R, p + 3);
+    } else {
+        p[0] = q[0];
+    }
+}
+
+void titop_joint_coordinates(int kind, const double *p, double *q)
+{
+    coordinates_from_position(kind, p, q);
+}
+#endif
+
+#if !TITOP_COMPLEX
+#include <stdio.h>
+
+static int bad(int i, int *bad_body, char *msg, size_t size, const char *text)
+{
+    if (bad_body)
+        *bad_body = i;
+    if (msg && size)
+        snprintf(msg, size, "%s", text);
+    return TITOP_BAD_MODEL;
+}
+
+int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
+{
+    static const int NQ[8] = {7, 0, 0, 0, 1, 1, 4, 7};
+    static const int NV[8] = {6, 0, 0, 0, 1, 1, 3, 6};
+    if (bad_body)
+        *bad_body = -1;
+    if (msg && size)
+        msg[0] = '\0';
+    for (int j = 0; j < m->nports; j++)
+        m->ports[j].owner = -1;
+    for (int i = 0; i < m->nbodies; i++) {
+        titop_body *B = &m->bodies[i];
+        if (B->kind < 0 || B->kind > TITOP_FREE)
+            return bad(i, bad_body, msg, size, "unknown body kind");
+        int root = B->kind <= TITOP_IMPOSED;
+        if (root && B->parent != TITOP_NO_PARENT)
+            return bad(i, bad_body, msg, size, "a root body cannot have a parent");
+        if (!root && !(B->parent == TITOP_PARENT_INPUT || (B->parent >= 0 && B->parent < i)))
+            return bad(i, bad_body, msg, size, "a joint body needs a parent listed before it");
+        if (B->parent >= 0 && (B->slot < 0 || B->slot >= m->bodies[B->parent].nports))
+            return bad(i, bad_body, msg, size, "parent slot out of range");
+        if (B->port0 < 0 || B->nports < 0 || B->port0 + B->nports > m->nports)
+            return bad(i, bad_body, msg, size, "child ports out of range");
+        if (B->ext0 < 0 || B->next < 0 || B->ext0 + B->next > m->nexts)
+            return bad(i, bad_body, msg, size, "external wrenches out of range");
+        B->nq = NQ[B->kind];
+        B->nv = NV[B->kind];
+        if (B->kind == TITOP_RIGID) {
+            if (B->x0 < 0 || B->x0 + 13 > m->nx)
+                return bad(i, bad_body, msg, size, "states out of range");
+        } else if (B->nv && !B->inverse) {
+            if (B->x0 < 0 || B->x0 + B->nq + B->nv > m->nx)
+                return bad(i, bad_body, msg, size, "states out of range");
+        } else {
+            B->x0 = -1;
+        }
+        int nin = B->kind == TITOP_IMPOSED ? 18 : B->inverse ? 3 * B->nv : B->nv;
+        if (B->kind == TITOP_IMPOSED || (B->nv && B->inverse)) {
+            if (B->in0 < 0 || B->in0 + nin > m->nin)
+                return bad(i, bad_body, msg, size, "inputs out of range");
+        } else if (B->in0 >= 0 && B->in0 + nin > m->nin) {
+            return bad(i, bad_body, msg, size, "inputs out of range");
+        }
+        if (B->parent == TITOP_PARENT_INPUT && (B->pm0 < 0 || B->pm0 + 18 > m->nin))
+            return bad(i, bad_body, msg, size, "parent motion input out of range");
+        for (int j = B->port0; j < B->port0 + B->nports; j++) {
+            if (m->ports[j].owner >= 0)
+                return bad(i, bad_body, msg, size, "a child port belongs to two bodies");
+            m->ports[j].owner = i;
+        }
+        /* D_P = τ_BP^T diag(m 1, I_B) τ_BP, BP = -PB (eq. 4) */
+        double Db[36] = {0};
+        if (B->kind != TITOP_GROUND) {
+            if (!(B->mass > 0.0))
+                return bad(i, bad_body, msg, size, "mass must be positive");
+            for (int k = 0; k < 3; k++) {
+                Db[7 * k] = B->mass;
+                for (int c = 0; c < 3; c++)
+                    Db[6 * (3 + k) + 3 + c] = B->inertia[3 * k + c];
+            }
+        }
+        double bp[3] = {-B->com[0], -B->com[1], -B->com[2]};
+        sym_transport(bp, Db, B->D);
+        B->dscale = 0.0;
+        for (int k = 0; k < 36; k++)
+            if (fabs(B->D[k]) > B->dscale)
+                B->dscale = fabs(B->D[k]);
+        /* motion subspace S (6 x nv), constant in R_a */
+        for (int k = 0; k < 36; k++)
+            B->S[k] = 0.0;
+        int nv = B->nv;
+        if (B->kind == TITOP_REVOLUTE)
+            for (int k = 0; k < 3; k++)
+                B->S[3 + k] = B->axis[k];
+        else if (B->kind == TITOP_PRISMATIC)
+            for (int k = 0; k < 3; k++)
+                B->S[k] = B->axis[k];
+        else if (B->kind == TITOP_SPHERICAL)
+            for (int k = 0; k < 3; k++)
+                B->S[nv * (3 + k) + k] = 1.0;
+        else if (B->kind == TITOP_FREE)
+            for (int k = 0; k < 6; k++)
+                B->S[nv * k + k] = 1.0;
+    }
+    for (int j = 0; j < m->nports; j++) {
+        titop_port *P = &m->ports[j];
+        if (P->owner < 0)
+            return bad(-1, bad_body, msg, size, "a child port belongs to no body");
+        if (P->child >= 0) {
+            const titop_body *C = P->child < m->nbodies ? &m->bodies[P->child] : NULL;
+            if (!C || C->parent != P->owner || m->bodies[C->parent].port0 + C->slot != j)
+                return bad(P->owner, bad_body, msg, size, "port and child disagree");
+        } else if (P->w0 >= 0 && P->w0 + 6 > m->nin) {
+            return bad(P->owner, bad_body, msg, size, "port wrench input out of range");
+        }
+    }
+    for (int j = 0; j < m->nexts; j++)
+        if (m->exts[j].w0 < 0 || m->exts[j].w0 + 6 > m->nin)
+            return bad(-1, bad_body, msg, size, "external wrench input out of range");
+    for (int c = 0; c < m->nclosures; c++) {
+        const titop_closure *C = &m->closures[c];
+        if (C->left < 0 || C->left >= m->nports || C->right < 0 || C->right >= m->nports ||
+            m->ports[C->left].child >= 0 || m->ports[C->right].child >= 0)
+            return bad(-1, bad_body, msg, size, "a loop closure needs two free child ports");
+    }
+    for (int l = 0; l < m->nlaws; l++) {
+        const titop_law *L = &m->laws[l];
+        if (L->src < 0 || L->src >= m->nbodies || L->dst < 0 || L->dst >= m->nbodies ||
+            m->bodies[L->src].nv != 1 || m->bodies[L->dst].nv != 1 ||
+            m->bodies[L->dst].inverse)
+            return bad(-1, bad_body, msg, size, "a joint law needs 1-dof joint bodies");
+    }
+    return TITOP_OK;
+}
+#else
+int titop_derivative_jvp(const titop_model *m, double *zwork, double t, const double *x,
+                         const double *in, const double *vx, const double *vin, double *jdx,
+                         int *bad_body)
+{
+    const double h = 1e-100;
+    size_t nd = titop_data_size(m);
+    real_t *zd = (real_t *)zwork;
+    real_t *zx = zd + nd, *zin = zx + m->nx, *zdx = zin + m->nin;
+    for (int k = 0; k < m->nx; k++)
+        zx[k] = mkc(x[k], vx ? h * vx[k] : 0.0);
+    for (int k = 0; k < m->nin; k++)
+        zin[k] = mkc(in[k], vin ? h * vin[k] : 0.0);
+    int st = titopz_eval(m, (double *)zd, t, (const double *)zx, (const double *)zin, 0,
+                         (double *)zdx, bad_body);
+    if (st != TITOP_OK)
+        return st;
+    for (int k = 0; k < m->nx; k++)
+        jdx[k] = cimag(zdx[k]) / h;
+    return TITOP_OK;
+}
+#endif

@@ -1,0 +1,208 @@
+"""A tree of built-in blocks as a C core model (:mod:`titopfmu.core._titop`, ``csrc/titop.h``).
+
+:class:`NativeTree` reads the parameters of the blocks (mass, inertia, centre of mass, ports,
+joint axes and DCMs, gravity, external-wrench points, loop closures, joint spring-damper laws)
+into the flat arrays the core takes, once; every evaluation is then one call into C: the
+kinematics, biases, loop closures, the articulated-inertia sweep of the algebraic loop and the
+state derivative. Exact first derivatives of the state derivative come from the core compiled a
+second time on complex numbers (complex step).
+
+Inputs the caller passes at each evaluation, in :attr:`NativeTree.inputs` order then
+:attr:`NativeTree.externals` order: a forward joint's effort ``joint.tau`` (k), an inverse
+joint's imposed motion ``joint.m`` = [u̇, u, p] (3k), an imposed-motion body's motion vector
+``m`` (18), and each external wrench (6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..blocks.bodies import (
+    FreeBody,
+    FreeBodyInverse,
+    Ground,
+    ImposedMotionBody,
+    PrismaticBody,
+    PrismaticBodyInverse,
+    RevoluteBody,
+    RevoluteBodyInverse,
+    RigidBody,
+    SphericalBody,
+    SphericalBodyInverse,
+    WeldedBody,
+)
+from ..blocks.closure import LoopClosure
+from ..spatial.algebra import FloatArray
+from . import _titop
+
+RIGID, GROUND, IMPOSED, WELD, REVOLUTE, PRISMATIC, SPHERICAL, FREE = range(8)
+KINDS = {RigidBody: RIGID, Ground: GROUND, ImposedMotionBody: IMPOSED, WeldedBody: WELD,
+         RevoluteBody: REVOLUTE, PrismaticBody: PRISMATIC, SphericalBody: SPHERICAL,
+         FreeBody: FREE, RevoluteBodyInverse: REVOLUTE, PrismaticBodyInverse: PRISMATIC,
+         SphericalBodyInverse: SPHERICAL, FreeBodyInverse: FREE}  # fmt: skip
+NO_PARENT, PARENT_INPUT = -1, -2
+SINGULAR, NONFINITE = _titop.SINGULAR, _titop.NONFINITE
+
+
+def unsupported(blocks, closures=()) -> str | None:
+    """Why the tree of ``blocks`` with the loop closures ``closures`` cannot run in the core, or
+    None if it can: a block type the core does not know, such as a user's subclass (it may
+    change any equation; the engine then runs its object path)."""
+    for b in list(blocks) + list(closures):
+        if type(b) not in KINDS and type(b) is not LoopClosure:
+            return f"block '{b.name}' ({type(b).__name__}) is not a built-in block"
+    return None
+
+
+class NativeTree:
+    """A tree of built-in blocks as one core model (immutable; the Model, cf. Pinocchio).
+
+    ``blocks`` in tree order (parents first); ``parents[i]`` = (parent index, child slot) or
+    None; ``state_offsets[i]`` = first state of block i; ``closures`` = [(LoopClosure, (body,
+    slot), (body, slot))]; ``laws`` = [(JointSpringDamper, source body, destination body)]: the
+    effort of the destination (a forward 1-dof joint) is then the law of the source's motion,
+    evaluated in the core, and is not an input; ``n_states`` the length of the state vector
+    (default: up to the last state of the blocks).
+    """
+
+    def __init__(
+        self,
+        blocks: Sequence,
+        parents: Sequence[tuple[int, int] | None],
+        state_offsets: Sequence[int],
+        closures: Sequence = (),
+        laws: Sequence = (),
+        n_states: int | None = None,
+    ) -> None:
+        self.blocks = list(blocks)
+        law_dst = {dst for _, _, dst in laws}
+        n = len(blocks)
+        bi = np.zeros((n, 11), dtype=np.intc)
+        bd = np.zeros((n, 31))
+        port_i, port_d, ext_i, ext_d = [], [], [], []
+        port0 = []
+        #: (block index, port, width, offset) of the inputs the caller passes
+        self.inputs: list[tuple[int, str, int, int]] = []
+        #: (block index, external wrench name, offset)
+        self.externals: list[tuple[int, str, int]] = []
+        nin = 0
+        children = [[-1] * b.n_children for b in blocks]
+        for i, ps in enumerate(parents):
+            if ps is not None:
+                children[ps[0]][ps[1]] = i
+        for i, b in enumerate(blocks):
+            kind = KINDS[type(b)]
+            inverse = int(getattr(b, "inverse", False))
+            dof = getattr(getattr(b, "joint", None), "dof", 0)
+            ps = parents[i]
+            in0 = -1
+            if kind == IMPOSED:
+                self.inputs.append((i, "m", 18, nin))
+                in0, nin = nin, nin + 18
+            elif dof and inverse:
+                self.inputs.append((i, "joint.m", 3 * dof, nin))
+                in0, nin = nin, nin + 3 * dof
+            elif dof and i not in law_dst:
+                self.inputs.append((i, "joint.tau", dof, nin))
+                in0, nin = nin, nin + dof
+            port0.append(len(port_i))
+            for j, pc in enumerate(b.child_points):
+                port_i.append((children[i][j], -1))
+                port_d.append(pc)
+            ext0 = len(ext_i)
+            for ename, inertial, point in getattr(b, "_externals", ()):
+                self.externals.append((i, ename, nin))
+                ext_i.append((int(inertial), nin))
+                ext_d.append(point)
+                nin += 6
+            bi[i] = (kind, inverse, ps[0] if ps else NO_PARENT, ps[1] if ps else 0, port0[i],
+                     b.n_children, ext0, len(ext_i) - ext0, state_offsets[i], in0, -1)  # fmt: skip
+            if kind == GROUND:
+                bd[i, 19:28] = b.R.reshape(9)
+                bd[i, 28:31] = b.position
+                continue
+            bd[i, 0] = b.mass
+            bd[i, 1:4] = b.com
+            bd[i, 4:13] = b.inertia.reshape(9)
+            bd[i, 13:16] = b.gravity
+            joint = getattr(b, "joint", None)
+            if joint is not None:
+                bd[i, 16:19] = getattr(joint, "axis", (0.0, 0.0, 0.0))
+                R0 = joint.R_ab if kind in (WELD, PRISMATIC) else joint.R_a0b
+                bd[i, 19:28] = R0.reshape(9)
+        self.nin = nin
+        clo_i = [(port0[left[0]] + left[1], port0[right[0]] + right[1])
+                 for _, left, right in closures]  # fmt: skip
+        clo_d = [np.concatenate([c.K.reshape(36), c.D.reshape(36)]) for c, _, _ in closures]
+        law_i = [(src, dst) for _, src, dst in laws]
+        law_d = [(law.k, law.d, law.q_ref) for law, _, _ in laws]
+        self.n_states = int(
+            n_states
+            if n_states is not None
+            else max([0] + [state_offsets[i] + b.n_states for i, b in enumerate(blocks)])
+        )
+
+        def ints(rows, w):
+            return np.ascontiguousarray(np.array(rows, dtype=np.intc).reshape(-1, w))
+
+        def dbls(rows, w):
+            return np.ascontiguousarray(np.array(rows, dtype=float).reshape(-1, w))
+
+        try:
+            self.model = _titop.Model(
+                bi, bd, ints(port_i, 2), dbls(port_d, 3), ints(ext_i, 2), dbls(ext_d, 3),
+                ints(clo_i, 2), dbls(clo_d, 72), ints(law_i, 2), dbls(law_d, 3), self.n_states, nin,
+            )  # fmt: skip
+        except ValueError as exc:  # a model the core refuses: a bug of this adapter
+            msg, body = exc.args[0] if exc.args and isinstance(exc.args[0], tuple) else (exc, -1)
+            where = f" (block '{blocks[body].name}')" if 0 <= body < n else ""
+            raise RuntimeError(f"the core refused the model{where}: {msg}") from None
+        self.model_closures = len(clo_i)
+        self.layout = self.model.layout()
+        self.data_size = self.model.data_size
+
+    def new_data(self) -> FloatArray:
+        """A work buffer for :meth:`derivative` (the run-time Data; one per concurrent user)."""
+        return np.zeros(self.data_size)
+
+    def new_zwork(self) -> FloatArray:
+        """A work buffer for :meth:`jacobian` (complex step)."""
+        return np.zeros(self.model.zwork_size)
+
+    def derivative(self, t: float, x: FloatArray, inputs: FloatArray, dx: FloatArray | None,
+                   data: FloatArray, full: bool = False):  # fmt: skip
+        """One evaluation (dx/dt into ``dx`` unless None; every wrench too with ``full``).
+        Returns 0, or ``(status, body index)`` (SINGULAR or NONFINITE)."""
+        return self.model.eval(data, t, x, inputs, full, dx)
+
+    def jacobian(self, t: float, x: FloatArray, inputs: FloatArray, zwork: FloatArray | None = None
+                 ) -> tuple[FloatArray, FloatArray]:  # fmt: skip
+        """Exact ``(∂dx/∂x, ∂dx/∂inputs)`` at (t, x, inputs), by complex step."""
+        n = self.n_states
+        jx = np.empty((n, n))
+        jin = np.empty((n, self.nin))
+        r = self.model.jacobian(self.new_zwork() if zwork is None else zwork, t, x, inputs, jx,
+                                jin)  # fmt: skip
+        if r:
+            raise ArithmeticError(f"core status {r[0]} at block {r[1]}")
+        return jx, jin
+
+    # -- views into a data buffer ------------------------------------------------------------
+
+    def body_values(self, data: FloatArray, field: str, width: int) -> FloatArray:
+        """The ``field`` (a key of :attr:`layout`) of every body, (n, width), a view."""
+        L = self.layout
+        n = len(self.blocks)
+        rec = data[: n * L["body_stride"]].reshape(n, L["body_stride"])
+        return rec[:, L[field] : L[field] + width]
+
+    def port_wrenches(self, data: FloatArray) -> FloatArray:
+        """The wrench applied on each body at each of its child ports (ports in body order,
+        6 each, the body's frame), after a ``full`` evaluation; a view."""
+        L = self.layout
+        o = L["ports"]
+        np_ = (data.size - o) // L["port_stride"]
+        rec = data[o : o + np_ * L["port_stride"]].reshape(np_, L["port_stride"])
+        return rec[:, L["port_w"] : L["port_w"] + 6]
