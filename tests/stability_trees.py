@@ -126,7 +126,7 @@ def stability_tree(
         n_bodies = int(rng.integers(2, 16))
     if not 2 <= n_bodies <= 15:
         raise ValueError("n_bodies must be in 2..15")
-    g = random_unit(rng) * 9.81 if loads else np.zeros(3)
+    g = random_unit(rng) * (9.81 if loads else 0.0)  # drawn either way: same tree
     parents = [-1] + [int(rng.integers(0, i)) for i in range(1, n_bodies)]
     kinds = ["root"]
     for _ in range(1, n_bodies):
@@ -145,7 +145,8 @@ def stability_tree(
         inertia = mass * random_inertia(rng)
         common = dict(com=random_offset(rng, 0.05, 0.5), children=children[i] or None, gravity=g)
         has_wrench = kind == "root" or rng.uniform() < 0.2
-        w_point, w_frame = random_offset(rng, 0.0, 0.6), "body" if rng.uniform() < 0.5 else "inertial"
+        w_point = random_offset(rng, 0.0, 0.6)
+        w_frame = "body" if rng.uniform() < 0.5 else "inertial"
         wrench = np.concatenate([rng.normal(0, 5, 3), rng.normal(0, 2, 3)])
         if loads and has_wrench:
             common["external"] = {"w": {"point": tuple(w_point), "frame": w_frame}}
