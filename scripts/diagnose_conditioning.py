@@ -69,18 +69,21 @@ def welded_row(ratio: float) -> tuple:
     mr, mt = ev.sol.maps[root], ev.sol.maps[tip]
     rb = pair.blocks["root"]
     K, k = mt.PP, mt.cP  # W_C = K ẋ'_C + k (a leaf: its own map)
-    CC = mr.CC
+    # the root's hybrid form (its joint-space map with α = ẋ'_P eliminated): ẋ'_C = CC W_C + cC,
+    # ẋ'_P = XC W_C + xc
+    Md, cd = mr.dense(False, 1)
+    CC, cC, XC, xc = Md[0:6, 0:6], cd[0:6], Md[6:12, 0:6], cd[6:12]
     M = np.eye(6) - CC @ K
     D_art = rb.D - rb.T @ K @ rb.tau_stack
     # ẋ'_C = (1 - CC K)^-1 (CC k + cC), W_C = K ẋ'_C + k, ẋ'_P = XC W_C + xc = D^-1 (T W_C - h):
     # (i) with an LU solve of (1 - CC K); (ii) in the sweep's Woodbury form (dense CC: U = CC,
     # V = 1), (1 - CC K)^-1 y = y + CC (1 - K CC)^-1 K y
-    y = CC @ k + mr.cC
-    a_lu = mr.XC @ (K @ np.linalg.solve(M, y) + k) + mr.xc
+    y = CC @ k + cC
+    a_lu = XC @ (K @ np.linalg.solve(M, y) + k) + xc
     acc_c = y + CC @ np.linalg.solve(np.eye(6) - K @ CC, K @ y)
-    a_wood = mr.XC @ (K @ acc_c + k) + mr.xc
+    a_wood = XC @ (K @ acc_c + k) + xc
     # articulated form: (D - T K τ) ẋ'_P = T k - h, with -h = D xc (xc = ẋ'_P at W_C = 0)
-    a_chol = cho_solve(cho_factor(0.5 * (D_art + D_art.T)), rb.T @ k + rb.D @ mr.xc)
+    a_chol = cho_solve(cho_factor(0.5 * (D_art + D_art.T)), rb.T @ k + rb.D @ xc)
     D_comp = comp.blocks["root"].D
     return (
         ratio, np.linalg.norm(a_comp), rel(a, a_comp), rel(a, a_pin), rel(a_sig, a_comp),

@@ -22,7 +22,7 @@ import numpy as np
 from scipy import integrate
 
 from ..blocks.base import TitopError
-from ..blocks.bodies import BodyBlock, Ground, ImposedMotionBody, JointBody
+from ..blocks.bodies import BodyBlock, Ground, ImposedMotionBody, JointBody, RigidBody
 from ..blocks.closure import LoopClosure
 from ..blocks.signals import JointSpringDamper
 from ..blocks.standalone import motion_vector
@@ -565,11 +565,21 @@ class Engine:
         return [(kind, b) for kind, b in self._varying if (kind, b.name) in need]
 
     def _acc_at_p(self, ev: Evaluation, b) -> FloatArray:
-        """ẋ'_P of a body at the loop solution: the block's own ``respond`` at its inputs."""
+        """ẋ'_P of a body at the loop solution. A root or a forward joint body takes it from
+        the solution's internal accelerations α (ẋ'_P itself, or ``ẋ'_A = G ẋ'_B + e + S u̇``):
+        recomputing them from the wrenches on the body (``respond``) would divide large wrenches
+        by a light body's inertia. Other bodies (imposed motion) use their ``respond``."""
         i = self.tree_index[b.name]
+        sol = ev.sol
+        alpha = sol.alpha[i] if sol.alpha is not None else None
+        if alpha is not None and isinstance(b, RigidBody):
+            return alpha
+        if alpha is not None and isinstance(b, JointBody) and not b.inverse and b.joint.dof:
+            jk = ev.kin[b.name].joint
+            return jk.G.dot(sol.acc_p[i]) + jk.e + b.joint.S.dot(alpha)
         sig = {p: self._input(ev, b.name, p) for p, _ in self.inputs[b.name]}
         n = b.n_children
-        return b.respond(ev.kin[b.name], sig, ev.sol.acc_p[i], ev.sol.w_c[i] if n else None).acc
+        return b.respond(ev.kin[b.name], sig, sol.acc_p[i], sol.w_c[i] if n else None).acc
 
     def signal(self, ev: Evaluation, name: str) -> FloatArray:
         """Value of a named signal in an evaluation (see :meth:`signal_names`)."""
