@@ -32,7 +32,7 @@ class BuildCore(build_ext):
             raise
 
 
-flags = [] if sys.platform == "win32" else ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"]
+flags = [] if sys.platform == "win32" else ["-std=c99", "-O3", "-Wall", "-Wextra", "-Werror"]
 core = Extension(
     "titopfmu.core._titop",
     sources=[os.path.join(CSRC, f) for f in ("_titop.c", "titop_double.c", "titop_complex.c")],

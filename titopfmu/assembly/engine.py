@@ -245,6 +245,7 @@ class Engine:
             self.tree_blocks, parents, offsets, closures, self._native_laws(), self.plan.n_states
         )
         self._native_data = nt.new_data()
+        self._native_eval = nt.model.eval
         src = self.system._source
         names = [b.name for b in self.tree_blocks]
         self._input_src = [(src[(names[i], port)], off, w) for i, port, w, off in nt.inputs]
@@ -408,12 +409,13 @@ class Engine:
         Runs in the C core (:attr:`native`) when the system allows it; the object path gives the
         same values to rounding and is taken on any failure, to name the block at fault.
         """
-        nt = self.native
-        if nt is not None:
-            inputs = self._native_inputs(t, x)
+        if self.native is not None:
+            inputs = self._fixed_inputs
+            if inputs is None:
+                inputs = self._native_inputs(t, x)
             dx = np.empty(self.n_states)
             self.n_evaluations += 1
-            if not nt.model.eval(self._native_data, t, x, inputs, False, dx):
+            if not self._native_eval(self._native_data, t, x, inputs, False, dx):
                 return dx
         return self.object_derivative(t, x)
 

@@ -83,16 +83,9 @@ static void joint_transform(const titop_body *B, const real_t *q, real_t *E, rea
     switch (B->kind) {
     case TITOP_REVOLUTE: {
         /* P_{aθ/b} = P_{a0/b} (1 + sin θ K + (1 - cos θ) K²), K = (*r̃) (eq. 16) */
-        real_t s = r_sin(q[0]), c = 1.0 - r_cos(q[0]);
-        const double *r = B->axis;
-        double K[9] = {0, -r[2], r[1], r[2], 0, -r[0], -r[1], r[0], 0};
-        real_t Rot[9];
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) {
-                double k2 = K[3 * i] * K[j] + K[3 * i + 1] * K[3 + j] + K[3 * i + 2] * K[6 + j];
-                Rot[3 * i + j] = (i == j ? 1.0 : 0.0) + s * K[3 * i + j] + c * k2;
-            }
-        mm3(R0, Rot, E);
+        real_t sn = r_sin(q[0]), c = 1.0 - r_cos(q[0]);
+        for (int k = 0; k < 9; k++)
+            E[k] = R0[k] + sn * B->RK[k] + c * B->RK2[k];
         break;
     }
     case TITOP_PRISMATIC: /* G = τ_{-x t̃} P^{x2}_{b/a} (eq. 24) */
@@ -834,6 +827,13 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
         for (int k = 0; k < 36; k++)
             if (fabs(B->D[k]) > B->dscale)
                 B->dscale = fabs(B->D[k]);
+        if (B->kind == TITOP_REVOLUTE) { /* P_{a0/b} K and P_{a0/b} K² of eq. (16) */
+            const double *r = B->axis;
+            double K[9] = {0, -r[2], r[1], r[2], 0, -r[0], -r[1], r[0], 0}, K2[9];
+            mm3(K, K, K2);
+            mm3(B->R0, K, B->RK);
+            mm3(B->R0, K2, B->RK2);
+        }
         /* motion subspace S (6 x nv), constant in R_a */
         for (int k = 0; k < 36; k++)
             B->S[k] = 0.0;

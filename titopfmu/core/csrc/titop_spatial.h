@@ -183,6 +183,10 @@ static inline void sym_rotate(const real_t *E, const real_t *M, real_t *out)
 /* out = G^T M G = diag(E, E) τ(p)^T M τ(p) diag(E^T, E^T) (symmetric M) */
 static inline void sym_joint(const real_t *E, const real_t *p, const real_t *M, real_t *out)
 {
+    if (p[0] == 0.0 && p[1] == 0.0 && p[2] == 0.0) { /* revolute, weld, spherical: τ(0) = 1 */
+        sym_rotate(E, M, out);
+        return;
+    }
     real_t T[36];
     sym_transport(p, M, T);
     sym_rotate(E, T, out);
