@@ -310,3 +310,116 @@ def test_work_buffer_is_rewritten_each_evaluation(build):
         out.append(dx)
     np.testing.assert_array_equal(out[0], out[1])
     np.testing.assert_array_equal(out[0], out[2])
+
+
+# -- a lone block: what an FMU computes -----------------------------------------------------------
+
+
+def lone_blocks():
+    """One block of every built-in kind, with child ports and external wrenches."""
+    from titopfmu import FreeBody, SphericalBody, SphericalBodyInverse  # noqa: F401
+
+    rng = np.random.default_rng(11)
+    inertia = np.diag([0.2, 0.3, 0.4])
+    kids = {"c1": (0.1, -0.2, 0.3), "c2": (-0.3, 0.1, 0.0)}
+    ext = {"w": {"point": (0.0, 0.1, 0.2), "frame": "inertial"}}
+    axis = rng.normal(size=3)
+    P = Rotation.random(random_state=rng).as_matrix()
+    common = dict(com=(0.1, -0.2, 0.05), children=kids, external=ext)
+    return [
+        RigidBody("rigid", 2.0, inertia, **common, gravity=(0.1, -9.8, 0.3)),
+        RevoluteBody("rev", 1.5, inertia, axis=axis, P_a0b=P, **common),
+        PrismaticBody("pri", 1.2, inertia, axis=axis, P_ab=P, **common),
+        WeldedBody("weld", 0.8, inertia, P_ab=P, **common),
+        FreeBody("free", 1.1, inertia, P_a0b=P, **common),
+        SphericalBody("sph", 0.9, inertia, P_a0b=P, **common),
+        RevoluteBodyInverse("rev_inv", 1.5, inertia, axis=axis, P_a0b=P, **common),
+        PrismaticBodyInverse("pri_inv", 1.2, inertia, axis=axis, P_ab=P, **common),
+        SphericalBodyInverse("sph_inv", 0.9, inertia, P_a0b=P, **common),
+        FreeBodyInverse("free_inv", 1.1, inertia, P_a0b=P, **common),
+        ImposedMotionBody("imposed", 1.3, inertia, **common),
+        Ground("ground", children=kids, position=(0.1, 0.2, 0.3), euler=(0.3, -0.2, 0.1)),
+    ]
+
+
+def lone_case(block, rng):
+    """The lone model, a state, an input vector and the Python block's own evaluation of it."""
+    from titopfmu.blocks.standalone import port_kinematics
+
+    nt = NativeTree.lone_block(block)
+    x = block.initial_state() + 0.3 * rng.normal(size=block.n_states)
+    inputs = rng.normal(size=nt.nin)
+    sig = {}
+    for _, port, w, off in nt.inputs:
+        sig[port] = inputs[off : off + w]
+    for _, e, off in nt.externals:
+        sig[e] = inputs[off : off + 6]
+    acc_p = parent = None
+    if nt.parent_input is not None:
+        m = inputs[nt.parent_input : nt.parent_input + 18]
+        acc_p, parent = m[0:6], port_kinematics(m)
+    w_c = np.concatenate([inputs[o : o + 6] for o in nt.port_inputs]) if nt.port_inputs else None
+    kin = block.kinematics(x, parent, sig)
+    ref = block.respond(kin, sig, acc_p, w_c)
+    return nt, x, inputs, ref
+
+
+@pytest.mark.parametrize("block", lone_blocks(), ids=lambda b: b.name)
+def test_lone_block_outputs_match_the_python_block(block):
+    """The core evaluating one block from its port values (parent motion, child wrenches,
+    signals: what an FMU does) equals the Python block's ``respond`` (its acceleration, the
+    wrench on its parent, its joint acceleration, effort or external wrench)."""
+    nt, x, inputs, ref = lone_case(block, np.random.default_rng(3))
+    data = nt.new_data()
+    dx = np.empty(nt.n_states)
+    assert nt.derivative(0.2, x, inputs, dx, data, full=True) == 0
+    got = {"acc": nt.body_values(data, "acc", 6)[0]}
+    want = {"acc": ref.acc}
+    if ref.w_p is not None:
+        got["W_P"], want["W_P"] = nt.body_values(data, "wrench_parent", 6)[0], ref.w_p
+    if ref.extra is not None:
+        k = ref.extra.size
+        field = ("out" if isinstance(block, (ImposedMotionBody, Ground))
+                 else "effort" if getattr(block, "inverse", False) else "alpha")  # fmt: skip
+        got["extra"], want["extra"] = nt.body_values(data, field, k)[0], ref.extra
+    for key, value in want.items():
+        err = np.max(np.abs(got[key] - value)) / max(1.0, np.max(np.abs(value)))
+        assert err < 1e-12, f"{block.name} {key}: core {got[key]} python {value}"
+
+
+@pytest.mark.parametrize("block", lone_blocks(), ids=lambda b: b.name)
+def test_lone_block_output_derivatives_are_exact(block):
+    """Directional derivatives of every output and state rate of a block along random input
+    and state directions (complex step) agree with central differences."""
+    rng = np.random.default_rng(4)
+    nt, x, inputs, _ = lone_case(block, rng)
+    vx, vin = rng.normal(size=x.size), rng.normal(size=inputs.size)
+    d_data, d_dx = nt.directional(0.2, x, inputs, vx, vin)
+    h = 1e-6
+    outs = []
+    for s in (1.0, -1.0):
+        data = nt.new_data()
+        dx = np.empty(nt.n_states)
+        assert nt.derivative(0.2, x + s * h * vx, inputs + s * h * vin, dx, data, True) == 0
+        outs.append((data, dx))
+    fields = [("acc", 6), ("wrench_parent", 6), ("alpha", 6), ("effort", 6), ("out", 6)]
+    for f, w in fields:
+        exact = nt.body_values(d_data, f, w)[0]
+        central = (nt.body_values(outs[0][0], f, w)[0] - nt.body_values(outs[1][0], f, w)[0]) / (
+            2 * h
+        )
+        used = {"acc": True, "wrench_parent": block.has_parent,
+                "alpha": isinstance(block, RigidBody) or (getattr(block, "joint", None) is not None
+                                                           and not block.inverse),
+                "effort": getattr(block, "inverse", False),
+                "out": isinstance(block, (ImposedMotionBody, Ground))}[f]  # fmt: skip
+        if not used:
+            continue
+        k = block.joint.dof if f in ("alpha", "effort") and hasattr(block, "joint") else 6
+        if k == 0:  # a weld has no joint acceleration
+            continue
+        scale = max(1.0, np.max(np.abs(exact[:k])))
+        assert np.max(np.abs(exact[:k] - central[:k])) < 1e-6 * scale, (block.name, f)
+    if x.size:
+        central = (outs[0][1] - outs[1][1]) / (2 * h)
+        assert np.max(np.abs(d_dx - central)) < 1e-6 * max(1.0, np.max(np.abs(d_dx)))

@@ -65,6 +65,11 @@ class NativeTree:
     effort of the destination (a forward 1-dof joint) is then the law of the source's motion,
     evaluated in the core, and is not an input; ``n_states`` the length of the state vector
     (default: up to the last state of the blocks).
+
+    ``lone=True`` (one block, see :meth:`lone_block`): the block on its own, as an FMU computes
+    it: its parent port's motion vector (18, parent frame) and the wrenches at its child ports
+    (6 each, its frame) are inputs too, after the others (:attr:`parent_input`,
+    :attr:`port_inputs`).
     """
 
     def __init__(
@@ -75,6 +80,7 @@ class NativeTree:
         closures: Sequence = (),
         laws: Sequence = (),
         n_states: int | None = None,
+        lone: bool = False,
     ) -> None:
         self.blocks = list(blocks)
         law_dst = {dst for _, _, dst in laws}
@@ -132,6 +138,20 @@ class NativeTree:
                 bd[i, 16:19] = getattr(joint, "axis", (0.0, 0.0, 0.0))
                 R0 = joint.R_ab if kind in (WELD, PRISMATIC) else joint.R_a0b
                 bd[i, 19:28] = R0.reshape(9)
+        #: lone block: offset of the parent motion vector input (or None) and of each port wrench
+        self.parent_input: int | None = None
+        self.port_inputs: list[int] = []
+        if lone:
+            if n != 1 or closures or laws:
+                raise ValueError("a lone block model has one block, no closure and no law")
+            if blocks[0].has_parent:
+                self.parent_input = nin
+                bi[0, 2], bi[0, 10] = PARENT_INPUT, nin
+                nin += 18
+            for j in range(blocks[0].n_children):
+                port_i[j] = (-1, nin)
+                self.port_inputs.append(nin)
+                nin += 6
         self.nin = nin
         clo_i = [(port0[left[0]] + left[1], port0[right[0]] + right[1])
                  for _, left, right in closures]  # fmt: skip
@@ -163,6 +183,12 @@ class NativeTree:
         self.layout = self.model.layout()
         self.data_size = self.model.data_size
 
+    @classmethod
+    def lone_block(cls, block) -> NativeTree:
+        """The model of one built-in block on its own (``lone=True``); its states, if any, start
+        at 0."""
+        return cls([block], [None], [0], lone=True)
+
     def new_data(self) -> FloatArray:
         """A work buffer for :meth:`derivative` (the run-time Data; one per concurrent user)."""
         return np.zeros(self.data_size)
@@ -188,6 +214,21 @@ class NativeTree:
         if r:
             raise ArithmeticError(f"core status {r[0]} at block {r[1]}")
         return jx, jin
+
+    def directional(self, t: float, x: FloatArray, inputs: FloatArray, vx: FloatArray | None,
+                    vin: FloatArray | None) -> tuple[FloatArray, FloatArray]:  # fmt: skip
+        """Directional derivatives of a full evaluation along (vx, vin), exact to rounding
+        (complex step): ``(d data, d dx)``, ``d data`` laid out as a data buffer (read it with
+        :meth:`body_values` and :meth:`port_wrenches`)."""
+        h = 1e-100
+        zx = np.asarray(x, dtype=complex) + (0 if vx is None else 1j * h * np.asarray(vx))
+        zi = np.asarray(inputs, dtype=complex) + (0 if vin is None else 1j * h * np.asarray(vin))
+        zd = np.zeros(self.data_size, dtype=complex)
+        zdx = np.zeros(self.n_states, dtype=complex)
+        r = self.model.zeval(zd, t, np.ascontiguousarray(zx), np.ascontiguousarray(zi), True, zdx)
+        if r:
+            raise ArithmeticError(f"core status {r[0]} at block {r[1]}")
+        return zd.imag / h, zdx.imag / h
 
     # -- views into a data buffer ------------------------------------------------------------
 

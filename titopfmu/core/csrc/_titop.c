@@ -205,6 +205,47 @@ e1:
     return NULL;
 }
 
+/* zeval(zdata, t, zx, zinputs, full, zdx or None) -> 0 or (status, body): eval on complex
+   values (complex128 buffers): the complex step of any output of the data buffer */
+static PyObject *Model_zeval(ModelObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "zeval(zdata, t, zx, zinputs, full, zdx)");
+        return NULL;
+    }
+    titop_model *m = &self->m;
+    double t = PyFloat_AsDouble(args[1]);
+    if (t == -1.0 && PyErr_Occurred())
+        return NULL;
+    int full = PyObject_IsTrue(args[4]);
+    Py_buffer vd, vx, vi, vdx;
+    int have_dx = args[5] != Py_None;
+    if (get_buffer(args[0], &vd, 2 * (Py_ssize_t)self->data_size, sizeof(double), 1, "zdata") <
+        0)
+        return NULL;
+    if (get_buffer(args[2], &vx, 2 * (Py_ssize_t)m->nx, sizeof(double), 0, "zx") < 0)
+        goto e1;
+    if (get_buffer(args[3], &vi, 2 * (Py_ssize_t)m->nin, sizeof(double), 0, "zinputs") < 0)
+        goto e2;
+    if (have_dx && get_buffer(args[5], &vdx, 2 * (Py_ssize_t)m->nx, sizeof(double), 1, "zdx") < 0)
+        goto e3;
+    int bad_body;
+    int st = titopz_eval(m, vd.buf, t, vx.buf, vi.buf, full, have_dx ? vdx.buf : NULL, &bad_body);
+    if (have_dx)
+        PyBuffer_Release(&vdx);
+    PyBuffer_Release(&vi);
+    PyBuffer_Release(&vx);
+    PyBuffer_Release(&vd);
+    return status_result(st, bad_body);
+e3:
+    PyBuffer_Release(&vi);
+e2:
+    PyBuffer_Release(&vx);
+e1:
+    PyBuffer_Release(&vd);
+    return NULL;
+}
+
 /* jacobian(zwork, t, x, inputs, jx or None, jin or None) -> 0 or (status, body): the matrices
    ∂dx/∂x (nx x nx) and ∂dx/∂inputs (nx x nin), row-major, column by column by complex step. */
 static PyObject *Model_jacobian(ModelObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -320,6 +361,8 @@ static PyObject *Model_get_nin(ModelObject *self, void *closure)
 static PyMethodDef Model_methods[] = {
     {"eval", (PyCFunction)(void (*)(void))Model_eval, METH_FASTCALL,
      "eval(data, t, x, inputs, full, dx) -> 0 or (status, body): one evaluation of the model"},
+    {"zeval", (PyCFunction)(void (*)(void))Model_zeval, METH_FASTCALL,
+     "zeval(zdata, t, zx, zinputs, full, zdx) -> 0 or (status, body): eval on complex values"},
     {"jacobian", (PyCFunction)(void (*)(void))Model_jacobian, METH_FASTCALL,
      "jacobian(zwork, t, x, inputs, jx, jin) -> 0 or (status, body): exact ∂dx/∂x and "
      "∂dx/∂inputs by complex step"},
