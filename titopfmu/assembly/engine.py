@@ -664,6 +664,64 @@ class Engine:
 
     # -- simulation ---------------------------------------------------------------------------
 
+    def _native_readers(self, names: Sequence[str]) -> dict | None:
+        """For output sampling from a full evaluation in the core (into ``_sample_data``):
+        signal name -> function of x giving its value, when the core computes every one of
+        ``names`` (states, poses, twists and accelerations of bodies, joint motions and efforts,
+        the wrenches of fixed and imposed-motion bodies); else None (the object path samples
+        them)."""
+        nt = self.native
+        if nt is None or not self.n_states:
+            return None
+        if not hasattr(self, "_sample_data"):
+            self._sample_data = nt.new_data()
+        readers = {}
+        for name in names:
+            r = self._native_reader(name)
+            if r is None:
+                return None
+            readers[name] = r
+        return readers
+
+    def _native_reader(self, name: str):
+        nt = self.native
+        bname, rest = split_port(name)
+        b = self.system.blocks.get(bname)
+        i = self.tree_index.get(bname)
+        if b is None:
+            return None
+        if rest.startswith("state.") and rest[6:] in b.state_names:
+            k = self.plan.state_slices[bname].start + b.state_names.index(rest[6:])
+            return lambda x: x[k : k + 1]
+        if i is None:
+            return None
+        data = self._sample_data
+
+        def view(f: str, w: int) -> FloatArray:  # follows the buffer's values
+            return nt.body_values(data, f, w)[i]
+
+        if rest == "position":
+            R, ip = view("R", 9).reshape(3, 3), view("ip", 3)
+            return lambda x: R.dot(ip)
+        if rest == "euler":
+            R = view("R", 9).reshape(3, 3)
+            return lambda x: euler_from_dcm(R)
+        if rest in ("twist", "acc"):
+            v = view("tw" if rest == "twist" else "acc", 6)
+            return lambda x: v.copy()
+        if isinstance(b, JointBody) and b.joint.dof:
+            k = b.joint.dof
+            if rest == "joint.m" and not b.inverse:
+                alpha, sl = view("alpha", k), self.plan.state_slices[bname]
+                return lambda x: b.joint_motion(x[sl], alpha)
+            if rest == "joint.tau" and b.inverse:
+                v = view("effort", k)
+                return lambda x: v.copy()
+        if isinstance(b, (Ground, ImposedMotionBody)) and rest == "W":
+            v = view("out", 6)
+            return lambda x: v.copy()
+        return None
+
     def simulate(
         self,
         t_final: float,
@@ -711,7 +769,23 @@ class Engine:
         solve = self.n_states == 0 or not all(self.is_pre_loop(s, i) for _, s, i in columns)
         steps = None if solve else self._compile(self.pre_loop_steps([s for _, s, _ in columns]))
 
+        readers = self._native_readers([s for _, s, _ in columns])
+
         def sample(t: float, xs: FloatArray) -> None:
+            if readers is not None:  # one full evaluation in the core
+                data = self._sample_data
+                inputs = self._native_inputs(t, xs)
+                self.n_evaluations += 1
+                if not self._native_eval(data, t, xs, inputs, True, None):
+                    values = {}
+                    row = []
+                    for _, sname, idx in columns:
+                        v = values.get(sname)
+                        if v is None:
+                            v = values[sname] = readers[sname](xs)
+                        row.append(v[idx])
+                    result.append(t, row)
+                    return
             ev = self.evaluate(t, xs, solve, steps)
             if not self.n_states:
                 self.check_finite(ev)  # no derivative check catches it otherwise
