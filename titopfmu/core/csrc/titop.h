@@ -174,6 +174,16 @@ void titop_data_layout(const titop_model *model, titop_layout *layout);
 int titop_eval(const titop_model *model, double *data, double t, const double *x,
                const double *in, int full, double *dx, int *bad_body);
 
+/* Outputs of an evaluated data buffer (full evaluation), as the ports carry them. */
+void titop_body_motion(const titop_model *model, const double *data, int body, double *out);
+void titop_port_motion(const titop_model *model, const double *data, int port, double *out);
+void titop_joint_motion(const titop_model *model, const double *data, int body, double *out);
+/* Blocks without a body: a loop closure (Fig. 14) from the motion vectors of its two sides, and
+   the joint spring-damper law on a joint motion [q̈, q̇, q]. */
+void titop_closure_block(const double *K, const double *Dm, const double *ml,
+                         const double *mr, double *wl, double *wr);
+void titop_spring_damper_block(double k, double d, double qref, const double *m, double *tau);
+
 /* Spatial helpers (the conventions above). */
 void titop_euler_dcm(const double theta[3], double out[9]);
 void titop_dcm_euler(const double R[9], double out[3]);
@@ -189,6 +199,12 @@ void titop_joint_coordinates(int kind, const double *p, double *q);
 
 int titopz_eval(const titop_model *model, double *zdata, double t, const double *zx,
                 const double *zin, int full, double *zdx, int *bad_body);
+void titopz_body_motion(const titop_model *model, const double *zdata, int body, double *zout);
+void titopz_port_motion(const titop_model *model, const double *zdata, int port, double *zout);
+void titopz_joint_motion(const titop_model *model, const double *zdata, int body, double *zout);
+void titopz_closure_block(const double *K, const double *Dm, const double *zml,
+                          const double *zmr, double *zwl, double *zwr);
+void titopz_spring_damper_block(double k, double d, double qref, const double *zm, double *ztau);
 
 /* Directional derivatives of dx (nx) at (t, x, in) along (vx, vin) (either may be NULL for
    zero): jdx = ∂dx/∂x vx + ∂dx/∂in vin, exact to rounding (complex step, h = 1e-100).

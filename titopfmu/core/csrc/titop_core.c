@@ -278,20 +278,18 @@ static void body_bias(const titop_model *m, real_t *data, int i, const real_t *i
 
 /* Wrenches of loop closure c on its two sides (Fig. 14): w_l = K δx + D δx' in the left frame,
    w_r = -P^{x2}_{l/r} w_l in the right frame. */
-static void closure_wrenches(const titop_model *m, real_t *data, int c)
+/* Spring-damper wrenches between two sides of a cut (Fig. 14), each side given by its twist, its
+   position and P_{./i}: w_l = K δx + D δx' in the left frame (δx = [δp, δθ], δx' = [δv, δω], in
+   the left frame) and w_r = -P^{x2}_{l/r} w_l in the right frame. */
+static void cut_wrenches(const double *K, const double *Dm, const real_t *twl, const real_t *ipl,
+                         const real_t *Rl, const real_t *twr, const real_t *ipr, const real_t *Rr,
+                         real_t *wl, real_t *wr)
 {
-    const titop_closure *C = &m->closures[c];
-    int lp = C->left, rp = C->right;
-    const bodydata *dl = body_data(data, m->ports[lp].owner);
-    const bodydata *dr = body_data(data, m->ports[rp].owner);
-    real_t twl[6], ipl[3], twr[6], ipr[3], Rlr[9], dx[6], dxd[6];
-    port_kinematics(m, dl, lp, twl, ipl);
-    port_kinematics(m, dr, rp, twr, ipr);
+    real_t Rlr[9], dx[6], dxd[6];
     /* P_{r/l} = P_{l/i}^T P_{r/i} */
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            Rlr[3 * i + j] = dl->R[i] * dr->R[j] + dl->R[3 + i] * dr->R[3 + j] +
-                             dl->R[6 + i] * dr->R[6 + j];
+            Rlr[3 * i + j] = Rl[i] * Rr[j] + Rl[3 + i] * Rr[3 + j] + Rl[6 + i] * Rr[6 + j];
     mv3(Rlr, ipr, dx);
     mv3(Rlr, twr, dxd);
     mv3(Rlr, twr + 3, dxd + 3);
@@ -301,17 +299,111 @@ static void closure_wrenches(const titop_model *m, real_t *data, int c)
         dxd[3 + k] -= twl[3 + k];
     }
     rotation_vector(Rlr, dx + 3);
-    real_t *wl = port_data(m, data, lp)->kv, *wr = port_data(m, data, rp)->kv;
     for (int r = 0; r < 6; r++) {
         real_t s = 0.0;
         for (int k = 0; k < 6; k++)
-            s += C->K[6 * r + k] * dx[k] + C->Dm[6 * r + k] * dxd[k];
+            s += K[6 * r + k] * dx[k] + Dm[6 * r + k] * dxd[k];
         wl[r] = s;
     }
     mtv3(Rlr, wl, wr);
     mtv3(Rlr, wl + 3, wr + 3);
     for (int k = 0; k < 6; k++)
         wr[k] = -wr[k];
+}
+
+/* Wrenches of loop closure c on its two ports (Fig. 14). */
+static void closure_wrenches(const titop_model *m, real_t *data, int c)
+{
+    const titop_closure *C = &m->closures[c];
+    int lp = C->left, rp = C->right;
+    const bodydata *dl = body_data(data, m->ports[lp].owner);
+    const bodydata *dr = body_data(data, m->ports[rp].owner);
+    real_t twl[6], ipl[3], twr[6], ipr[3];
+    port_kinematics(m, dl, lp, twl, ipl);
+    port_kinematics(m, dr, rp, twr, ipr);
+    cut_wrenches(C->K, C->Dm, twl, ipl, dl->R, twr, ipr, dr->R, port_data(m, data, lp)->kv,
+                 port_data(m, data, rp)->kv);
+}
+
+/* ---- outputs of an evaluation as motion vectors (what a block's ports carry) ---- */
+
+/* Motion vector m (18) of body i at its reference point P: [ẋ'_P, x'_P, [IP]_{R_a}, Θ]. */
+void TITOP_FN(body_motion)(const titop_model *m, const double *data_d, int i, double *out_d)
+{
+    const bodydata *d = body_data((real_t *)data_d, i);
+    real_t *out = (real_t *)out_d;
+    (void)m;
+    for (int k = 0; k < 6; k++) {
+        out[k] = d->acc[k];
+        out[6 + k] = d->tw[k];
+    }
+    for (int k = 0; k < 3; k++)
+        out[12 + k] = d->ip[k];
+    dcm_euler(d->R, out + 15);
+}
+
+/* Motion vector (18) at child port j (Definition 1, eq. 14): [τ_CP ẋ'_P, τ_CP x'_P, IP + PC, Θ]. */
+void TITOP_FN(port_motion)(const titop_model *m, const double *data_d, int j, double *out_d)
+{
+    const bodydata *d = body_data((real_t *)data_d, m->ports[j].owner);
+    real_t *out = (real_t *)out_d;
+    const double *pc = m->ports[j].pc;
+    real_t p[3] = {-pc[0], -pc[1], -pc[2]};
+    tau_motion(p, d->acc, out);
+    port_kinematics(m, d, j, out + 6, out + 12);
+    dcm_euler(d->R, out + 15);
+}
+
+/* Joint motion [u̇, u, p] (3 nv) of joint body i (p: the coordinate of a 1-dof joint, the Euler
+   angles of P_{a/a0} for a spherical joint, [r, Euler angles] for a free one). */
+void TITOP_FN(joint_motion)(const titop_model *m, const double *data_d, int i, double *out_d)
+{
+    const titop_body *B = &m->bodies[i];
+    const bodydata *d = body_data((real_t *)data_d, i);
+    real_t *out = (real_t *)out_d;
+    int nv = B->nv;
+    for (int k = 0; k < nv; k++) {
+        out[k] = d->alpha[k];
+        out[nv + k] = d->u[k];
+    }
+    real_t R[9];
+    if (B->kind == TITOP_SPHERICAL) {
+        quaternion_dcm(d->q, R);
+        dcm_euler(R, out + 2 * nv);
+    } else if (B->kind == TITOP_FREE) {
+        for (int k = 0; k < 3; k++)
+            out[2 * nv + k] = d->q[k];
+        quaternion_dcm(d->q + 3, R);
+        dcm_euler(R, out + 2 * nv + 3);
+    } else {
+        out[2 * nv] = d->q[0];
+    }
+}
+
+/* A loop closure on its own: its wrenches on the two sides (6 each, each side's frame) from their
+   motion vectors (18 each). */
+void TITOP_FN(closure_block)(const double *K, const double *Dm, const double *ml_d,
+                             const double *mr_d, double *wl_d, double *wr_d)
+{
+    const real_t *ml = (const real_t *)ml_d, *mr = (const real_t *)mr_d;
+    real_t Rl[9], Rr[9];
+    euler_dcm(ml + 15, Rl);
+    euler_dcm(mr + 15, Rr);
+    cut_wrenches(K, Dm, ml + 6, ml + 12, Rl, mr + 6, mr + 12, Rr, (real_t *)wl_d,
+                 (real_t *)wr_d);
+}
+
+/* The joint spring-damper law τ = -k (q - q_ref) - d q̇ on a joint motion [q̈, q̇, q]. */
+static real_t spring_damper(double k, double d, double qref, real_t q, real_t qd)
+{
+    return -k * (q - qref) - d * qd;
+}
+
+void TITOP_FN(spring_damper_block)(double k, double d, double qref, const double *m3_d,
+                                   double *tau_d)
+{
+    const real_t *m3 = (const real_t *)m3_d;
+    *(real_t *)tau_d = spring_damper(k, d, qref, m3[2], m3[1]);
 }
 
 /* Backward step of body i (its children done): the articulated inertia Ia = D_P + Σ τ_C^T Ma_C
@@ -593,7 +685,7 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
             q = x[S->x0];
             qd = x[S->x0 + 1];
         }
-        body_data(data, Lw->dst)->effort[0] = -Lw->k * (q - Lw->qref) - Lw->d * qd;
+        body_data(data, Lw->dst)->effort[0] = spring_damper(Lw->k, Lw->d, Lw->qref, q, qd);
     }
     /* pre-loop: kinematics (parents first), known port wrenches, biases */
     for (int i = 0; i < n; i++)
