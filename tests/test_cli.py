@@ -313,3 +313,33 @@ def test_example_cosim_builds_its_fmus_once_into_the_user_cache(tmp_path, monkey
     assert capsys.readouterr().err == ""  # no build, no notice, no warning
     assert [f.stat().st_mtime_ns for f in sorted(folder.glob("*.fmu"))] == stamps
     assert (tmp_path / "1.csv").read_text() == (tmp_path / "2.csv").read_text()
+
+
+def test_progress_bars_are_on_by_default_only_on_a_terminal():
+    import os
+    import pty
+
+    code = (
+        "from titopfmu import progress\n"
+        "print(progress.wanted(None), progress.wanted(False), progress.wanted(True))\n"
+    )
+    piped = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert piped.stdout.split() == ["False", "False", "True"]
+    leader, follower = pty.openpty()
+    try:
+        tty = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                             stderr=follower, text=True, timeout=60)  # fmt: skip
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert tty.stdout.split() == ["True", "False", "True"]
+    for command in ("example", "build", "cosim"):
+        helptext = build_parser()._subparsers._group_actions[0].choices[command].format_help()
+        assert "--no-progress" in helptext, command
+
+
+def test_build_says_what_it_builds_and_where(tmp_path, capsys):
+    assert main(["build", "--out", str(tmp_path), "--type", "joint_spring_damper"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == f"building 1 FMU into {tmp_path}\n"
+    assert [p.name for p in tmp_path.glob("*.fmu")] == ["TitopJointSpringDamper.fmu"]

@@ -376,7 +376,7 @@ def _build(args) -> int:
         if (args.types is None or t.key in args.types)
         and (args.max_children is None or k <= args.max_children)
     )
-    _notice(f"building {n} FMUs into {args.out}")
+    _notice(f"building {n} FMU{'s' if n != 1 else ''} into {args.out}")
     try:
         paths = build_fmus(
             args.out,
