@@ -343,3 +343,13 @@ def test_build_says_what_it_builds_and_where(tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.err == f"building 1 FMU into {tmp_path}\n"
     assert [p.name for p in tmp_path.glob("*.fmu")] == ["TitopJointSpringDamper.fmu"]
+
+
+def test_no_compile_notice_once_the_kernels_are_compiled(capsys):
+    """After an evaluation the kernels are compiled and cached: the notice is not repeated."""
+    from titopfmu import progress
+
+    assert main([*SHORT, "--out", "/dev/null"]) == 0
+    assert not progress.kernels_need_compiling()
+    progress.compile_notice()
+    assert capsys.readouterr().err == ""
