@@ -353,3 +353,16 @@ def test_no_compile_notice_once_the_kernels_are_compiled(capsys):
     assert not progress.kernels_need_compiling()
     progress.compile_notice()
     assert capsys.readouterr().err == ""
+
+
+def test_example_cosim_without_a_usable_cache_builds_for_the_run(tmp_path, monkeypatch, capsys):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("TITOPFMU_CACHE_DIR", str(blocker / "cache"))
+    out = tmp_path / "r.csv"
+    run = ["example", "balloon", "--engine", "cosim", "--t-final", "0.01", "--output-interval",
+           "0.01", "--no-progress", "--out", str(out)]  # fmt: skip
+    assert main(run) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("cannot use the FMU cache (") and "building the FMUs into " in err
+    assert len(err.splitlines()) == 1 and len(out.read_text().splitlines()) == 3

@@ -244,15 +244,30 @@ def _cosim_balloon(args, show_progress: bool):
     from .examples import balloon
     from .master import CosimError
 
-    fmu_dir = args.fmus
+    fmu_dir, temporary = args.fmus, None
     if fmu_dir is None:
         from .fmi.cache import cached_fmus
 
         notice = None if args.quiet else _notice
-        fmu_dir = cached_fmus(
-            BALLOON_FMU_TYPES, max_children=1, progress=show_progress, notice=notice
-        )
+        try:
+            fmu_dir = cached_fmus(
+                BALLOON_FMU_TYPES, max_children=1, progress=show_progress, notice=notice
+            )
+        except OSError as exc:  # no usable cache folder: build for this run only
+            import tempfile
+
+            from .fmi.build import build_fmus
+
+            fmu_dir = tempfile.mkdtemp(prefix="titopfmu_fmus_")
+            _notice(f"cannot use the FMU cache ({exc}); building the FMUs into {fmu_dir}")
+            build_fmus(fmu_dir, types=BALLOON_FMU_TYPES, max_children=1, progress=show_progress)
+            temporary = fmu_dir
     cs = balloon.build_balloon_cosim(fmu_dir)
+    if temporary is not None:  # removed with the co-simulation
+        import shutil
+        import weakref
+
+        weakref.finalize(cs, shutil.rmtree, temporary, True)
 
     def convert(res):
         out = SimulationResult(list(balloon.COLUMNS))
