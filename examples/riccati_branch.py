@@ -8,8 +8,8 @@
 ``fig1``: the spatial branch system of Fig. 1 with ball hinges (N = 999: 500 bodies, 1500 dof),
 same integrator; the rotations about z of bodies 1, 11 and N (rad) are the curves of its Fig. 4.
 
-Usage:
-  python examples/riccati_branch.py fig2 [--t-final 5] [--out results/riccati_fig2.csv] [--plot P]
+Usage (``fig2`` is the default):
+  python examples/riccati_branch.py [fig2] [--t-final 5] [--out results/riccati_fig2.csv] [--plot P]
   python examples/riccati_branch.py fig1 [--N 999] [--t-final 0.5] [--out results/riccati_fig1.csv]
 """
 
@@ -113,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     p1.add_argument("--dt", type=float, default=1e-3)
     p1.add_argument("--out")
     p1.add_argument("--plot")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] not in ("fig1", "fig2", "-h", "--help"):
+        argv = ["fig2", *argv]  # the planar branch pendulum unless fig1 is asked for
     args = ap.parse_args(argv)
     (run_fig2 if args.example == "fig2" else run_fig1)(args)
     return 0

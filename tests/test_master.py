@@ -369,3 +369,70 @@ def test_inputs_are_either_held_or_connected_and_can_be_recorded(fmu_dir):
     res = cs.simulate(0.002, 1e-3, record=["root.ext.W", "arm.joint.tau", "law.joint.tau"])
     assert res["arm.joint.tau"][-1] == 0.5 and res["root.ext.W[1]"][-1] == 0.0
     assert res["law.joint.tau"][0] == pytest.approx(-2.0 * 0.2)
+
+
+def test_port_names_resolve_and_wrong_names_list_the_valid_ones(fmu_dir):
+    cs = CoSimulation()
+    cs.add("base", fmu_dir / "TitopRigidBodyC1.fmu", {"gravity": [0, 0, 0]})
+    cs.add("arm", fmu_dir / "TitopRevoluteBodyC0.fmu", {"com": [0, -0.5, 0], "gravity": [0, 0, 0]})
+    cs.add("motor", fmu_dir / "TitopJointSpringDamper.fmu", {"k": 5.0, "d": 0.5})
+    # a port joined to a signal: the port is recognised, the free parent ports are listed
+    with pytest.raises(CosimError) as info:
+        cs.connect("base.C1", "motor.joint.m")
+    msg = str(info.value)
+    assert "'base.C1' is a child port (motion vector out, wrench in)" in msg
+    assert "'motor.joint.m' is not a port" in msg and msg.endswith("parent ports: arm.P")
+    assert "has no variable" not in msg
+    with pytest.raises(
+        CosimError,
+        match=r"'arm.P' is a parent port .* fed by a child port, and "
+        r"'motor.joint.tau' is not a port\. Unconnected child ports: base.C1",
+    ):
+        cs.connect("motor.joint.tau", "arm.P")  # fmt: skip
+    with pytest.raises(CosimError, match=r"connect\('base.C1', 'arm.P'\)"):
+        cs.connect("arm.P", "base.C1")
+    # unknown names: a close match and every valid name of the right causality
+    with pytest.raises(CosimError) as info:
+        cs.connect("arm.joint.mm", "motor.joint.m")
+    msg = str(info.value)
+    assert msg.startswith("'arm.joint.mm': component 'arm' has no variable 'joint.mm' "
+                          "(did you mean 'joint.m'?); valid output names: ")  # fmt: skip
+    outputs = msg.split("valid output names: ")[1].split(", ")
+    assert "joint.m" in outputs and "body.m" in outputs and "P" in outputs
+    assert "joint.tau" not in outputs and "mass" not in outputs  # an input, a parameter
+    with pytest.raises(CosimError, match=r"'C1' is a TITOP port: name its variables 'C1.m', "):
+        cs.set_input("base.C1", np.zeros(24))
+    with pytest.raises(CosimError, match=r"no component 'bse'; components: base, arm, motor"):
+        cs.connect("bse.C1", "arm.P")
+    # the right names connect; a record names its reference once, without doubled quotes
+    cs.connect("base.C1", "arm.P")
+    cs.connect("arm.joint.m", "motor.joint.m")
+    cs.connect("motor.joint.tau", "arm.joint.tau")
+    cs.set_input("base.ext.W", np.zeros(6))
+    with pytest.raises(CosimError) as info:
+        cs.simulate(0.002, 1e-3, record=["arm.nothing"])
+    assert str(info.value).startswith(
+        "record 'arm.nothing': component 'arm' has no variable 'nothing'; valid names: "
+    )
+    assert "''" not in str(info.value)
+    # a whole port is recorded as its motion vector and its wrench
+    res = cs.simulate(0.002, 1e-3, record=["base.C1", "arm.joint.m[3]"])
+    assert res.columns[:2] == ["base.C1.m[1]", "base.C1.m[2]"]
+    assert res.columns[17:19] == ["base.C1.m[18]", "base.C1.W[1]"]
+    assert res.columns[23:] == ["base.C1.W[6]", "arm.joint.m[3]"]
+    assert res["arm.joint.m[3]"][0] == 0.0
+
+
+def test_warnings_of_an_fmu_name_the_component_not_a_temporary_file(fmu_dir):
+    """The balloon FMU warns about the paper's inertia when it checks its parameters: the
+    warning names the component and the FMU file, comes with titopfmu's InertiaWarning class and
+    points at the caller's line, not at the FMU's temporary extraction."""
+    cs = build_balloon_cosim(fmu_dir)
+    with pytest.warns(InertiaWarning) as record:
+        cs.simulate(0.001, 1e-3, record=["pend1.joint.m[3]"])
+    (w,) = [w for w in record if issubclass(w.category, InertiaWarning)]
+    assert str(w.message).startswith(
+        "component 'balloon' (TitopRigidBodyC1.fmu): block 'balloon', parameter 'inertia': "
+        "principal moments [3.0, 5.0, 17.0] violate the triangle inequality"
+    )
+    assert w.filename == __file__

@@ -8,9 +8,10 @@ import sys
 import time
 import warnings
 
-from . import __version__
+from . import __version__, progress
 from .assembly.engine import METHODS, SimulationError
 from .blocks.base import InertiaWarning, TitopError
+from .outputs import OutputError, check_output, write_output
 
 EXAMPLES = ("balloon",)
 
@@ -54,9 +55,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         default="results/balloon.csv",
         help="CSV file to write: header time,x,y,z,phi,theta,psi,p,theta1,theta2 "
-        "(default results/balloon.csv)",
+        "(default results/balloon.csv; an existing file is overwritten)",
     )
-    ex.add_argument("--plot", default=None, help="image file for the plot of the 9 responses")
+    ex.add_argument(
+        "--plot",
+        default=None,
+        help="image file for the plot of the 9 responses, format by extension (.png, .pdf, "
+        ".svg, ...; an existing file is overwritten)",
+    )
     ex.add_argument(
         "--method",
         choices=sorted(METHODS),
@@ -69,10 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument(
         "--atol", type=_positive, default=1e-10, help="absolute tolerance (default 1e-10)"
     )
-    ex.add_argument("--progress", action="store_true", help="show a progress bar")
-    ex.add_argument(
-        "--quiet", action="store_true", help="do not print the summary or the inertia warning"
-    )
+    _progress_option(ex)
+    ex.add_argument("--quiet", action="store_true", help="do not print the summary or notices")
     ex.add_argument(
         "--engine",
         choices=("inprocess", "cosim"),
@@ -96,8 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument(
         "--fmus",
         default=None,
-        help="cosim: folder of FMUs built by 'titopfmu build' (default: built into a temporary "
-        "folder)",
+        help="cosim: folder of FMUs built by 'titopfmu build' (default: built once into the "
+        "per-user cache, $XDG_CACHE_HOME/titopfmu or ~/.cache/titopfmu, and reused)",
     )
     b = sub.add_parser(
         "build",
@@ -121,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip body variants with more child ports than this",
     )
     b.add_argument("--no-validate", action="store_true", help="skip fmpy's validator")
+    _progress_option(b)
     c = sub.add_parser(
         "cosim",
         help="co-simulate an SSP system of FMUs",
@@ -153,8 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--out",
         default=None,
-        help="CSV file to write (default results/<SYSTEM>.csv)",
+        help="CSV file to write (default results/<SYSTEM>.csv); an existing file is not "
+        "overwritten unless --force is given",
     )
+    c.add_argument("--force", action="store_true", help="overwrite the CSV file if it exists")
     c.add_argument(
         "--record",
         nargs="+",
@@ -163,9 +170,48 @@ def build_parser() -> argparse.ArgumentParser:
         help="variables to record: component.variable, an array by its base name "
         "(e.g. pend1.joint.m) (default: every output of every component)",
     )
-    c.add_argument("--progress", action="store_true", help="show a progress bar")
+    _progress_option(c)
     c.add_argument("--quiet", action="store_true", help="do not print the summary")
     return parser
+
+
+def _progress_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars on stderr for steps longer than about a second (default: on when "
+        "stderr is a terminal); --no-progress turns them off",
+    )
+
+
+def _error(message: str, code: int) -> int:
+    print(f"titopfmu: error: {message}", file=sys.stderr)
+    return code
+
+
+def _notice(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _missing_fmi(purpose: str, modules: tuple[str, ...]) -> str | None:
+    """The one-line message when a module of the 'fmi' extra cannot be imported, else None."""
+    import importlib
+
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            return f"{purpose} needs {module} ({exc}); install the extra: pip install -e '.[fmi]'"
+    return None
+
+
+def _write(write, path: str, option: str, suffix: str = ".csv") -> str:
+    """Write an output with :func:`~titopfmu.outputs.write_output`; tell about a fallback."""
+    written, trouble = write_output(write, path, option, suffix)
+    if trouble:
+        print(f"titopfmu: error: {trouble}", file=sys.stderr)
+    return written
 
 
 def _fmu_type_keys() -> list[str]:
@@ -188,51 +234,80 @@ def main(argv: list[str] | None = None) -> int:
 #: Default communication step of ``titopfmu example balloon --engine cosim`` (s).
 COSIM_STEP = 2.5e-4
 
+#: FMU types the co-simulated balloon uses (bodies with at most one child port).
+BALLOON_FMU_TYPES = ["rigid_body", "prismatic_body", "revolute_body", "joint_spring_damper"]
 
-def _cosim_balloon(args):
+
+def _cosim_balloon(args, show_progress: bool):
     """The balloon co-simulated with its FMUs; a SimulationResult with the same columns."""
-    import tempfile
-
     from .assembly.engine import SimulationResult
     from .examples import balloon
     from .master import CosimError
 
-    with tempfile.TemporaryDirectory(prefix="titopfmu_fmus_") as tmp:
-        fmu_dir = args.fmus
-        if fmu_dir is None:
+    fmu_dir, temporary = args.fmus, None
+    if fmu_dir is None:
+        from .fmi.cache import cached_fmus
+
+        notice = None if args.quiet else _notice
+        try:
+            fmu_dir = cached_fmus(
+                BALLOON_FMU_TYPES, max_children=1, progress=show_progress, notice=notice
+            )
+        except OSError as exc:  # no usable cache folder: build for this run only
+            import tempfile
+
             from .fmi.build import build_fmus
 
-            build_fmus(tmp, types=["rigid_body", "prismatic_body", "revolute_body",
-                                   "joint_spring_damper"], max_children=1)  # fmt: skip
-            fmu_dir = tmp
-        cs = balloon.build_balloon_cosim(fmu_dir)
+            fmu_dir = tempfile.mkdtemp(prefix="titopfmu_fmus_")
+            _notice(f"cannot use the FMU cache ({exc}); building the FMUs into {fmu_dir}")
+            build_fmus(fmu_dir, types=BALLOON_FMU_TYPES, max_children=1, progress=show_progress)
+            temporary = fmu_dir
+    cs = balloon.build_balloon_cosim(fmu_dir)
+    if temporary is not None:  # removed with the co-simulation
+        import shutil
+        import weakref
 
-        def convert(res):
-            out = SimulationResult(list(balloon.COLUMNS))
-            cols = balloon.balloon_columns_from_cosim(res)
-            for k, t in enumerate(cols["time"]):
-                out.append(float(t), [float(cols[c][k]) for c in balloon.COLUMNS])
-            out.n_evaluations = cs.stats.fmu_calls
-            return out
+        weakref.finalize(cs, shutil.rmtree, temporary, True)
 
-        try:
+    def convert(res):
+        out = SimulationResult(list(balloon.COLUMNS))
+        cols = balloon.balloon_columns_from_cosim(res)
+        for k, t in enumerate(cols["time"]):
+            out.append(float(t), [float(cols[c][k]) for c in balloon.COLUMNS])
+        out.n_evaluations = cs.stats.fmu_calls
+        return out
+
+    try:
+        with balloon.paper_inertia_accepted():  # a known property of the paper's data
             res = cs.simulate(
                 args.t_final,
                 args.step,
                 record=balloon.COSIM_RECORD,
                 output_interval=args.output_interval,
                 step_tolerance=args.step_tolerance,
-                progress=args.progress,
+                progress=show_progress,
             )
-        except CosimError as exc:
-            partial = convert(exc.result) if exc.result is not None and exc.result.rows else None
-            raise SimulationError(str(exc), exc.time or 0.0, result=partial) from None
-        return convert(res)
+    except CosimError as exc:
+        partial = convert(exc.result) if exc.result is not None and exc.result.rows else None
+        raise SimulationError(str(exc), exc.time or 0.0, result=partial) from None
+    return convert(res)
 
 
 def _example(args) -> int:
     from .examples import balloon
 
+    try:  # before the run: a path that cannot be written would cost the results
+        check_output(args.out, "--out")
+        if args.plot:
+            check_output(args.plot, "--plot", plot=True)
+    except OutputError as exc:
+        return _error(str(exc), 2)
+    if args.engine == "cosim":
+        needs = ("fmpy",) if args.fmus else ("fmpy", "pythonfmu")
+        missing = _missing_fmi("co-simulation", needs)
+        if missing:
+            return _error(missing, 2)
+    show_progress = progress.wanted(args.progress)
     with warnings.catch_warnings():
         if args.quiet:
             warnings.simplefilter("ignore", InertiaWarning)
@@ -240,66 +315,94 @@ def _example(args) -> int:
         t0 = time.perf_counter()
         try:
             if args.engine == "cosim":
-                result = _cosim_balloon(args)
+                result = _cosim_balloon(args, show_progress)
             else:
+                progress.compile_notice(args.quiet)
                 result = balloon.run_balloon(
                     args.t_final,
                     args.output_interval,
                     method=args.method,
                     rtol=args.rtol,
                     atol=args.atol,
-                    progress=args.progress,
+                    progress=show_progress,
                 )
         except SimulationError as exc:
             if exc.result is not None and exc.result.rows:
-                exc.result.to_csv(args.out)
+                try:
+                    written = _write(exc.result.to_csv, args.out, "--out")
+                except OutputError as exc2:
+                    return _error(f"{exc}\n{exc2}", 1)
                 print(
                     f"titopfmu: error: {exc}\nresults up to t = {exc.result.time[-1]:.6g} s "
-                    f"written to {args.out}",
+                    f"written to {written}",
                     file=sys.stderr,
                 )
             else:
                 print(f"titopfmu: error: {exc}", file=sys.stderr)
             return 1
-        except TitopError as exc:
-            print(f"titopfmu: error: {exc}", file=sys.stderr)
-            return 2
+        except (TitopError, ValueError) as exc:
+            return _error(str(exc), 2)
     wall = time.perf_counter() - t0
-    result.to_csv(args.out)
-    if args.plot:
-        from .plotting import plot_result
+    failed = False
+    try:
+        out = _write(result.to_csv, args.out, "--out")
+        failed = out != args.out
+        plot = None
+        if args.plot:
+            from .plotting import plot_result
 
-        plot_result(
-            result,
-            args.plot,
-            units=balloon.UNITS,
-            title="Balloon, slider and double pendulum (seed 004, Fig. 17)",
-        )
+            def draw(path):
+                plot_result(
+                    result,
+                    path,
+                    units=balloon.UNITS,
+                    title="Balloon, slider and double pendulum (Alazard et al., Fig. 17)",
+                )
+
+            plot = _write(draw, args.plot, "--plot", ".png")
+            failed = failed or plot != args.plot
+    except OutputError as exc:
+        return _error(str(exc), 1)
     if not args.quiet:
         what = "FMU calls" if args.engine == "cosim" else "right-hand-side evaluations"
         print(
             f"{args.name} ({args.engine}): {args.t_final:g} s simulated in {wall:.2f} s wall "
-            f"({result.n_evaluations} {what}); wrote {args.out}"
-            + (f" and {args.plot}" if args.plot else "")
+            f"({result.n_evaluations} {what}); wrote {out}" + (f" and {plot}" if plot else "")
         )
-    return 0
+    return 1 if failed else 0
 
 
 def _build(args) -> int:
+    missing = _missing_fmi(
+        "building FMUs", ("pythonfmu",) if args.no_validate else ("pythonfmu", "fmpy")
+    )
+    if missing:
+        return _error(missing, 2)
+    from .fmi.build import build_fmus
+    from .fmi.catalog import FMU_TYPES, all_variants
+
+    if args.types is not None:
+        unknown = sorted(set(args.types) - set(FMU_TYPES))
+        if unknown:
+            return _error(f"unknown FMU type(s) {unknown}; choose from {sorted(FMU_TYPES)}", 2)
+    n = sum(
+        1
+        for t, k in all_variants()
+        if (args.types is None or t.key in args.types)
+        and (args.max_children is None or k <= args.max_children)
+    )
+    _notice(f"building {n} FMU{'s' if n != 1 else ''} into {args.out}")
     try:
-        from .fmi.build import build_fmus
-    except ImportError as exc:
-        print(
-            f"titopfmu: error: building FMUs needs pythonfmu ({exc}); "
-            "install the extra: pip install -e '.[fmi]'",
-            file=sys.stderr,
+        paths = build_fmus(
+            args.out,
+            types=args.types,
+            max_children=args.max_children,
+            progress=progress.wanted(args.progress),
         )
-        return 2
-    try:
-        paths = build_fmus(args.out, types=args.types, max_children=args.max_children)
     except ValueError as exc:
-        print(f"titopfmu: error: {exc}", file=sys.stderr)
-        return 2
+        return _error(str(exc), 2)
+    except OSError as exc:
+        return _error(f"cannot write FMUs into '{args.out}': {exc}", 2)
     problems = 0
     if not args.no_validate:
         from fmpy.validation import validate_fmu
@@ -322,17 +425,21 @@ DEFAULT_STEP = 1e-3  # s, when neither --step nor the SSD gives one
 def _cosim(args) -> int:
     from pathlib import Path
 
-    try:
-        from .master import CosimError
-        from .master.ssp import read_ssp
-    except ImportError as exc:
-        print(
-            f"titopfmu: error: co-simulation needs fmpy ({exc}); "
-            "install the extra: pip install -e '.[fmi]'",
-            file=sys.stderr,
-        )
-        return 2
+    missing = _missing_fmi("co-simulation", ("fmpy",))
+    if missing:
+        return _error(missing, 2)
+    from .master import CosimError
+    from .master.ssp import read_ssp
+
     out = args.out or str(Path("results") / f"{Path(args.system).stem}.csv")
+    if Path(out).is_file() and not args.force:
+        return _error(
+            f"'{out}' exists; pass --force to overwrite it, or --out to write elsewhere", 2
+        )
+    try:
+        check_output(out, "--out")
+    except OutputError as exc:
+        return _error(str(exc), 2)
     try:
         cs, exp = read_ssp(args.system)
         stop = args.stop_time if args.stop_time is not None else exp.stop_time
@@ -351,29 +458,35 @@ def _cosim(args) -> int:
             start_time=exp.start_time,
             record=record,
             output_interval=args.output_interval,
-            progress=args.progress,
+            progress=progress.wanted(args.progress),
         )
     except CosimError as exc:
         partial = getattr(exc, "result", None)
         if partial is not None and partial.rows:
-            partial.to_csv(out)
+            try:
+                written = _write(partial.to_csv, out, "--out")
+            except OutputError as exc2:
+                return _error(f"{exc}\n{exc2}", 1)
             print(
                 f"titopfmu: error: {exc}\nresults up to t = {partial.time[-1]:.6g} s "
-                f"written to {out}",
+                f"written to {written}",
                 file=sys.stderr,
             )
         else:
             print(f"titopfmu: error: {exc}", file=sys.stderr)
         return 1
     wall = time.perf_counter() - t0
-    result.to_csv(out)
+    try:
+        written = _write(result.to_csv, out, "--out")
+    except OutputError as exc:
+        return _error(str(exc), 1)
     if not args.quiet:
         span = stop - exp.start_time
         print(
             f"{args.system}: {span:g} s simulated in {wall:.2f} s wall (step {step:g} s, "
-            f"{len(result.columns)} columns); wrote {out}"
+            f"{len(result.columns)} columns); wrote {written}"
         )
-    return 0
+    return 1 if written != out else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -234,12 +234,14 @@ def build_fmus(
     types: list[str] | None = None,
     max_children: int | None = None,
     log=None,
+    progress: bool = False,
 ) -> list[Path]:
     """Build the FMUs into ``out_dir`` and return their paths.
 
     ``types`` restricts the FMU types (keys of :data:`~titopfmu.fmi.catalog.FMU_TYPES`);
     ``max_children`` drops body variants with more child ports. The FMI shim is compiled once
     (see the module docstring); if it cannot be, a :class:`ShimWarning` is issued (and logged).
+    ``progress`` shows a bar over the FMUs (on stderr, after a second).
     """
     from pythonfmu.builder import FmuBuilder
 
@@ -265,11 +267,17 @@ def build_fmus(
             warnings.warn(text, ShimWarning, stacklevel=2)
             if log:
                 log(text)
-        for ftype, n in all_variants():
-            if types is not None and ftype.key not in types:
-                continue
-            if max_children is not None and n > max_children:
-                continue
+        variants = [
+            (ftype, n)
+            for ftype, n in all_variants()
+            if (types is None or ftype.key in types) and (max_children is None or n <= max_children)
+        ]
+        from ..progress import bar
+
+        meter = bar(len(variants), "building FMUs", "FMU", progress)
+        for ftype, n in variants:
+            if meter is not None:
+                meter.set_postfix_str(ftype.model_name(n), refresh=False)
             model = ftype.model_name(n)
             script_dir = stage / model
             script_dir.mkdir()
@@ -299,4 +307,8 @@ def build_fmus(
             built.append(Path(path))
             if log:
                 log(f"built {path}")
+            if meter is not None:
+                meter.update()
+        if meter is not None:
+            meter.close()
     return built

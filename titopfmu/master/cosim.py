@@ -42,6 +42,8 @@ from __future__ import annotations
 import csv
 import math
 import os
+import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -114,6 +116,33 @@ class _Body:
     M: np.ndarray | None = None
     N: np.ndarray | None = None
     map: LoopMap | None = None
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of the first frame outside titopfmu, for a warning issued by the
+    caller of this function."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _reissue(component: Component, caught) -> None:
+    """Issue again the warnings an FMU gave (they would name a file of its temporary
+    extraction), with the component and the FMU file named and titopfmu's own warning class when
+    the FMU's run-time copy has one of the same name (so that filters on it apply)."""
+    from ..blocks import base
+
+    for w in caught:
+        cat = getattr(base, w.category.__name__, None)
+        if not (isinstance(cat, type) and issubclass(cat, Warning)):
+            cat = w.category
+        warnings.warn(
+            f"component '{component.name}' ({component.file.path.name}): {w.message}",
+            cat,
+            stacklevel=_user_stacklevel(),
+        )
 
 
 class CosimResult:
@@ -194,7 +223,8 @@ class CoSimulation:
             )
         c, rest = ref.split(".", 1)
         if c not in self.components:
-            raise CosimError(f"reference '{ref}': no component '{c}'")
+            known = ", ".join(self.components) or "none yet (add them first)"
+            raise CosimError(f"reference '{ref}': no component '{c}'; components: {known}")
         return self.components[c], rest
 
     def connect(self, source: str, target: str) -> None:
@@ -215,11 +245,7 @@ class CoSimulation:
             self.port_links.append((a.name, pa, b.name, pb))
             self._ready = False
             return
-        if pa in a.parent_ports or pb in b.child_ports:
-            raise CosimError(
-                f"'{source}' -> '{target}': a TITOP connection goes from a child port (motion "
-                "out, wrench in) to a parent port (motion in, wrench out)"
-            )
+        self._check_port_pair(a, pa, b, pb, source, target)
         outs = self._expand_var(a, pa, "output", source)
         ins = self._expand_var(b, pb, "input", target)
         if len(outs) != len(ins):
@@ -234,10 +260,73 @@ class CoSimulation:
             self.signal_links.append((a.name, o, b.name, i))
         self._ready = False
 
+    def _check_port_pair(self, a: Component, pa: str, b: Component, pb: str, source: str,
+                         target: str) -> None:  # fmt: skip
+        """Raise a CosimError naming the valid choices when either side of a connection is a
+        TITOP port but the two do not make a child-port -> parent-port pair."""
+        kinds = {"child": "a child port (motion vector out, wrench in)",
+                 "parent": "a parent port (motion vector in, wrench out)"}  # fmt: skip
+
+        def kind(c: Component, p: str) -> str | None:
+            return "child" if p in c.child_ports else "parent" if p in c.parent_ports else None
+
+        ka, kb = kind(a, pa), kind(b, pb)
+        if ka is None and kb is None:
+            return
+        if ka == "parent" and kb == "child":
+            raise CosimError(
+                f"'{source}' -> '{target}': a TITOP connection goes from a child port to a "
+                f"parent port: connect('{target}', '{source}')"
+            )
+        if ka == "child":
+            free = [f"{n}.{p}" for n, c in self.components.items() for p in c.parent_ports
+                    if n != a.name and not any((lk[2], lk[3]) == (n, p)
+                                               for lk in self.port_links)]  # fmt: skip
+            other = f"'{target}' is {kinds[kb]}" if kb else f"'{target}' is not a port"
+            raise CosimError(
+                f"'{source}' -> '{target}': '{source}' is {kinds['child']}; it connects to a "
+                f"parent port, and {other}. Unconnected parent ports: "
+                + (", ".join(free) or "none")
+            )
+        if kb == "parent":
+            free = [f"{n}.{p}" for n, c in self.components.items() for p in c.child_ports
+                    if n != b.name and not any((lk[0], lk[1]) == (n, p)
+                                               for lk in self.port_links)]  # fmt: skip
+            other = f"'{source}' is {kinds[ka]}" if ka else f"'{source}' is not a port"
+            raise CosimError(
+                f"'{source}' -> '{target}': '{target}' is {kinds['parent']}; it is fed by a "
+                f"child port, and {other}. Unconnected child ports: " + (", ".join(free) or "none")
+            )
+        # a parent port as source or a child port as target, the other side a signal
+        p, c, k = (pa, a, ka) if ka else (pb, b, kb)
+        raise CosimError(
+            f"'{source}' -> '{target}': '{c.name}.{p}' is {kinds[k]}; a TITOP connection goes "
+            "from a child port ('parent.Cj') to a parent port ('child.P'), both given whole; "
+            f"its variables are {p}.m[1..18] and {p}.W[1..6]"
+        )
+
     @staticmethod
-    def _expand_var(c: Component, name: str, causality: str | None, ref: str) -> list[str]:
+    def valid_names(c: Component, causality: str | None = None) -> list[str]:
+        """What a reference to component ``c`` may name: its TITOP ports (for connections) and
+        its Real variables of ``causality`` (any when None), arrays by their base name."""
+        ports = set(c.child_ports) | set(c.parent_ports)
+        out = sorted(ports) if causality is None or causality in ("input", "output") else []
+        for n, v in c.variables.items():
+            if v.type != "Real" or (causality is not None and v.causality != causality):
+                continue
+            base = n.split("[", 1)[0]
+            if base.rsplit(".", 1)[0] in ports and base.rsplit(".", 1)[-1] in ("m", "W"):
+                continue  # a port's own variables: listed as the port
+            if base not in out:
+                out.append(base)
+        return out
+
+    @classmethod
+    def _expand_var(cls, c: Component, name: str, causality: str | None, ref: str,
+                    what: str = "") -> list[str]:  # fmt: skip
         """FMI names of the variable ``name`` or of the array ``name[...]``, checked to have
-        ``causality`` (any when None) and type Real."""
+        ``causality`` (any when None) and type Real. ``what`` prefixes the messages."""
+        where = f"{what}'{ref}'"
         if name in c.variables:
             names = [name]
         else:
@@ -245,17 +334,34 @@ class CoSimulation:
                 (n for n in c.variables if n.startswith(name + "[")),
                 key=lambda n: [int(x) for x in n[len(name) + 1 : -1].split(",")],
             )
+            if (
+                not names and causality is None and name in set(c.child_ports) | set(c.parent_ports)
+            ):  # a whole port, recorded: its motion vector and its wrench
+                names = [f"{name}.m[{i}]" for i in range(1, 19)]
+                names += [f"{name}.W[{i}]" for i in range(1, 7)]
             if not names:
-                raise CosimError(f"'{ref}': component '{c.name}' has no variable '{name}'")
+                import difflib
+
+                valid = cls.valid_names(c, causality)
+                if name in c.child_ports or name in c.parent_ports:
+                    hint = f" ('{name}' is a TITOP port: name its variables '{name}.m', '{name}.W')"
+                else:
+                    close = difflib.get_close_matches(name, valid, n=1)
+                    hint = f" (did you mean '{close[0]}'?)" if close else ""
+                kind = f"{causality} " if causality else ""
+                raise CosimError(
+                    f"{where}: component '{c.name}' has no variable '{name}'{hint}; "
+                    f"valid {kind}names: {', '.join(valid) or 'none'}"
+                )
         for n in names:
             v = c.variables[n]
             if causality is not None and v.causality != causality:
                 raise CosimError(
-                    f"'{ref}': '{c.name}.{n}' has causality '{v.causality}', not '{causality}'"
+                    f"{where}: '{c.name}.{n}' has causality '{v.causality}', not '{causality}'"
                 )
             if v.type != "Real":
                 raise CosimError(
-                    f"'{ref}': '{c.name}.{n}' is of type {v.type}; connections, held inputs and "
+                    f"{where}: '{c.name}.{n}' is of type {v.type}; connections, held inputs and "
                     "recordings take Real variables"
                 )
         return names
@@ -612,7 +718,10 @@ class CoSimulation:
                 comps[cn].slave.setReal([comps[cn].vr[n]], [v])
             for c in comps.values():
                 current = c
-                c.slave.exitInitializationMode()
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    c.slave.exitInitializationMode()  # the FMU checks its parameters here
+                _reissue(c, caught)
         except CosimError:
             self.free()
             raise
@@ -1039,7 +1148,7 @@ class CoSimulation:
         cols = []
         for col, ref in items:
             c, name = self._split(ref)
-            names = self._expand_var(c, name, None, f"record '{ref}'")
+            names = self._expand_var(c, name, None, ref, "record ")
             for n in names:
                 label = col if len(names) == 1 else f"{col}{n[len(name) :]}"
                 cols.append((label, c.name, n))

@@ -1,8 +1,8 @@
 """Riccati transfer-matrix method, new version (seed 002), as an independent O(n) reference solver.
 
 Rui, Bestle, Wang et al., *A new version of the Riccati transfer matrix method for multibody
-systems consisting of chain and branch bodies*, Multibody Syst. Dyn. 49, 337-354 (2020);
-``../shared/seeds/002_*.txt``. Equation numbers below are the seed's. Nothing here uses the TITOP
+systems consisting of chain and branch bodies*, Multibody Syst. Dyn. 49, 337-354 (2020) ("seed 002"
+below). Equation numbers below are the paper's. Nothing here uses the TITOP
 blocks, the engine or their dynamics; only :func:`titopfmu.spatial.algebra.skew` and the project's
 error base class are shared.
 

@@ -1,0 +1,107 @@
+"""A per-user cache of built FMUs, so that ``titopfmu example --engine cosim`` builds them once.
+
+The folder is ``$XDG_CACHE_HOME/titopfmu/fmus/<key>`` (``~/.cache`` when ``XDG_CACHE_HOME`` is
+not set; ``TITOPFMU_CACHE_DIR`` replaces ``$XDG_CACHE_HOME/titopfmu``). The key is titopfmu's
+version and a hash of every source an FMU is built from (the run-time copy, the slave template
+and builder, the FMI shim) and of pythonfmu's version: editing any of them, or upgrading, builds
+a fresh set. A set is built in a temporary folder next to its final place and renamed into it
+once complete, so an interrupted build leaves no half set behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from .. import __version__
+from .build import PACKAGE_ROOT, RUNTIME_FILES, SHIM_DIR
+from .catalog import FMU_TYPES
+
+
+def cache_root() -> Path:
+    """The folder holding the cached FMU sets."""
+    explicit = os.environ.get("TITOPFMU_CACHE_DIR")
+    if explicit:
+        return Path(explicit) / "fmus"
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "titopfmu" / "fmus"
+
+
+def sources_hash() -> str:
+    """Hash of the FMUs' sources and of the pythonfmu version (16 hex digits)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    h = hashlib.sha256(__version__.encode())
+    try:
+        h.update(version("pythonfmu").encode())
+    except PackageNotFoundError:  # pragma: no cover - build_fmus needs it anyway
+        pass
+    files: list[Path] = []
+    for rel in (*RUNTIME_FILES, "fmi/build.py"):
+        p = PACKAGE_ROOT / rel
+        files += sorted(p.rglob("*.py")) if p.is_dir() else [p]
+    files += sorted(f for f in SHIM_DIR.iterdir() if f.suffix in (".c", ".h"))
+    for f in files:
+        h.update(str(f.relative_to(PACKAGE_ROOT)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def fmu_file_names(types: list[str], max_children: int | None = None) -> list[str]:
+    """The FMU files ``build_fmus(types=..., max_children=...)`` writes."""
+    from .catalog import all_variants
+
+    return [
+        f"{t.model_name(n)}.fmu"
+        for t, n in all_variants()
+        if t.key in types and (max_children is None or n <= max_children)
+    ]
+
+
+def cached_fmus(
+    types: list[str], max_children: int | None = None, *, progress: bool = False, notice=None
+) -> Path:
+    """The cache folder holding the FMUs of ``types`` (built there first if missing).
+
+    ``notice`` (a function of one string) is told before a build starts."""
+    from .build import build_fmus
+
+    unknown = sorted(set(types) - set(FMU_TYPES))
+    if unknown:
+        raise ValueError(f"unknown FMU type(s) {unknown}")
+    key = f"{__version__}-{sources_hash()}"
+    names = fmu_file_names(types, max_children)
+    folder = cache_root() / key
+    missing = [n for n in names if not (folder / n).is_file()]
+    if not missing:
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=folder.parent))
+    try:
+        if folder.is_dir():  # a set with other types: keep what it has
+            for f in folder.glob("*.fmu"):
+                shutil.copy2(f, stage / f.name)
+        todo = sorted({n[: -len(".fmu")] for n in missing})
+        wanted_types = [k for k in types if any(FMU_TYPES[k].model_name(n) in todo
+                                                for n in FMU_TYPES[k].variants)]  # fmt: skip
+        if notice is not None:
+            notice(f"building {len(missing)} FMUs into {folder} (once; reused on later runs)")
+        build_fmus(stage, types=wanted_types, max_children=max_children, progress=progress)
+        old = None
+        if folder.is_dir():
+            old = folder.with_name(f".{key}-old-{os.getpid()}")
+            os.replace(folder, old)
+        try:
+            os.replace(stage, folder)
+        except OSError:  # another process filled the folder meanwhile
+            if any(not (folder / n).is_file() for n in names):
+                raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    finally:
+        if stage.exists():
+            shutil.rmtree(stage, ignore_errors=True)
+    return folder
