@@ -345,16 +345,6 @@ def test_build_says_what_it_builds_and_where(tmp_path, capsys):
     assert [p.name for p in tmp_path.glob("*.fmu")] == ["TitopJointSpringDamper.fmu"]
 
 
-def test_no_compile_notice_once_the_kernels_are_compiled(capsys):
-    """After an evaluation the kernels are compiled and cached: the notice is not repeated."""
-    from titopfmu import progress
-
-    assert main([*SHORT, "--out", "/dev/null"]) == 0
-    assert not progress.kernels_need_compiling()
-    progress.compile_notice()
-    assert capsys.readouterr().err == ""
-
-
 def test_example_cosim_without_a_usable_cache_builds_for_the_run(tmp_path, monkeypatch, capsys):
     blocker = tmp_path / "a_file"
     blocker.write_text("not a folder")

@@ -317,7 +317,6 @@ def _example(args) -> int:
             if args.engine == "cosim":
                 result = _cosim_balloon(args, show_progress)
             else:
-                progress.compile_notice(args.quiet)
                 result = balloon.run_balloon(
                     args.t_final,
                     args.output_interval,

@@ -1,0 +1,1154 @@
+/*
+ * fmi2_block.c -- the FMI 2.0 wrapper of a titopfmu block, written once (CoSimulation and
+ * ModelExchange in one FMU).
+ *
+ * Each FMU is this file, the C core (titopfmu/core/csrc) and a generated fmu_config.h that says
+ * which block it wraps and how its FMI variables map onto the core: FMU_VARS (type, causality,
+ * name of every variable, by value reference), FMU_INPUTS / FMU_OUTPUTS / FMU_PARAMS (groups of
+ * consecutive value references and what they are). No physics here: the block is a one-body
+ * core model whose parent motion and child-port wrenches are inputs (titop.h, TITOP_PARENT_INPUT),
+ * evaluated by titop_eval; directional derivatives by the core's complex-step build.
+ *
+ * Refusals (bad value, wrong calling sequence, failed evaluation) log a message naming the
+ * variable and return fmi2Error; the instance stays usable (reset, restore, free). fmi2Fatal is
+ * only returned for a failed allocation.
+ */
+#include <complex.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmi2Functions.h"
+#include "fmu_config.h"
+#include "titop.h"
+
+enum { T_REAL = 0, T_INT = 1, T_BOOL = 2 };
+enum { C_PARAM = 0, C_INPUT = 1, C_OUTPUT = 2, C_LOCAL = 3 };
+enum { M_INSTANTIATED, M_INIT, M_STEP, M_EVENT, M_CONT, M_TERMINATED, M_ERROR };
+static const char *const MODE_NAME[] = {"instantiated",  "initialization mode", "step mode",
+                                        "event mode",    "continuous-time mode", "terminated",
+                                        "error"};
+
+#define STATE_MAGIC 0x54495431u /* "TIT1" */
+#define MAX_X 13
+
+typedef struct {
+    fmi2CallbackFunctions cb;
+    char *name;
+    int cs; /* co-simulation (1) or model exchange (0) */
+    int mode;
+    int logging;
+    double t;
+    double v[FMU_NVARS];       /* every variable by value reference (ints and booleans too) */
+    double du[FMU_NVARS];      /* CS input derivatives (fmi2SetRealInputDerivatives) */
+    double x[MAX_X], dx[MAX_X];
+    int nx;
+    int stale;      /* outputs and dx to recompute */
+    int built;      /* model built from the current parameters */
+    /* the core model of the block (one body, its ports and external wrench) */
+    titop_model model;
+    titop_body body;
+    titop_port ports[FMU_NCHILDREN > 0 ? FMU_NCHILDREN : 1];
+    titop_ext ext;
+    double *data;   /* titop_data_size doubles */
+    double *zwork;  /* complex step: data, x, inputs, dx */
+    double in[FMU_NIN > 0 ? FMU_NIN : 1];
+    double max_step;
+    int method;
+    long max_substeps;
+} Instance;
+
+/* ---- messages ---- */
+
+static void logf_(Instance *c, fmi2Status st, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (c->cb.logger)
+        c->cb.logger(c->cb.componentEnvironment, c->name, st, st == fmi2OK ? "logAll" : "logStatusError",
+                     "%s", buf);
+}
+
+static fmi2Status refuse(Instance *c, const char *fmt, ...)
+{
+    char buf[480];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    logf_(c, fmi2Error, "FMU instance '%s' (%s): %s", c->name, FMU_MODEL_NAME, buf);
+    return fmi2Error;
+}
+
+/* ---- building the core model from the parameters ---- */
+
+static const double *par(const Instance *c, int role, int arg)
+{
+    for (size_t g = 0; g < sizeof FMU_PARAMS / sizeof FMU_PARAMS[0]; g++)
+        if (FMU_PARAMS[g][0] == role && FMU_PARAMS[g][1] == arg)
+            return &c->v[FMU_PARAMS[g][2]];
+    return NULL;
+}
+
+static int par_vr(int role, int arg)
+{
+    for (size_t g = 0; g < sizeof FMU_PARAMS / sizeof FMU_PARAMS[0]; g++)
+        if (FMU_PARAMS[g][0] == role && FMU_PARAMS[g][1] == arg)
+            return FMU_PARAMS[g][2];
+    return -1;
+}
+
+/* a 3x3 DCM: orthonormal, det +1 */
+static int check_dcm(Instance *c, int role)
+{
+    const double *P = par(c, role, 0);
+    if (!P)
+        return 0;
+    double err = 0.0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double s = 0.0;
+            for (int k = 0; k < 3; k++)
+                s += P[3 * k + i] * P[3 * k + j];
+            s -= i == j;
+            if (fabs(s) > err)
+                err = fabs(s);
+        }
+    double det = P[0] * (P[4] * P[8] - P[5] * P[7]) - P[1] * (P[3] * P[8] - P[5] * P[6]) +
+                 P[2] * (P[3] * P[7] - P[4] * P[6]);
+    if (!(err <= 1e-9 && fabs(det - 1.0) <= 1e-9)) {
+        refuse(c, "parameter '%s' is not a rotation matrix (|P^T P - 1|, |det P - 1| up to %.3g)",
+               FMU_VAR_NAME[par_vr(role, 0)], err > fabs(det - 1.0) ? err : fabs(det - 1.0));
+        return -1;
+    }
+    return 0;
+}
+
+/* inertia at the centre of mass: symmetric, positive semi-definite (definite for a root) */
+static int check_inertia(Instance *c, int definite)
+{
+    const double *I = par(c, PAR_INERTIA, 0);
+    double scale = 1.0;
+    for (int k = 0; k < 9; k++)
+        if (fabs(I[k]) > scale)
+            scale = fabs(I[k]);
+    if (fabs(I[1] - I[3]) > 1e-9 * scale || fabs(I[2] - I[6]) > 1e-9 * scale ||
+        fabs(I[5] - I[7]) > 1e-9 * scale)
+        return refuse(c, "parameter 'inertia' is not symmetric") == fmi2Error ? -1 : 0;
+    /* principal minors (Sylvester): all >= 0, leading > 0 if definite */
+    double tol = 1e-12 * scale;
+    double m1[3] = {I[0], I[4], I[8]};
+    double m2[3] = {I[0] * I[4] - I[1] * I[3], I[0] * I[8] - I[2] * I[6],
+                    I[4] * I[8] - I[5] * I[7]};
+    double det = I[0] * (I[4] * I[8] - I[5] * I[7]) - I[1] * (I[3] * I[8] - I[5] * I[6]) +
+                 I[2] * (I[3] * I[7] - I[4] * I[6]);
+    int psd = 1;
+    for (int k = 0; k < 3; k++)
+        psd &= m1[k] >= -tol && m2[k] >= -tol * scale;
+    psd &= det >= -tol * scale * scale;
+    if (!psd)
+        return refuse(c, "parameter 'inertia' is not positive semi-definite") == fmi2Error ? -1 : 0;
+    if (definite && !(m1[0] > tol && m2[0] > tol * scale && det > tol * scale * scale))
+        return refuse(c, "parameter 'inertia': a root body needs a positive-definite inertia (its "
+                         "D_P is inverted, eq. 11)") == fmi2Error
+                   ? -1
+                   : 0;
+    return 0;
+}
+
+static int build(Instance *c)
+{
+    if (c->built)
+        return 0;
+    for (int vr = 0; vr < FMU_NVARS; vr++)
+        if (FMU_VAR_CAUS[vr] == C_PARAM && !isfinite(c->v[vr])) {
+            refuse(c, "parameter '%s' = %g is not finite", FMU_VAR_NAME[vr], c->v[vr]);
+            return -1;
+        }
+    c->max_step = *par(c, PAR_MAX_STEP, 0);
+    c->method = (int)*par(c, PAR_METHOD, 0);
+    c->max_substeps = (long)*par(c, PAR_MAX_SUBSTEPS, 0);
+    if (!(c->max_step > 0)) {
+        refuse(c, "parameter 'solver.max_step' = %g must be positive (s)", c->max_step);
+        return -1;
+    }
+    if (c->method != 1 && c->method != 2 && c->method != 4) {
+        refuse(c, "parameter 'solver.method' = %d must be 1, 2 or 4", c->method);
+        return -1;
+    }
+    if (!(c->max_substeps >= 1)) {
+        refuse(c, "parameter 'solver.max_substeps' = %ld must be at least 1", c->max_substeps);
+        return -1;
+    }
+#if FMU_KIND >= 0
+    titop_body *B = &c->body;
+    memset(B, 0, sizeof *B);
+    B->kind = FMU_KIND;
+    B->inverse = FMU_INVERSE;
+    B->parent = FMU_HAS_PARENT ? TITOP_PARENT_INPUT : TITOP_NO_PARENT;
+    B->nports = FMU_NCHILDREN;
+    B->next = FMU_HAS_EXT;
+    B->x0 = 0;
+    B->in0 = FMU_IN0;
+    B->pm0 = FMU_PM0;
+    if (FMU_KIND != TITOP_GROUND) {
+        B->mass = *par(c, PAR_MASS, 0);
+        if (!(B->mass > 0)) {
+            refuse(c, "parameter 'mass' = %g must be positive (kg)", B->mass);
+            return -1;
+        }
+        if (check_inertia(c, FMU_KIND == TITOP_RIGID))
+            return -1;
+        memcpy(B->inertia, par(c, PAR_INERTIA, 0), sizeof B->inertia);
+        memcpy(B->com, par(c, PAR_COM, 0), sizeof B->com);
+        memcpy(B->gravity, par(c, PAR_GRAVITY, 0), sizeof B->gravity);
+    }
+    for (int k = 0; k < 9; k++)
+        B->R0[k] = k % 4 == 0;
+    if (par(c, PAR_DCM, 0)) {
+        if (check_dcm(c, PAR_DCM))
+            return -1;
+        memcpy(B->R0, par(c, PAR_DCM, 0), sizeof B->R0);
+    }
+    if (par(c, PAR_AXIS, 0)) {
+        const double *a = par(c, PAR_AXIS, 0);
+        double n = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+        if (!(n >= 1e-12)) {
+            refuse(c, "parameter '%s': zero joint axis", FMU_VAR_NAME[par_vr(PAR_AXIS, 0)]);
+            return -1;
+        }
+        for (int k = 0; k < 3; k++)
+            B->axis[k] = a[k] / n;
+    }
+    if (FMU_KIND == TITOP_GROUND) {
+        titop_euler_dcm(par(c, PAR_GROUND_EULER, 0), B->R0);
+        memcpy(B->pos, par(c, PAR_GROUND_POSITION, 0), sizeof B->pos);
+    }
+    for (int j = 0; j < FMU_NCHILDREN; j++) {
+        memcpy(c->ports[j].pc, par(c, PAR_POINT, j + 1), 3 * sizeof(double));
+        c->ports[j].child = -1;
+        c->ports[j].w0 = FMU_PORT_W0 + 6 * j;
+    }
+    if (FMU_HAS_EXT) {
+        memcpy(c->ext.point, par(c, PAR_EXT_POINT, 0), sizeof c->ext.point);
+        c->ext.inertial = *par(c, PAR_EXT_INERTIAL, 0) != 0.0;
+        c->ext.w0 = FMU_EXT_W0;
+    }
+    titop_model *m = &c->model;
+    memset(m, 0, sizeof *m);
+    m->nbodies = 1;
+    m->bodies = B;
+    m->nports = FMU_NCHILDREN;
+    m->ports = c->ports;
+    m->nexts = FMU_HAS_EXT;
+    m->exts = &c->ext;
+    m->nx = FMU_NX;
+    m->nin = FMU_NIN;
+    int bad;
+    char msg[200];
+    if (titop_model_init(m, &bad, msg, sizeof msg) != TITOP_OK) {
+        refuse(c, "invalid block: %s", msg);
+        return -1;
+    }
+    /* a joint must see a non-singular inertia (eq. 20) */
+    if (B->nv && FMU_KIND != TITOP_RIGID) {
+        double J[36];
+        int nv = B->nv, singular = 0;
+        for (int a = 0; a < nv; a++)
+            for (int b = 0; b < nv; b++) {
+                double s = 0.0;
+                for (int r = 0; r < 6; r++)
+                    for (int q = 0; q < 6; q++)
+                        s += B->S[nv * r + a] * B->D[6 * r + q] * B->S[nv * q + b];
+                J[nv * a + b] = s;
+            }
+        for (int a = 0; a < nv; a++)
+            singular |= !(J[nv * a + a] > 1e-12 * (B->dscale > 1 ? B->dscale : 1));
+        if (singular) {
+            refuse(c, "parameter 'inertia': the apparent inertia seen from the joint (eq. 20) is "
+                      "singular: the body cannot be moved by its joint");
+            return -1;
+        }
+    }
+    if (!c->data) {
+        size_t n = titop_data_size(m);
+        c->data = c->cb.allocateMemory(n, sizeof(double));
+        c->zwork = c->cb.allocateMemory(2 * (n + 2 * (size_t)FMU_NX + FMU_NIN) + 2, sizeof(double));
+        if (!c->data || !c->zwork)
+            return -2;
+    }
+    /* initial states */
+    double *x = c->x;
+    c->nx = FMU_NX;
+    if (FMU_KIND == TITOP_RIGID) {
+        memcpy(x, par(c, PAR_POSITION0, 0), 3 * sizeof(double));
+        titop_euler_quaternion(par(c, PAR_EULER0, 0), x + 3);
+        memcpy(x + 7, par(c, PAR_TWIST0, 0), 6 * sizeof(double));
+    } else if (FMU_NX && (FMU_KIND == TITOP_REVOLUTE || FMU_KIND == TITOP_PRISMATIC)) {
+        x[0] = *par(c, PAR_Q0, 0);
+        x[1] = *par(c, PAR_QD0, 0);
+    } else if (FMU_NX && FMU_KIND == TITOP_SPHERICAL) {
+        titop_euler_quaternion(par(c, PAR_JEULER0, 0), x);
+        memcpy(x + 4, par(c, PAR_JOMEGA0, 0), 3 * sizeof(double));
+    } else if (FMU_NX && FMU_KIND == TITOP_FREE) {
+        memcpy(x, par(c, PAR_JPOSITION0, 0), 3 * sizeof(double));
+        titop_euler_quaternion(par(c, PAR_JEULER0, 0), x + 3);
+        memcpy(x + 7, par(c, PAR_JVELOCITY0, 0), 3 * sizeof(double));
+        memcpy(x + 10, par(c, PAR_JOMEGA0, 0), 3 * sizeof(double));
+    }
+#endif
+    c->built = 1;
+    c->stale = 1;
+    return 0;
+}
+
+/* ---- evaluation ---- */
+
+/* the core's input vector from the FMI inputs (at time t for CS input derivatives) */
+static void gather_inputs(Instance *c, double dt)
+{
+    for (size_t g = 0; g < sizeof FMU_INPUTS / sizeof FMU_INPUTS[0]; g++) {
+        int off = FMU_INPUTS[g][1], vr0 = FMU_INPUTS[g][2], n = FMU_INPUTS[g][3];
+        for (int k = 0; k < n; k++)
+            c->in[off + k] = c->v[vr0 + k] + dt * c->du[vr0 + k];
+    }
+}
+
+/* Outputs (and dx) at the current time, state and inputs. */
+static fmi2Status evaluate(Instance *c)
+{
+    if (!c->stale)
+        return fmi2OK;
+    if (build(c))
+        return fmi2Error;
+    gather_inputs(c, 0.0);
+#if FMU_KIND >= 0
+    int bad;
+    int st = titop_eval(&c->model, c->data, c->t, c->x, c->in, 1, FMU_NX ? c->dx : NULL, &bad);
+    if (st != TITOP_OK)
+        return refuse(c, "evaluation failed at t = %.9g s: %s", c->t,
+                      st == TITOP_SINGULAR ? "singular joint inertia"
+                                           : "a non-finite value (inputs or states out of range)");
+#endif
+    for (size_t g = 0; g < sizeof FMU_OUTPUTS / sizeof FMU_OUTPUTS[0]; g++) {
+        int role = FMU_OUTPUTS[g][0], arg = FMU_OUTPUTS[g][1], vr0 = FMU_OUTPUTS[g][2];
+        double *o = &c->v[vr0];
+        (void)arg;
+        switch (role) {
+#if FMU_KIND >= 0
+        case OUT_WRENCH_PARENT: {
+            titop_layout L;
+            titop_data_layout(&c->model, &L);
+            memcpy(o, c->data + L.wrench_parent, 6 * sizeof(double));
+            break;
+        }
+        case OUT_PORT_MOTION:
+            titop_port_motion(&c->model, c->data, arg, o);
+            break;
+        case OUT_BODY_MOTION:
+            titop_body_motion(&c->model, c->data, 0, o);
+            break;
+        case OUT_JOINT_MOTION:
+            titop_joint_motion(&c->model, c->data, 0, o);
+            break;
+        case OUT_EFFORT:
+        case OUT_BODY_WRENCH: {
+            titop_layout L;
+            titop_data_layout(&c->model, &L);
+            memcpy(o, c->data + (role == OUT_EFFORT ? L.effort : L.out),
+                   FMU_OUTPUTS[g][3] * sizeof(double));
+            break;
+        }
+#endif
+#if FMU_KIND == -1
+        case OUT_CLOSURE_LEFT:
+            titop_closure_block(par(c, PAR_K, 0), par(c, PAR_D, 0), c->in, c->in + 18, o,
+                                &c->v[FMU_OUTPUTS[g + 1][2]]);
+            break;
+        case OUT_CLOSURE_RIGHT:
+            break;
+#endif
+#if FMU_KIND == -2
+        case OUT_LAW:
+            titop_spring_damper_block(*par(c, PAR_LAW_K, 0), *par(c, PAR_LAW_D, 0),
+                                      *par(c, PAR_LAW_QREF, 0), c->in, o);
+            break;
+#endif
+        default:
+            break;
+        }
+        for (int k = 0; k < FMU_OUTPUTS[g][3]; k++)
+            if (!isfinite(o[k]))
+                return refuse(c, "output '%s' is not finite at t = %.9g s (inputs or states out "
+                                 "of range)", FMU_VAR_NAME[vr0 + k], c->t);
+    }
+    c->stale = 0;
+    return fmi2OK;
+}
+
+/* ---- instance life cycle ---- */
+
+fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2String fmuGUID,
+                              fmi2String fmuResourceLocation,
+                              const fmi2CallbackFunctions *functions, fmi2Boolean visible,
+                              fmi2Boolean loggingOn)
+{
+    (void)fmuResourceLocation;
+    (void)visible;
+    if (!functions || !functions->allocateMemory || !functions->freeMemory)
+        return NULL;
+    Instance *c = functions->allocateMemory(1, sizeof(Instance));
+    if (!c)
+        return NULL;
+    c->cb = *functions;
+    const char *nm = instanceName && *instanceName ? instanceName : "fmu";
+    c->name = functions->allocateMemory(strlen(nm) + 1, 1);
+    if (!c->name) {
+        functions->freeMemory(c);
+        return NULL;
+    }
+    strcpy(c->name, nm);
+    c->logging = loggingOn;
+    if (!fmuGUID || strcmp(fmuGUID, FMU_GUID) != 0) {
+        refuse(c, "GUID '%s' does not match this FMU's '%s'", fmuGUID ? fmuGUID : "", FMU_GUID);
+        functions->freeMemory(c->name);
+        functions->freeMemory(c);
+        return NULL;
+    }
+    c->cs = fmuType == fmi2CoSimulation;
+    memcpy(c->v, FMU_DEFAULT, sizeof c->v);
+    c->mode = M_INSTANTIATED;
+    c->stale = 1;
+    return c;
+}
+
+void fmi2FreeInstance(fmi2Component comp)
+{
+    Instance *c = comp;
+    if (!c)
+        return;
+    fmi2CallbackFreeMemory fr = c->cb.freeMemory;
+    if (c->data)
+        fr(c->data);
+    if (c->zwork)
+        fr(c->zwork);
+    fr(c->name);
+    fr(c);
+}
+
+const char *fmi2GetTypesPlatform(void) { return fmi2TypesPlatform; }
+const char *fmi2GetVersion(void) { return fmi2Version; }
+
+fmi2Status fmi2SetDebugLogging(fmi2Component comp, fmi2Boolean on, size_t n,
+                               const fmi2String categories[])
+{
+    (void)n;
+    (void)categories;
+    ((Instance *)comp)->logging = on;
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetupExperiment(fmi2Component comp, fmi2Boolean toleranceDefined,
+                               fmi2Real tolerance, fmi2Real startTime, fmi2Boolean stopTimeDefined,
+                               fmi2Real stopTime)
+{
+    Instance *c = comp;
+    (void)toleranceDefined;
+    (void)tolerance;
+    (void)stopTimeDefined;
+    (void)stopTime;
+    if (c->mode != M_INSTANTIATED)
+        return refuse(c, "fmi2SetupExperiment called in %s", MODE_NAME[c->mode]);
+    if (!isfinite(startTime))
+        return refuse(c, "start time %g is not finite", startTime);
+    c->t = startTime;
+    return fmi2OK;
+}
+
+fmi2Status fmi2EnterInitializationMode(fmi2Component comp)
+{
+    Instance *c = comp;
+    if (c->mode != M_INSTANTIATED)
+        return refuse(c, "fmi2EnterInitializationMode called in %s", MODE_NAME[c->mode]);
+    int r = build(c);
+    if (r == -2)
+        return fmi2Fatal;
+    if (r)
+        return fmi2Error;
+    c->mode = M_INIT;
+    return fmi2OK;
+}
+
+fmi2Status fmi2ExitInitializationMode(fmi2Component comp)
+{
+    Instance *c = comp;
+    if (c->mode != M_INIT)
+        return refuse(c, "fmi2ExitInitializationMode called in %s", MODE_NAME[c->mode]);
+    if (build(c))
+        return fmi2Error;
+    c->mode = c->cs ? M_STEP : M_EVENT;
+    return fmi2OK;
+}
+
+fmi2Status fmi2Terminate(fmi2Component comp)
+{
+    Instance *c = comp;
+    c->mode = M_TERMINATED;
+    return fmi2OK;
+}
+
+fmi2Status fmi2Reset(fmi2Component comp)
+{
+    Instance *c = comp;
+    memcpy(c->v, FMU_DEFAULT, sizeof c->v);
+    memset(c->du, 0, sizeof c->du);
+    c->t = 0.0;
+    c->built = 0;
+    c->stale = 1;
+    c->mode = M_INSTANTIATED;
+    return fmi2OK;
+}
+
+/* ---- variables ---- */
+
+static fmi2Status check_vr(Instance *c, fmi2ValueReference vr, int type)
+{
+    static const char *const TYPE[] = {"Real", "Integer", "Boolean"};
+    if (vr >= FMU_NVARS)
+        return refuse(c, "no variable with value reference %u", (unsigned)vr);
+    if (FMU_VAR_TYPE[vr] != type)
+        return refuse(c, "variable '%s' is not of type %s", FMU_VAR_NAME[vr], TYPE[type]);
+    return fmi2OK;
+}
+
+static fmi2Status get_values(Instance *c, const fmi2ValueReference vr[], size_t n, int type,
+                             double *out)
+{
+    int need = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (check_vr(c, vr[i], type))
+            return fmi2Error;
+        need |= FMU_VAR_CAUS[vr[i]] == C_OUTPUT || FMU_VAR_CAUS[vr[i]] == C_LOCAL;
+    }
+    if (need) {
+        if (c->mode == M_INSTANTIATED)
+            return refuse(c, "outputs are available from fmi2EnterInitializationMode on");
+        if (evaluate(c))
+            return fmi2Error;
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = c->v[vr[i]];
+    return fmi2OK;
+}
+
+/* Check every value first: a refused call changes nothing. */
+static fmi2Status set_values(Instance *c, const fmi2ValueReference vr[], size_t n, int type,
+                             const double *val)
+{
+    if (c->mode == M_TERMINATED || c->mode == M_ERROR)
+        return refuse(c, "cannot set variables in %s", MODE_NAME[c->mode]);
+    for (size_t i = 0; i < n; i++) {
+        if (check_vr(c, vr[i], type))
+            return fmi2Error;
+        int caus = FMU_VAR_CAUS[vr[i]];
+        const char *nm = FMU_VAR_NAME[vr[i]];
+        if (caus == C_OUTPUT || caus == C_LOCAL)
+            return refuse(c, "'%s' is an output and cannot be set", nm);
+        if (caus == C_PARAM && c->mode != M_INSTANTIATED && c->mode != M_INIT)
+            return refuse(c, "parameter '%s' has variability 'fixed': it can only be set before "
+                             "fmi2ExitInitializationMode", nm);
+        if (!isfinite(val[i]))
+            return refuse(c, "%s '%s' = %g is not finite at t = %.9g s",
+                          caus == C_PARAM ? "parameter" : "input", nm, val[i], c->t);
+        if (fabs(val[i]) > 1e150)
+            return refuse(c, "%s '%s' = %g is out of range (|value| > 1e150)",
+                          caus == C_PARAM ? "parameter" : "input", nm, val[i]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (FMU_VAR_CAUS[vr[i]] == C_PARAM && c->v[vr[i]] != val[i])
+            c->built = 0;
+        if (c->v[vr[i]] != val[i]) {
+            c->v[vr[i]] = val[i];
+            c->stale = 1;
+        }
+    }
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t n,
+                       fmi2Real value[])
+{
+    return get_values(comp, vr, n, T_REAL, value);
+}
+
+fmi2Status fmi2GetInteger(fmi2Component comp, const fmi2ValueReference vr[], size_t n,
+                          fmi2Integer value[])
+{
+    Instance *c = comp;
+    for (size_t i = 0; i < n; i++) {
+        if (check_vr(c, vr[i], T_INT))
+            return fmi2Error;
+        value[i] = (fmi2Integer)c->v[vr[i]];
+    }
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetBoolean(fmi2Component comp, const fmi2ValueReference vr[], size_t n,
+                          fmi2Boolean value[])
+{
+    Instance *c = comp;
+    for (size_t i = 0; i < n; i++) {
+        if (check_vr(c, vr[i], T_BOOL))
+            return fmi2Error;
+        value[i] = c->v[vr[i]] != 0.0;
+    }
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetString(fmi2Component comp, const fmi2ValueReference vr[], size_t n,
+                         fmi2String value[])
+{
+    (void)value;
+    if (n)
+        return refuse(comp, "no String variable (value reference %u)", (unsigned)vr[0]);
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t n,
+                       const fmi2Real value[])
+{
+    return set_values(comp, vr, n, T_REAL, value);
+}
+
+fmi2Status fmi2SetInteger(fmi2Component comp, const fmi2ValueReference vr[], size_t n,
+                          const fmi2Integer value[])
+{
+    double buf[64];
+    for (size_t k = 0; k < n; k += 64) {
+        size_t m = n - k < 64 ? n - k : 64;
+        for (size_t i = 0; i < m; i++)
+            buf[i] = value[k + i];
+        if (set_values(comp, vr + k, m, T_INT, buf))
+            return fmi2Error;
+    }
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetBoolean(fmi2Component comp, const fmi2ValueReference vr[], size_t n,
+                          const fmi2Boolean value[])
+{
+    double buf[64];
+    for (size_t k = 0; k < n; k += 64) {
+        size_t m = n - k < 64 ? n - k : 64;
+        for (size_t i = 0; i < m; i++)
+            buf[i] = value[k + i] != 0;
+        if (set_values(comp, vr + k, m, T_BOOL, buf))
+            return fmi2Error;
+    }
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetString(fmi2Component comp, const fmi2ValueReference vr[], size_t n,
+                         const fmi2String value[])
+{
+    (void)value;
+    if (n)
+        return refuse(comp, "no String variable (value reference %u)", (unsigned)vr[0]);
+    return fmi2OK;
+}
+
+/* ---- FMU state: mode, time, states, every variable; validated completely before use ---- */
+
+typedef struct {
+    unsigned magic, nvars, nx, mode;
+    char model[64];
+    double t;
+    double v[FMU_NVARS];
+    double du[FMU_NVARS];
+    double x[MAX_X];
+} Snapshot;
+
+fmi2Status fmi2GetFMUstate(fmi2Component comp, fmi2FMUstate *state)
+{
+    Instance *c = comp;
+    Snapshot *s = *state ? *state : c->cb.allocateMemory(1, sizeof(Snapshot));
+    if (!s)
+        return fmi2Fatal;
+    memset(s, 0, sizeof *s);
+    s->magic = STATE_MAGIC;
+    s->nvars = FMU_NVARS;
+    s->nx = (unsigned)c->nx;
+    s->mode = (unsigned)c->mode;
+    snprintf(s->model, sizeof s->model, "%s", FMU_MODEL_NAME);
+    s->t = c->t;
+    memcpy(s->v, c->v, sizeof s->v);
+    memcpy(s->du, c->du, sizeof s->du);
+    memcpy(s->x, c->x, sizeof s->x);
+    *state = s;
+    return fmi2OK;
+}
+
+static fmi2Status restore(Instance *c, const Snapshot *s)
+{
+    if (s->magic != STATE_MAGIC || strncmp(s->model, FMU_MODEL_NAME, sizeof s->model) != 0 ||
+        s->nvars != FMU_NVARS)
+        return refuse(c, "not an FMU state of this FMU type (%s)", FMU_MODEL_NAME);
+    if (s->nx != (unsigned)FMU_NX || s->mode > M_TERMINATED)
+        return refuse(c, "corrupt FMU state (states %u, mode %u)", s->nx, s->mode);
+    if (!isfinite(s->t))
+        return refuse(c, "corrupt FMU state (time not finite)");
+    for (int k = 0; k < FMU_NVARS; k++)
+        if (!isfinite(s->v[k]) || !isfinite(s->du[k]))
+            return refuse(c, "corrupt FMU state (variable '%s' not finite)", FMU_VAR_NAME[k]);
+    for (int k = 0; k < FMU_NX; k++)
+        if (!isfinite(s->x[k]))
+            return refuse(c, "corrupt FMU state (state %d not finite)", k);
+    memcpy(c->v, s->v, sizeof c->v);
+    memcpy(c->du, s->du, sizeof c->du);
+    c->built = 0;
+    if ((int)s->mode != M_INSTANTIATED && build(c)) {
+        return fmi2Error;
+    }
+    memcpy(c->x, s->x, sizeof c->x);
+    c->t = s->t;
+    c->mode = (int)s->mode;
+    c->stale = 1;
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetFMUstate(fmi2Component comp, fmi2FMUstate state)
+{
+    if (!state)
+        return refuse(comp, "fmi2SetFMUstate: no state");
+    return restore(comp, state);
+}
+
+fmi2Status fmi2FreeFMUstate(fmi2Component comp, fmi2FMUstate *state)
+{
+    Instance *c = comp;
+    if (state && *state) {
+        c->cb.freeMemory(*state);
+        *state = NULL;
+    }
+    return fmi2OK;
+}
+
+fmi2Status fmi2SerializedFMUstateSize(fmi2Component comp, fmi2FMUstate state, size_t *size)
+{
+    (void)comp;
+    (void)state;
+    *size = sizeof(Snapshot);
+    return fmi2OK;
+}
+
+fmi2Status fmi2SerializeFMUstate(fmi2Component comp, fmi2FMUstate state, fmi2Byte bytes[],
+                                 size_t size)
+{
+    if (size < sizeof(Snapshot))
+        return refuse(comp, "fmi2SerializeFMUstate: %zu bytes, %zu needed", size,
+                      sizeof(Snapshot));
+    memcpy(bytes, state, sizeof(Snapshot));
+    return fmi2OK;
+}
+
+fmi2Status fmi2DeSerializeFMUstate(fmi2Component comp, const fmi2Byte bytes[], size_t size,
+                                   fmi2FMUstate *state)
+{
+    Instance *c = comp;
+    if (size != sizeof(Snapshot))
+        return refuse(c, "corrupt FMU state (%zu bytes, %zu expected)", size, sizeof(Snapshot));
+    Snapshot probe;
+    memcpy(&probe, bytes, sizeof probe);
+    if (probe.magic != STATE_MAGIC || strncmp(probe.model, FMU_MODEL_NAME, sizeof probe.model))
+        return refuse(c, "not an FMU state of this FMU type (%s)", FMU_MODEL_NAME);
+    Snapshot *s = c->cb.allocateMemory(1, sizeof(Snapshot));
+    if (!s)
+        return fmi2Fatal;
+    *s = probe;
+    *state = s;
+    return fmi2OK;
+}
+
+/* ---- directional derivatives (exact: the core's complex step) ---- */
+
+fmi2Status fmi2GetDirectionalDerivative(fmi2Component comp, const fmi2ValueReference vUnknown[],
+                                        size_t nUnknown, const fmi2ValueReference vKnown[],
+                                        size_t nKnown, const fmi2Real dvKnown[],
+                                        fmi2Real dvUnknown[])
+{
+    Instance *c = comp;
+    if (c->mode == M_INSTANTIATED || c->mode == M_TERMINATED)
+        return refuse(c, "fmi2GetDirectionalDerivative called in %s", MODE_NAME[c->mode]);
+    if (build(c))
+        return fmi2Error;
+#if FMU_KIND >= 0
+    const double h = 1e-100;
+    double dv[FMU_NVARS], dx[MAX_X];
+    memset(dv, 0, sizeof dv);
+    memset(dx, 0, sizeof dx);
+    for (size_t i = 0; i < nKnown; i++) {
+        fmi2ValueReference vr = vKnown[i];
+        if (vr >= FMU_NVARS + 2 * (unsigned)FMU_NX)
+            return refuse(c, "no variable with value reference %u", (unsigned)vr);
+        if (vr >= FMU_NVARS) { /* a state (ME) */
+            if (vr - FMU_NVARS >= (unsigned)FMU_NX)
+                return refuse(c, "a state derivative is not a known of a derivative");
+            dx[vr - FMU_NVARS] = dvKnown[i];
+        } else if (FMU_VAR_CAUS[vr] != C_INPUT) {
+            return refuse(c, "'%s' is not an input or a state", FMU_VAR_NAME[vr]);
+        } else {
+            dv[vr] = dvKnown[i];
+        }
+    }
+    size_t nd = titop_data_size(&c->model);
+    double complex *zd = (double complex *)c->zwork;
+    double complex *zx = zd + nd, *zin = zx + FMU_NX, *zdx = zin + FMU_NIN;
+    for (int k = 0; k < FMU_NX; k++)
+        zx[k] = c->x[k] + I * (h * dx[k]);
+    gather_inputs(c, 0.0);
+    for (int k = 0; k < FMU_NIN; k++)
+        zin[k] = c->in[k];
+    for (size_t g = 0; g < sizeof FMU_INPUTS / sizeof FMU_INPUTS[0]; g++) {
+        int off = FMU_INPUTS[g][1], vr0 = FMU_INPUTS[g][2];
+        for (int k = 0; k < FMU_INPUTS[g][3]; k++)
+            zin[off + k] += I * (h * dv[vr0 + k]);
+    }
+    int bad;
+    int st = titopz_eval(&c->model, (double *)zd, c->t, (double *)zx, (double *)zin, 1,
+                         FMU_NX ? (double *)zdx : NULL, &bad);
+    if (st != TITOP_OK)
+        return refuse(c, "directional derivative: evaluation failed at t = %.9g s", c->t);
+    titop_layout L;
+    titop_data_layout(&c->model, &L);
+    double complex out[18];
+    for (size_t i = 0; i < nUnknown; i++) {
+        fmi2ValueReference vr = vUnknown[i];
+        if (vr >= FMU_NVARS && vr < FMU_NVARS + 2 * (unsigned)FMU_NX) { /* a derivative (ME) */
+            unsigned k = vr - FMU_NVARS;
+            dvUnknown[i] = k >= (unsigned)FMU_NX ? cimag(zdx[k - FMU_NX]) / h : 0.0;
+            if (k < (unsigned)FMU_NX)
+                return refuse(c, "a state is not an unknown of a directional derivative");
+            continue;
+        }
+        if (vr >= FMU_NVARS || FMU_VAR_CAUS[vr] != C_OUTPUT)
+            return refuse(c, "value reference %u is not an output or a state derivative",
+                          (unsigned)vr);
+        size_t g = 0;
+        while (!(vr >= (unsigned)FMU_OUTPUTS[g][2] &&
+                 vr < (unsigned)(FMU_OUTPUTS[g][2] + FMU_OUTPUTS[g][3])))
+            g++;
+        int role = FMU_OUTPUTS[g][0], k = (int)vr - FMU_OUTPUTS[g][2];
+        switch (role) {
+        case OUT_WRENCH_PARENT:
+            out[k] = zd[L.wrench_parent + k];
+            break;
+        case OUT_PORT_MOTION:
+            titopz_port_motion(&c->model, (double *)zd, FMU_OUTPUTS[g][1], (double *)out);
+            break;
+        case OUT_BODY_MOTION:
+            titopz_body_motion(&c->model, (double *)zd, 0, (double *)out);
+            break;
+        case OUT_JOINT_MOTION:
+            titopz_joint_motion(&c->model, (double *)zd, 0, (double *)out);
+            break;
+        case OUT_EFFORT:
+            out[k] = zd[L.effort + k];
+            break;
+        default:
+            out[k] = zd[L.out + k];
+            break;
+        }
+        dvUnknown[i] = cimag(out[k]) / h;
+    }
+    return fmi2OK;
+#else
+    (void)vUnknown;
+    (void)nUnknown;
+    (void)vKnown;
+    (void)nKnown;
+    (void)dvKnown;
+    (void)dvUnknown;
+    return refuse(c, "no directional derivatives for this FMU type");
+#endif
+}
+
+/* ---- co-simulation ---- */
+
+fmi2Status fmi2SetRealInputDerivatives(fmi2Component comp, const fmi2ValueReference vr[],
+                                       size_t n, const fmi2Integer order[],
+                                       const fmi2Real value[])
+{
+    Instance *c = comp;
+    for (size_t i = 0; i < n; i++) {
+        if (check_vr(c, vr[i], T_REAL))
+            return fmi2Error;
+        if (FMU_VAR_CAUS[vr[i]] != C_INPUT)
+            return refuse(c, "'%s' is not an input", FMU_VAR_NAME[vr[i]]);
+        if (order[i] != 1)
+            return refuse(c, "input derivative of order %d: only order 1 (maxOutputDerivative"
+                             "Order)", (int)order[i]);
+        if (!isfinite(value[i]))
+            return refuse(c, "derivative of input '%s' = %g is not finite", FMU_VAR_NAME[vr[i]],
+                          value[i]);
+    }
+    for (size_t i = 0; i < n; i++)
+        c->du[vr[i]] = value[i];
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetRealOutputDerivatives(fmi2Component comp, const fmi2ValueReference vr[],
+                                        size_t n, const fmi2Integer order[], fmi2Real value[])
+{
+    (void)vr;
+    (void)order;
+    (void)value;
+    if (n)
+        return refuse(comp, "output derivatives are not provided");
+    return fmi2OK;
+}
+
+/* f(t0 + s, x): the state derivative with the inputs at t0 + s (held, or interpolated) */
+static int rate(Instance *c, double s, const double *x, double *dx)
+{
+#if FMU_KIND >= 0
+    int bad;
+    gather_inputs(c, s);
+    return titop_eval(&c->model, c->data, c->t + s, x, c->in, 0, dx, &bad);
+#else
+    (void)c;
+    (void)s;
+    (void)x;
+    (void)dx;
+    return 0;
+#endif
+}
+
+fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
+                      fmi2Real communicationStepSize, fmi2Boolean noSetFMUStatePriorToCurrentPoint)
+{
+    Instance *c = comp;
+    (void)noSetFMUStatePriorToCurrentPoint;
+    if (c->mode != M_STEP)
+        return refuse(c, "fmi2DoStep called in %s", MODE_NAME[c->mode]);
+    double h = communicationStepSize;
+    if (!(h > 0 && isfinite(h)))
+        return refuse(c, "fmi2DoStep: communication step size %g must be > 0", h);
+    if (!isfinite(currentCommunicationPoint))
+        return refuse(c, "fmi2DoStep: current time %g is not finite", currentCommunicationPoint);
+    if (build(c))
+        return fmi2Error;
+    if (FMU_NX) {
+        double nsteps = ceil(h / c->max_step - 1e-9);
+        if (nsteps < 1)
+            nsteps = 1;
+        if (nsteps > (double)c->max_substeps)
+            return refuse(c, "fmi2DoStep over %g s needs %.0f internal steps of at most "
+                             "solver.max_step = %g s, more than solver.max_substeps = %ld: step "
+                             "refused (shorter communication steps, or raise the parameters)",
+                          h, nsteps, c->max_step, c->max_substeps);
+        long n = (long)nsteps;
+        double dt = h / (double)n;
+        double x[MAX_X], k1[MAX_X], k2[MAX_X], k3[MAX_X], k4[MAX_X], y[MAX_X];
+        int nx = FMU_NX;
+        memcpy(x, c->x, sizeof x);
+        c->t = currentCommunicationPoint;
+        for (long i = 0; i < n; i++) {
+            double s = i * dt;
+            int bad = rate(c, s, x, k1);
+            if (c->method == 1) {
+                for (int k = 0; k < nx; k++)
+                    x[k] += dt * k1[k];
+            } else if (c->method == 2) {
+                for (int k = 0; k < nx; k++)
+                    y[k] = x[k] + dt * k1[k];
+                bad |= rate(c, s + dt, y, k2);
+                for (int k = 0; k < nx; k++)
+                    x[k] += 0.5 * dt * (k1[k] + k2[k]);
+            } else {
+                for (int k = 0; k < nx; k++)
+                    y[k] = x[k] + 0.5 * dt * k1[k];
+                bad |= rate(c, s + 0.5 * dt, y, k2);
+                for (int k = 0; k < nx; k++)
+                    y[k] = x[k] + 0.5 * dt * k2[k];
+                bad |= rate(c, s + 0.5 * dt, y, k3);
+                for (int k = 0; k < nx; k++)
+                    y[k] = x[k] + dt * k3[k];
+                bad |= rate(c, s + dt, y, k4);
+                for (int k = 0; k < nx; k++)
+                    x[k] += dt / 6.0 * (k1[k] + 2.0 * (k2[k] + k3[k]) + k4[k]);
+            }
+            int finite = !bad;
+            for (int k = 0; k < nx; k++)
+                finite &= isfinite(x[k]);
+            if (!finite) {
+                c->stale = 1;
+                return refuse(c, "fmi2DoStep from t = %.9g s over %.3g s: the state became "
+                                 "non-finite (step too large for the dynamics, or inputs out of "
+                                 "range); the state before the step is kept",
+                              currentCommunicationPoint, h);
+            }
+        }
+        memcpy(c->x, x, sizeof x);
+    }
+    /* inputs move on with their derivatives */
+    for (int vr = 0; vr < FMU_NVARS; vr++)
+        if (c->du[vr] != 0.0)
+            c->v[vr] += h * c->du[vr];
+    c->t = currentCommunicationPoint + h;
+    c->stale = 1;
+    return fmi2OK;
+}
+
+fmi2Status fmi2CancelStep(fmi2Component comp)
+{
+    return refuse(comp, "fmi2CancelStep: steps are synchronous");
+}
+
+static fmi2Status status_of(fmi2Component comp, int kind)
+{
+    (void)kind;
+    return refuse(comp, "no asynchronous step status");
+}
+
+fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *v)
+{
+    (void)v;
+    return status_of(c, s);
+}
+fmi2Status fmi2GetRealStatus(fmi2Component c, const fmi2StatusKind s, fmi2Real *v)
+{
+    Instance *inst = c;
+    if (s == fmi2LastSuccessfulTime) {
+        *v = inst->t;
+        return fmi2OK;
+    }
+    return status_of(c, s);
+}
+fmi2Status fmi2GetIntegerStatus(fmi2Component c, const fmi2StatusKind s, fmi2Integer *v)
+{
+    (void)v;
+    return status_of(c, s);
+}
+fmi2Status fmi2GetBooleanStatus(fmi2Component c, const fmi2StatusKind s, fmi2Boolean *v)
+{
+    if (s == fmi2Terminated) {
+        *v = fmi2False;
+        return fmi2OK;
+    }
+    return status_of(c, s);
+}
+fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2String *v)
+{
+    (void)v;
+    return status_of(c, s);
+}
+
+/* ---- model exchange ---- */
+
+fmi2Status fmi2EnterEventMode(fmi2Component comp)
+{
+    Instance *c = comp;
+    if (c->mode != M_CONT && c->mode != M_EVENT)
+        return refuse(c, "fmi2EnterEventMode called in %s", MODE_NAME[c->mode]);
+    c->mode = M_EVENT;
+    return fmi2OK;
+}
+
+fmi2Status fmi2NewDiscreteStates(fmi2Component comp, fmi2EventInfo *info)
+{
+    Instance *c = comp;
+    if (c->mode != M_EVENT)
+        return refuse(c, "fmi2NewDiscreteStates called in %s", MODE_NAME[c->mode]);
+    info->newDiscreteStatesNeeded = fmi2False;
+    info->terminateSimulation = fmi2False;
+    info->nominalsOfContinuousStatesChanged = fmi2False;
+    info->valuesOfContinuousStatesChanged = fmi2False;
+    info->nextEventTimeDefined = fmi2False;
+    info->nextEventTime = 0.0;
+    return fmi2OK;
+}
+
+fmi2Status fmi2EnterContinuousTimeMode(fmi2Component comp)
+{
+    Instance *c = comp;
+    if (c->mode != M_EVENT)
+        return refuse(c, "fmi2EnterContinuousTimeMode called in %s", MODE_NAME[c->mode]);
+    c->mode = M_CONT;
+    return fmi2OK;
+}
+
+fmi2Status fmi2CompletedIntegratorStep(fmi2Component comp, fmi2Boolean noSetFMUStatePrior,
+                                       fmi2Boolean *enterEventMode, fmi2Boolean *terminate)
+{
+    (void)comp;
+    (void)noSetFMUStatePrior;
+    *enterEventMode = fmi2False;
+    *terminate = fmi2False;
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetTime(fmi2Component comp, fmi2Real time)
+{
+    Instance *c = comp;
+    if (!isfinite(time))
+        return refuse(c, "fmi2SetTime: time %g is not finite", time);
+    c->t = time;
+    c->stale = 1;
+    return fmi2OK;
+}
+
+fmi2Status fmi2SetContinuousStates(fmi2Component comp, const fmi2Real x[], size_t nx)
+{
+    Instance *c = comp;
+    if (nx != (size_t)FMU_NX)
+        return refuse(c, "fmi2SetContinuousStates: %zu states, the FMU has %d", nx, FMU_NX);
+    for (size_t k = 0; k < nx; k++)
+        if (!isfinite(x[k]))
+            return refuse(c, "fmi2SetContinuousStates: state %zu = %g is not finite", k, x[k]);
+    memcpy(c->x, x, nx * sizeof(double));
+    c->stale = 1;
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetDerivatives(fmi2Component comp, fmi2Real derivatives[], size_t nx)
+{
+    Instance *c = comp;
+    if (nx != (size_t)FMU_NX)
+        return refuse(c, "fmi2GetDerivatives: %zu states, the FMU has %d", nx, FMU_NX);
+    if (evaluate(c))
+        return fmi2Error;
+    memcpy(derivatives, c->dx, nx * sizeof(double));
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetEventIndicators(fmi2Component comp, fmi2Real indicators[], size_t ni)
+{
+    (void)indicators;
+    if (ni)
+        return refuse(comp, "the FMU has no event indicator");
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetContinuousStates(fmi2Component comp, fmi2Real x[], size_t nx)
+{
+    Instance *c = comp;
+    if (nx != (size_t)FMU_NX)
+        return refuse(c, "fmi2GetContinuousStates: %zu states, the FMU has %d", nx, FMU_NX);
+    if (build(c))
+        return fmi2Error;
+    memcpy(x, c->x, nx * sizeof(double));
+    return fmi2OK;
+}
+
+fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component comp, fmi2Real nominals[], size_t nx)
+{
+    (void)comp;
+    for (size_t k = 0; k < nx; k++)
+        nominals[k] = 1.0;
+    return fmi2OK;
+}
