@@ -95,6 +95,7 @@ static const double *par(const Instance *c, int role, int arg)
     return NULL;
 }
 
+#if FMU_KIND >= 0
 static int par_vr(int role, int arg)
 {
     for (size_t g = 0; g < sizeof FMU_PARAMS / sizeof FMU_PARAMS[0]; g++)
@@ -132,21 +133,21 @@ static int check_dcm(Instance *c, int role)
 /* inertia at the centre of mass: symmetric, positive semi-definite (definite for a root) */
 static int check_inertia(Instance *c, int definite)
 {
-    const double *I = par(c, PAR_INERTIA, 0);
+    const double *In = par(c, PAR_INERTIA, 0);
     double scale = 1.0;
     for (int k = 0; k < 9; k++)
-        if (fabs(I[k]) > scale)
-            scale = fabs(I[k]);
-    if (fabs(I[1] - I[3]) > 1e-9 * scale || fabs(I[2] - I[6]) > 1e-9 * scale ||
-        fabs(I[5] - I[7]) > 1e-9 * scale)
+        if (fabs(In[k]) > scale)
+            scale = fabs(In[k]);
+    if (fabs(In[1] - In[3]) > 1e-9 * scale || fabs(In[2] - In[6]) > 1e-9 * scale ||
+        fabs(In[5] - In[7]) > 1e-9 * scale)
         return refuse(c, "parameter 'inertia' is not symmetric") == fmi2Error ? -1 : 0;
     /* principal minors (Sylvester): all >= 0, leading > 0 if definite */
     double tol = 1e-12 * scale;
-    double m1[3] = {I[0], I[4], I[8]};
-    double m2[3] = {I[0] * I[4] - I[1] * I[3], I[0] * I[8] - I[2] * I[6],
-                    I[4] * I[8] - I[5] * I[7]};
-    double det = I[0] * (I[4] * I[8] - I[5] * I[7]) - I[1] * (I[3] * I[8] - I[5] * I[6]) +
-                 I[2] * (I[3] * I[7] - I[4] * I[6]);
+    double m1[3] = {In[0], In[4], In[8]};
+    double m2[3] = {In[0] * In[4] - In[1] * In[3], In[0] * In[8] - In[2] * In[6],
+                    In[4] * In[8] - In[5] * In[7]};
+    double det = In[0] * (In[4] * In[8] - In[5] * In[7]) - In[1] * (In[3] * In[8] - In[5] * In[6]) +
+                 In[2] * (In[3] * In[7] - In[4] * In[6]);
     int psd = 1;
     for (int k = 0; k < 3; k++)
         psd &= m1[k] >= -tol && m2[k] >= -tol * scale;
@@ -160,6 +161,8 @@ static int check_inertia(Instance *c, int definite)
                    : 0;
     return 0;
 }
+
+#endif
 
 static int build(Instance *c)
 {
@@ -387,6 +390,10 @@ static fmi2Status evaluate(Instance *c)
                 return refuse(c, "output '%s' is not finite at t = %.9g s (inputs or states out "
                                  "of range)", FMU_VAR_NAME[vr0 + k], c->t);
     }
+#if FMU_NX
+    memcpy(&c->v[FMU_X_VR0], c->x, FMU_NX * sizeof(double));
+    memcpy(&c->v[FMU_DX_VR0], c->dx, FMU_NX * sizeof(double));
+#endif
     c->stale = 0;
     return fmi2OK;
 }
@@ -793,17 +800,14 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component comp, const fmi2ValueRefer
     memset(dx, 0, sizeof dx);
     for (size_t i = 0; i < nKnown; i++) {
         fmi2ValueReference vr = vKnown[i];
-        if (vr >= FMU_NVARS + 2 * (unsigned)FMU_NX)
+        if (vr >= FMU_NVARS)
             return refuse(c, "no variable with value reference %u", (unsigned)vr);
-        if (vr >= FMU_NVARS) { /* a state (ME) */
-            if (vr - FMU_NVARS >= (unsigned)FMU_NX)
-                return refuse(c, "a state derivative is not a known of a derivative");
-            dx[vr - FMU_NVARS] = dvKnown[i];
-        } else if (FMU_VAR_CAUS[vr] != C_INPUT) {
+        if (FMU_NX && vr >= (unsigned)FMU_X_VR0 && vr < (unsigned)(FMU_X_VR0 + FMU_NX))
+            dx[vr - FMU_X_VR0] = dvKnown[i];
+        else if (FMU_VAR_CAUS[vr] != C_INPUT)
             return refuse(c, "'%s' is not an input or a state", FMU_VAR_NAME[vr]);
-        } else {
+        else
             dv[vr] = dvKnown[i];
-        }
     }
     size_t nd = titop_data_size(&c->model);
     double complex *zd = (double complex *)c->zwork;
@@ -828,11 +832,8 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component comp, const fmi2ValueRefer
     double complex out[18];
     for (size_t i = 0; i < nUnknown; i++) {
         fmi2ValueReference vr = vUnknown[i];
-        if (vr >= FMU_NVARS && vr < FMU_NVARS + 2 * (unsigned)FMU_NX) { /* a derivative (ME) */
-            unsigned k = vr - FMU_NVARS;
-            dvUnknown[i] = k >= (unsigned)FMU_NX ? cimag(zdx[k - FMU_NX]) / h : 0.0;
-            if (k < (unsigned)FMU_NX)
-                return refuse(c, "a state is not an unknown of a directional derivative");
+        if (FMU_NX && vr >= (unsigned)FMU_DX_VR0 && vr < (unsigned)(FMU_DX_VR0 + FMU_NX)) {
+            dvUnknown[i] = cimag(zdx[vr - FMU_DX_VR0]) / h;
             continue;
         }
         if (vr >= FMU_NVARS || FMU_VAR_CAUS[vr] != C_OUTPUT)

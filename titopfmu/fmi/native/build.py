@@ -1,0 +1,118 @@
+"""Compile native FMUs: the C core, the FMI wrapper and the generated configuration of each type.
+
+``build_native(ftype, n, out_dir)`` writes ``<modelIdentifier>.fmu`` with
+``modelDescription.xml``, ``binaries/linux64/<id>.so`` (and ``binaries/win64/<id>.dll`` when a
+MinGW-w64 cross compiler is on the PATH) and ``sources/`` (every C file and header needed to
+compile it on another platform: ``cc -std=c99 -shared -fPIC sources/*.c -lm``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from pathlib import Path
+
+from ...blocks.base import TitopError
+from ..catalog import FmuType
+from .generate import describe
+
+HERE = Path(__file__).resolve().parent
+CORE = HERE.parent.parent / "core" / "csrc"
+FMI_HEADERS = HERE.parent / "shim"
+CORE_FILES = ("titop.h", "titop_scalar.h", "titop_spatial.h", "titop_core.c", "titop_double.c",
+              "titop_complex.c")  # fmt: skip
+HEADERS = ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h")
+FLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-fvisibility=hidden", "-shared"]
+MINGW = "x86_64-w64-mingw32-gcc"
+
+
+class BuildError(TitopError):
+    """A native FMU could not be built (no C compiler, or it failed)."""
+
+
+def compiler() -> str:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        raise BuildError(
+            "titopfmu build needs a C compiler to make native FMUs: install gcc (Debian/Ubuntu: "
+            "apt-get install gcc; Fedora: dnf install gcc; macOS: xcode-select --install)"
+        )
+    return cc
+
+
+class CoreObjects:
+    """The C core compiled once (position-independent objects) for the FMUs of one build."""
+
+    def __init__(self, cc: str, win64: bool) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="titopfmu-core-")
+        d = Path(self._tmp.name)
+        self.linux = [d / "titop_double.o", d / "titop_complex.o"]
+        for o in self.linux:
+            _compile([cc, *FLAGS[:-1], "-fPIC", "-c", "-I", str(CORE), str(CORE / f"{o.stem}.c"),
+                      "-o", str(o)], "core")  # fmt: skip
+        self.win64 = []
+        if win64:
+            self.win64 = [d / "titop_double.w64.o", d / "titop_complex.w64.o"]
+            for o in self.win64:
+                src = CORE / (o.name.split(".")[0] + ".c")
+                _compile([MINGW, *FLAGS[:-1], "-c", "-I", str(CORE), str(src), "-o", str(o)],
+                         "core")  # fmt: skip
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+
+def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None = None,
+                 core: CoreObjects | None = None) -> Path:  # fmt: skip
+    """Build the native FMU of ``ftype`` with ``n`` child ports into ``out_dir``; returns its
+    path. ``win64``: also cross-compile for Windows (default: when MinGW-w64 is installed);
+    ``core``: the core already compiled (several FMUs in a row)."""
+    fmu = describe(ftype, n)
+    name = fmu.model_name
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cc = compiler()
+    with tempfile.TemporaryDirectory(prefix="titopfmu-native-") as tmp:
+        src = Path(tmp) / "sources"
+        src.mkdir()
+        for f in CORE_FILES:
+            shutil.copy(CORE / f, src / f)
+        for f in HEADERS:
+            shutil.copy(FMI_HEADERS / f, src / f)
+        shutil.copy(HERE / "fmi2_block.c", src / "fmi2_block.c")
+        (src / "fmu_config.h").write_text(fmu.config_header())
+        if win64 is None:
+            win64 = shutil.which(MINGW) is not None
+        own = core is None
+        if own:
+            core = CoreObjects(cc, win64)
+        try:
+            lib = Path(tmp) / "binaries" / "linux64" / f"{name}.so"
+            lib.parent.mkdir(parents=True)
+            _compile([cc, *FLAGS, "-fPIC", "-I", str(src), str(src / "fmi2_block.c"),
+                      *map(str, core.linux), "-o", str(lib), "-lm"], name)  # fmt: skip
+            if win64 and core.win64:
+                dll = Path(tmp) / "binaries" / "win64" / f"{name}.dll"
+                dll.parent.mkdir(parents=True)
+                _compile([MINGW, *FLAGS, "-I", str(src), str(src / "fmi2_block.c"),
+                          *map(str, core.win64), "-o", str(dll), "-static-libgcc"], name)  # fmt: skip
+        finally:
+            if own:
+                core.close()
+        (Path(tmp) / "modelDescription.xml").write_bytes(fmu.model_description())
+        target = out_dir / f"{name}.fmu"
+        part = target.with_suffix(".fmu.part")
+        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
+            for p in sorted(Path(tmp).rglob("*")):
+                if p.is_file():
+                    z.write(p, p.relative_to(tmp).as_posix())
+        part.replace(target)
+    return target
+
+
+def _compile(cmd: list[str], name: str) -> None:
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise BuildError(f"compiling the native FMU {name} failed:\n{p.stderr.strip()}")
