@@ -29,8 +29,7 @@ from .blocks import (
     TitopError,
     WeldedBody,
 )
-
-from .linear import (  # noqa: E402  (after the blocks: it uses the engine)
+from .linear import (
     LinearizationError,
     LinearModel,
     TrimError,

@@ -223,8 +223,10 @@ def exact_output(engine: Engine, base: str):
     if rest == "position":
         return (
             lambda data, x: get(data, "R", 9).reshape(3, 3) @ get(data, "ip", 3),
-            lambda data, x, dd, dx: get(dd, "R", 9).reshape(3, 3) @ get(data, "ip", 3)
-            + get(data, "R", 9).reshape(3, 3) @ get(dd, "ip", 3),
+            lambda data, x, dd, dx: (
+                get(dd, "R", 9).reshape(3, 3) @ get(data, "ip", 3)
+                + get(data, "R", 9).reshape(3, 3) @ get(dd, "ip", 3)
+            ),
         )
     if rest == "euler":
         return (

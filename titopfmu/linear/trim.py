@@ -113,9 +113,7 @@ def trim(
     else:
         rows = _reduced_indices(chart, list(target), "target state")
     fixed_map = (
-        dict(fixed_inputs)
-        if isinstance(fixed_inputs, Mapping)
-        else {n: None for n in fixed_inputs}
+        dict(fixed_inputs) if isinstance(fixed_inputs, Mapping) else {n: None for n in fixed_inputs}
     )
     try:
         ucols = resolve_inputs(engine, list(free_inputs))
