@@ -45,7 +45,8 @@ class LinearModel:
         return self.A.shape[0]
 
     def to_control(self):
-        """The model as a python-control ``StateSpace`` (named states, inputs and outputs)."""
+        """The model as a python-control ``StateSpace`` (named states, inputs and outputs;
+        python-control forbids '.' in a signal name: each is written '/' there)."""
         try:
             import control
         except ImportError:
@@ -53,9 +54,12 @@ class LinearModel:
                 "LinearModel.to_control needs python-control: pip install control "
                 "(the model's A, B, C, D arrays need nothing)"
             ) from None
+        def names(v):
+            return [n.replace(".", "/") for n in v]
+
         return control.ss(
-            self.A, self.B, self.C, self.D, states=list(self.state_names),
-            inputs=list(self.input_names), outputs=list(self.output_names),
+            self.A, self.B, self.C, self.D, states=names(self.state_names),
+            inputs=names(self.input_names), outputs=names(self.output_names),
         )  # fmt: skip
 
     def frequency_response(self, omega: np.ndarray) -> np.ndarray:
