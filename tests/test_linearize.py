@@ -508,3 +508,30 @@ def test_bad_input_is_named():
         linearize(s, 0.0, outputs=["pend.nothing"])
     with pytest.raises(LinearizationError, match="index out of 1..1"):
         linearize(s, 0.0, inputs=["pend.joint.tau[2]"])
+
+
+def test_feedback_through_a_python_signal_block_enters_a():
+    """A PD law in a Function block (outside the core) feeding the joint effort: A includes
+    it (closed loop ω² = g/l + k/(m l²), damping from d), and holding the effort (u given)
+    opens the loop."""
+    from titopfmu import Function
+
+    l, mass, k, d = 0.8, 1.3, 4.0, 0.3
+    s = pendulum(l, mass)
+    del s.blocks["tau"]
+    s2 = System("pd")
+    s2.add(
+        *s.blocks.values(),
+        Function(
+            "pd", lambda t, i: {"tau": [-k * i["m"][2] - d * i["m"][1]]}, {"m": 3}, {"tau": 1}
+        ),
+    )
+    s2.connect("ground.O", "pend.P")
+    s2.connect("pend.joint.m", "pd.m")
+    s2.connect("pd.tau", "pend.joint.tau")
+    m = linearize(s2, 0.0, inputs=["pend.joint.tau"])
+    J = mass * l**2
+    np.testing.assert_allclose(m.A, [[0, 1], [-(G / l + k / J), -d / J]], atol=1e-8)
+    np.testing.assert_allclose(m.B[:, 0], [0, 1 / J], rtol=1e-12)
+    m_open = linearize(s2, 0.0, u={"pend.joint.tau": 0.0}, inputs=["pend.joint.tau"])
+    np.testing.assert_allclose(m_open.A, [[0, 1], [-G / l, 0]], atol=1e-8)
