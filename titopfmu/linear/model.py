@@ -54,6 +54,7 @@ class LinearModel:
                 "LinearModel.to_control needs python-control: pip install control "
                 "(the model's A, B, C, D arrays need nothing)"
             ) from None
+
         def names(v):
             return [n.replace(".", "/") for n in v]
 
