@@ -29,13 +29,22 @@ from .blocks import (
     TitopError,
     WeldedBody,
 )
+from .linear import (
+    LinearizationError,
+    LinearModel,
+    TrimError,
+    linearize,
+    linearize_family,
+    trim,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AssemblyError", "Constant", "Engine", "ExternalWrench", "FreeBody", "FreeBodyInverse",
     "Function", "Ground", "ImposedMotionBody", "InertiaWarning", "JointSpringDamper",
-    "LoopClosure", "ParameterError", "PrismaticBody", "PrismaticBodyInverse", "RevoluteBody",
-    "RevoluteBodyInverse", "RigidBody", "SimulationError", "SimulationResult", "SphericalBody",
-    "SphericalBodyInverse", "System", "TimeFunction", "TitopError", "WeldedBody", "simulate",
+    "LinearModel", "LinearizationError", "LoopClosure", "ParameterError", "PrismaticBody",
+    "PrismaticBodyInverse", "RevoluteBody", "RevoluteBodyInverse", "RigidBody", "SimulationError",
+    "SimulationResult", "SphericalBody", "SphericalBodyInverse", "System", "TimeFunction",
+    "TitopError", "TrimError", "WeldedBody", "linearize", "linearize_family", "simulate", "trim",
 ]  # fmt: skip

@@ -172,6 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _progress_option(c)
     c.add_argument("--quiet", action="store_true", help="do not print the summary")
+    from .linear.cli import add_linearize_parser
+
+    add_linearize_parser(sub)
     return parser
 
 
@@ -228,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
         return _build(args)
     if args.command == "cosim":
         return _cosim(args)
+    if getattr(args, "handler", None) is not None:  # commands defined in their own modules
+        return args.handler(args)
     return 2  # pragma: no cover - argparse requires a command
 
 

@@ -96,8 +96,8 @@ def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None
             if win64 and core.win64:
                 dll = Path(tmp) / "binaries" / "win64" / f"{name}.dll"
                 dll.parent.mkdir(parents=True)
-                _compile([MINGW, *FLAGS, "-I", str(src), str(src / "fmi2_block.c"),
-                          *map(str, core.win64), "-o", str(dll), "-static-libgcc"], name)  # fmt: skip
+                cmd = [MINGW, *FLAGS, "-I", str(src), str(src / "fmi2_block.c")]
+                _compile([*cmd, *map(str, core.win64), "-o", str(dll), "-static-libgcc"], name)
         finally:
             if own:
                 core.close()

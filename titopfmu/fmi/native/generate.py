@@ -121,7 +121,8 @@ class NativeFmu:
         arr("char *const", "FMU_VAR_NAME", ['"' + x.name + '"' for x in v])
         arr("double", "FMU_DEFAULT", [repr(float(x.default)) for x in v])
         lines.append("static const int FMU_INPUTS[][4] = {")
-        lines += [f"    {{0, {o}, {vr0}, {n}}}," for o, vr0, n in self.inputs] or ["    {0, 0, 0, 0},"]
+        rows = [f"    {{0, {o}, {vr0}, {n}}}," for o, vr0, n in self.inputs]
+        lines += rows or ["    {0, 0, 0, 0},"]
         lines.append("};")
         lines.append("static const int FMU_OUTPUTS[][4] = {")
         lines += [f"    {{{r}, {a}, {vr0}, {n}}}," for r, a, vr0, n in self.outputs]
@@ -201,8 +202,8 @@ class NativeFmu:
             init = SubElement(ms, "InitialUnknowns")
             params = [vr for vr, x in enumerate(self.variables) if x.causality == C_PARAM]
             inputs = [vr for vr, x in enumerate(self.variables) if x.causality == C_INPUT]
-            unknowns = outs + states + (list(range(int(self.defines["FMU_DX_VR0"]),
-                                                   int(self.defines["FMU_DX_VR0"]) + nx)) if nx else [])
+            dx0 = int(self.defines["FMU_DX_VR0"])
+            unknowns = outs + states + list(range(dx0, dx0 + nx))
             for vr in sorted(unknowns):
                 SubElement(init, "Unknown", index=str(vr + 1),
                            dependencies=" ".join(str(i + 1) for i in inputs + params))  # fmt: skip

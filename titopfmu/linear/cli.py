@@ -1,0 +1,118 @@
+"""``titopfmu linearize MODEL ...``: the linear model of a system written to .npz/.mat.
+
+To wire it into the main parser (``titopfmu/cli.py``)::
+
+    from .linear.cli import add_linearize_parser
+    add_linearize_parser(sub)          # sets args.handler
+    ...
+    if args.command == "linearize":
+        return args.handler(args)
+
+MODEL is ``example:balloon`` (the paper's balloon) or ``package.module:function`` (a function
+with no argument returning a System). ``--trim`` trims first (an equilibrium with the root's
+position held, or ``--trim steady``), then linearises at the trim point.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import warnings
+
+import numpy as np
+
+from ..blocks.base import InertiaWarning, TitopError
+
+
+def load_model(spec: str):
+    """The System named by ``example:NAME`` or ``module:function``."""
+    kind, sep, name = spec.partition(":")
+    if not sep or not name:
+        raise TitopError(f"model {spec!r}: expected example:NAME or package.module:function")
+    if kind == "example":
+        if name == "balloon":
+            from ..examples.balloon import build_balloon
+
+            return build_balloon()
+        raise TitopError(f"unknown example {name!r}: choose from ['balloon']")
+    try:
+        fn = getattr(importlib.import_module(kind), name)
+    except (ImportError, AttributeError) as exc:
+        raise TitopError(f"model {spec!r}: {exc}") from None
+    return fn()
+
+
+def _names(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def add_linearize_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the ``linearize`` command to an argparse subparsers object; its handler is
+    ``args.handler`` (:func:`linearize_command`)."""
+    p = subparsers.add_parser(
+        "linearize",
+        help="linear state-space model (A, B, C, D) of a system at an operating point",
+        description="Linearise a system at its initial state (or at a trim point) with the "
+        "core's exact derivatives; attitudes enter through a 3-component rotation vector. "
+        "Writes A, B, C, D, the names and the operating point to .npz or .mat.",
+    )
+    p.add_argument("model", help="example:balloon or package.module:function (returns a System)")
+    p.add_argument("--t", type=float, default=0.0, help="time of the operating point (s)")
+    p.add_argument(
+        "--inputs",
+        type=_names,
+        default=[],
+        help="comma-separated core inputs, e.g. pend.joint.tau,balloon.buoyancy[2]",
+    )
+    p.add_argument(
+        "--outputs",
+        type=_names,
+        default=[],
+        help="comma-separated signals, e.g. balloon.position,pend1.joint.m[3]",
+    )
+    p.add_argument(
+        "--trim",
+        choices=("none", "equilibrium", "steady"),
+        default="none",
+        help="trim before linearising (the root's position held; default none)",
+    )
+    p.add_argument("--out", default="model.npz", help="output file, .npz or .mat")
+    p.add_argument("--modes", action="store_true", help="print the modes")
+    p.set_defaults(handler=linearize_command)
+    return p
+
+
+def linearize_command(args) -> int:
+    from .linearize import as_engine, linearize
+    from .modes import modes_table
+    from .trim import trim
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InertiaWarning)
+            engine = as_engine(load_model(args.model))
+            x, u = engine.initial_state(), None
+            if args.trim != "none":
+                roots = [n for n in engine.system.blocks if n in engine.tree_index]
+                fixed = [
+                    f"{n}.state.{s}"
+                    for n in roots
+                    for s in ("x", "y", "z")
+                    if s in engine.system.blocks[n].state_names
+                ]
+                tr = trim(engine, x, t=args.t, fixed_states=fixed, target=args.trim)
+                x, u = tr.x, tr.u
+                print(f"trim: residual {tr.residual:.3g} after {tr.nfev} evaluations")
+            model = linearize(engine, args.t, x, u, inputs=args.inputs, outputs=args.outputs)
+            path = model.save(args.out)
+    except (TitopError, ValueError) as exc:
+        print(f"titopfmu linearize: error: {exc}", file=sys.stderr)
+        return 1
+    n, m, p = model.n_states, len(model.input_names), len(model.output_names)
+    print(f"wrote {path}: {n} states, {m} inputs, {p} outputs")
+    if args.modes:
+        print(modes_table(model.modes()))
+    if not np.allclose(model.xdot0, 0.0, atol=1e-9):
+        print("note: the operating point is not an equilibrium (see xdot0 in the file)")
+    return 0

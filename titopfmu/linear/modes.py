@@ -1,0 +1,90 @@
+"""Modes of a linear model: natural frequencies, damping ratios, mode shapes, rigid-body modes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Mode:
+    """One eigenvalue λ of A (of a complex pair, the one with Im λ > 0).
+
+    ``omega_n`` = |λ| (rad/s), ``freq_hz`` = |λ|/2π, ``damping`` = -Re λ/|λ| (1 for a real
+    negative λ, NaN for λ = 0), ``damped_freq`` = Im λ (rad/s); ``shape`` = state name -> complex
+    component of the eigenvector (largest component 1); ``rigid`` whether |λ| is below the rigid
+    tolerance (a rigid-body mode: free translation or rotation, free joint, drift);
+    ``label`` names the states it moves most.
+    """
+
+    eigenvalue: complex
+    omega_n: float
+    freq_hz: float
+    damping: float
+    damped_freq: float
+    shape: dict
+    rigid: bool
+    label: str
+
+    def __str__(self) -> str:
+        if self.rigid:
+            return f"rigid-body mode ({self.label}), λ = {self.eigenvalue:.3g}"
+        return (
+            f"{self.freq_hz:.6g} Hz ({self.omega_n:.6g} rad/s), damping {self.damping:.4g}: "
+            f"{self.label}"
+        )
+
+
+def _label(shape: dict, rigid: bool, n: int = 3) -> str:
+    mags = sorted(shape.items(), key=lambda kv: -abs(kv[1]))
+    names = [k for k, v in mags[:n] if abs(v) > 0.1]
+    return ("rigid: " if rigid else "") + ", ".join(names)
+
+
+def modes(model, rigid_tol: float = 1e-6) -> list[Mode]:
+    """The modes of ``model`` (a :class:`~titopfmu.linear.model.LinearModel`), sorted by |λ|.
+
+    A mode is rigid when |λ| <= ``rigid_tol`` * max(1, ||A||_2): exact zeros of A come out of
+    eig at ~sqrt(eps) ||A|| when they are defective (double zeros of a free body), well below
+    the default tolerance.
+    """
+    A = np.asarray(model.A)
+    if A.size == 0:
+        return []
+    lam, V = np.linalg.eig(A)
+    tol = rigid_tol * max(1.0, float(np.linalg.norm(A, 2)))
+    out = []
+    for k in np.argsort(np.abs(lam)):
+        val = complex(lam[k])
+        if val.imag < -tol:  # the conjugate of a kept mode
+            continue
+        v = V[:, k]
+        v = v / v[int(np.argmax(np.abs(v)))]
+        shape = dict(zip(model.state_names, v, strict=True))
+        wn = abs(val)
+        rigid = wn <= tol
+        out.append(
+            Mode(
+                eigenvalue=val,
+                omega_n=wn,
+                freq_hz=wn / (2 * np.pi),
+                damping=-val.real / wn if wn > 0 else float("nan"),
+                damped_freq=abs(val.imag),
+                shape=shape,
+                rigid=rigid,
+                label=_label(shape, rigid),
+            )
+        )
+    return out
+
+
+def modes_table(mode_list: list[Mode]) -> str:
+    """A plain-text table of modes (one line each)."""
+    lines = [f"{'f (Hz)':>12} {'ωn (rad/s)':>12} {'damping':>9}  states"]
+    for m in mode_list:
+        if m.rigid:
+            lines.append(f"{'rigid':>12} {m.omega_n:12.3g} {'':>9}  {m.label}")
+        else:
+            lines.append(f"{m.freq_hz:12.6g} {m.omega_n:12.6g} {m.damping:9.4f}  {m.label}")
+    return "\n".join(lines)
