@@ -40,11 +40,35 @@ from .linear import (
 
 __version__ = "0.1.0"
 
+
+def load(path, check: bool = True) -> System:
+    """The :class:`System` of a model file (YAML or JSON; see :mod:`titopfmu.modelfile`)."""
+    from .modelfile import load as _load
+
+    return _load(path, check)
+
+
+def loads(text: str, check: bool = True) -> System:
+    """The :class:`System` of a model-file text (see :mod:`titopfmu.modelfile`)."""
+    from .modelfile import loads as _loads
+
+    return _loads(text, check=check)
+
+
+def import_urdf(source, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), **kwargs) -> System:
+    """A :class:`System` from a URDF file or string (see :func:`titopfmu.urdf.import_urdf`;
+    needs Pinocchio, PyPI ``pin``)."""
+    from .urdf import import_urdf as _import
+
+    return _import(source, floating_base=floating_base, gravity=gravity, **kwargs)
+
+
 __all__ = [
     "AssemblyError", "Constant", "Engine", "ExternalWrench", "FreeBody", "FreeBodyInverse",
     "Function", "Ground", "ImposedMotionBody", "InertiaWarning", "JointSpringDamper",
     "LinearModel", "LinearizationError", "LoopClosure", "ParameterError", "PrismaticBody",
     "PrismaticBodyInverse", "RevoluteBody", "RevoluteBodyInverse", "RigidBody", "SimulationError",
     "SimulationResult", "SphericalBody", "SphericalBodyInverse", "System", "TimeFunction",
-    "TitopError", "TrimError", "WeldedBody", "linearize", "linearize_family", "simulate", "trim",
+    "TitopError", "TrimError", "WeldedBody", "import_urdf", "linearize", "linearize_family",
+    "load", "loads", "simulate", "trim",
 ]  # fmt: skip

@@ -173,8 +173,10 @@ def build_parser() -> argparse.ArgumentParser:
     _progress_option(c)
     c.add_argument("--quiet", action="store_true", help="do not print the summary")
     from .linear.cli import add_linearize_parser
+    from .model_cli import add_parsers as add_model_parsers
 
     add_linearize_parser(sub)
+    add_model_parsers(sub)
     return parser
 
 
@@ -231,8 +233,9 @@ def main(argv: list[str] | None = None) -> int:
         return _build(args)
     if args.command == "cosim":
         return _cosim(args)
-    if getattr(args, "handler", None) is not None:  # commands defined in their own modules
-        return args.handler(args)
+    for attr in ("handler", "func"):  # commands defined in their own modules
+        if getattr(args, attr, None) is not None:
+            return getattr(args, attr)(args)
     return 2  # pragma: no cover - argparse requires a command
 
 

@@ -8,6 +8,7 @@ import sys
 #: A bar shows only once its run has lasted this long (s): short runs stay quiet.
 BAR_DELAY = 1.0
 
+
 def wanted(flag: bool | None) -> bool:
     """``--progress`` / ``--no-progress``, else on when stderr is a terminal."""
     if flag is not None:

@@ -105,6 +105,20 @@ class System:
             )
         self.connections.append((a, b))
 
+    # -- model files (logic in :mod:`titopfmu.modelfile`) ------------------------------------------
+
+    def to_dict(self) -> dict:
+        """The model-file document of this system (see :func:`titopfmu.modelfile.to_dict`)."""
+        from ..modelfile import to_dict
+
+        return to_dict(self)
+
+    def save(self, path):
+        """Write this system as a model file (YAML, or JSON for ``*.json``); returns the path."""
+        from ..modelfile import save
+
+        return save(self, path)
+
     def source(self, ref: str) -> str | None:
         """The port connected to the input ``ref``, as ``"block.port"``, or None."""
         e = self._source.get(split_port(ref))

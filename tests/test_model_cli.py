@@ -1,0 +1,66 @@
+"""``titopfmu crosscheck MODEL`` and ``titopfmu run MODEL`` (titopfmu.model_cli)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+
+from titopfmu.model_cli import main
+
+pytest.importorskip("pinocchio")
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def test_crosscheck_balloon_writes_a_passing_report(tmp_path):
+    out = tmp_path / "cc"
+    assert main(["crosscheck", "balloon", "--out", str(out), "--states", "10", "--quiet"]) == 0
+    data = json.loads((out / "results.json").read_text())
+    assert data["passed"] and data["acc_error"] < 1e-9 and data["traj_error"] < 1e-6
+    report = (out / "report.md").read_text()
+    assert "| comparison |" in report and "trajectory.png" in report and "from_system" in report
+    assert (out / "trajectory.png").stat().st_size > 10_000
+
+
+def test_crosscheck_of_an_unsupported_model_is_a_clear_error(tmp_path, capsys):
+    from test_native import tethered_pendulum
+
+    p = tmp_path / "tether.yaml"
+    tethered_pendulum().save(p)
+    assert main(["crosscheck", str(p), "--out", str(tmp_path / "cc")]) == 2
+    assert "RigidBody" in capsys.readouterr().err
+
+
+def test_run_a_saved_random_tree_with_default_columns(tmp_path):
+    from random_trees import random_tree
+
+    s, _ = random_tree(3, multi_dof=True)
+    p = s.save(tmp_path / "tree.json")
+    csv = tmp_path / "tree.csv"
+    assert (
+        main(
+            [
+                "run",
+                str(p),
+                "--t-final",
+                "0.2",
+                "--out",
+                str(csv),
+                "--plot",
+                str(tmp_path / "tree.png"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    header = csv.read_text().splitlines()[0].split(",")
+    assert header[:4] == ["time", "root.x", "root.y", "root.z"] and len(header) > 7
+    assert (tmp_path / "tree.png").exists()
+    assert main(["run", str(p), "--engine", "cosim", "--out", str(csv)]) == 2

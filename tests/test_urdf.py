@@ -1,0 +1,288 @@
+"""URDF import (titopfmu.import_urdf) against Pinocchio's own model of the same URDF: real robot
+descriptions of the PyPI package example-robot-data (fixed and floating base), accelerations at
+random states (pin.aba) and 2 s trajectories (pin.aba integrated by scipy); and bad URDFs."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import warnings
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+from scipy.spatial.transform import Rotation
+
+pin = pytest.importorskip("pinocchio")
+
+import titopfmu  # noqa: E402
+from titopfmu import Engine, FreeBody, RigidBody  # noqa: E402
+from titopfmu.urdf import UrdfError, UrdfWarning  # noqa: E402
+
+G = np.array([0.0, 0.0, -9.81])
+
+
+def erd(filename: str) -> str:
+    """Path of a URDF shipped by example-robot-data."""
+    try:
+        files = importlib.metadata.files("example-robot-data") or []
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("example-robot-data is not installed (pip install example-robot-data)")
+    for f in files:
+        if str(f).endswith("/" + filename):
+            return str(f.locate())
+    pytest.skip(f"{filename} not in example-robot-data")
+
+
+class PinocchioOfUrdf:
+    """Pinocchio's model of the URDF (built here, independently of the import) and the map
+    between its (q, v) and the titopfmu engine state, joint by joint through the URDF joint
+    names (``system.urdf_joints``)."""
+
+    def __init__(self, path: str, system, floating: bool) -> None:
+        self.model = (
+            pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+            if floating
+            else pin.buildModelFromUrdf(path)
+        )
+        self.model.gravity = pin.Motion(G, np.zeros(3))
+        self.data = self.model.createData()
+        self.engine = Engine(system)
+        self.slices = self.engine.plan.state_slices
+        self.joints = []  # (pinocchio joint, block, kind)
+        for j in range(1, self.model.njoints):
+            block = system.blocks[system.urdf_joints[self.model.names[j]]]
+            jm = self.model.joints[j]
+            kind = (
+                "root"
+                if isinstance(block, RigidBody)
+                else "free"
+                if isinstance(block, FreeBody)
+                else ("unbounded" if jm.nq == 2 else "1dof")
+            )
+            self.joints.append((jm, block, kind))
+
+    def q_v(self, x):
+        q, v = np.zeros(self.model.nq), np.zeros(self.model.nv)
+        for jm, block, kind in self.joints:
+            xs = x[self.slices[block.name]]
+            iq, iv = jm.idx_q, jm.idx_v
+            if kind == "root":
+                quat = xs[[4, 5, 6, 3]]
+                q[iq : iq + 7] = np.concatenate([xs[0:3], quat / np.linalg.norm(quat)])
+                v[iv : iv + 6] = xs[7:13]
+            elif kind == "unbounded":
+                q[iq : iq + 2] = [np.cos(xs[0]), np.sin(xs[0])]
+                v[iv] = xs[1]
+            else:
+                q[iq], v[iv] = xs
+        return q, v
+
+    def aba(self, x):
+        q, v = self.q_v(x)
+        return pin.aba(self.model, self.data, q, v, np.zeros(self.model.nv))
+
+    def titop_acc(self, dx):
+        """titopfmu's derivative in Pinocchio's v order."""
+        a = np.zeros(self.model.nv)
+        for jm, block, kind in self.joints:
+            d = dx[self.slices[block.name]]
+            a[jm.idx_v : jm.idx_v + jm.nv] = d[7:13] if kind == "root" else d[1]
+        return a
+
+    def rhs(self, t, x):
+        """The titopfmu state's rate with Pinocchio's accelerations (quaternion kinematics of
+        the root as in the engine's state definition)."""
+        a = self.aba(x)
+        dx = np.zeros_like(x)
+        for jm, block, kind in self.joints:
+            sl = self.slices[block.name]
+            xs = x[sl]
+            if kind == "root":
+                w, vx = xs[3:7], xs[7:13]
+                R = Rotation.from_quat(w[[1, 2, 3, 0]]).as_matrix()
+                qw, qx, qy, qz = w
+                om = vx[3:6]
+                dq = 0.5 * np.array(
+                    [
+                        -qx * om[0] - qy * om[1] - qz * om[2],
+                        qw * om[0] + qy * om[2] - qz * om[1],
+                        qw * om[1] + qz * om[0] - qx * om[2],
+                        qw * om[2] + qx * om[1] - qy * om[0],
+                    ]
+                )
+                dx[sl] = np.concatenate([R @ vx[0:3], dq, a[jm.idx_v : jm.idx_v + 6]])
+            else:
+                dx[sl] = [xs[1], a[jm.idx_v]]
+        return dx
+
+
+def import_quiet(path, floating):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UrdfWarning)
+        return titopfmu.import_urdf(path, floating_base=floating, gravity=G)
+
+
+def random_state(ref: PinocchioOfUrdf, rng) -> np.ndarray:
+    x = ref.engine.initial_state()
+    for _, block, kind in ref.joints:
+        sl = ref.slices[block.name]
+        if kind == "root":
+            qx, qy, qz, qw = Rotation.random(random_state=rng).as_quat()
+            x[sl] = np.concatenate([rng.uniform(-1, 1, 3), [qw, qx, qy, qz], rng.uniform(-1, 1, 6)])
+        else:
+            x[sl] = [rng.uniform(-np.pi, np.pi), rng.uniform(-2, 2)]
+    return x
+
+
+ROBOTS = [
+    ("ur5_robot.urdf", False, 6),
+    ("panda.urdf", False, 9),
+    ("talos_left_arm.urdf", False, 7),
+    ("double_pendulum_continuous.urdf", False, 2),
+    ("solo12.urdf", True, 18),
+]
+
+
+@pytest.mark.parametrize("filename,floating,nv", ROBOTS)
+def test_accelerations_match_pinocchio(filename, floating, nv):
+    path = erd(filename)
+    ref = PinocchioOfUrdf(path, import_quiet(path, floating), floating)
+    assert ref.model.nv == nv
+    rng = np.random.default_rng(1)
+    worst = 0.0
+    for _ in range(25):
+        x = random_state(ref, rng)
+        a_pin = ref.aba(x)
+        a_titop = ref.titop_acc(ref.engine.derivative(0.0, x))
+        err = np.max(np.abs(a_titop - a_pin)) / max(1.0, np.max(np.abs(a_pin)))
+        worst = max(worst, err)
+    assert worst < 1e-9, f"{filename}: max relative acceleration error {worst:.3g}"
+
+
+@pytest.mark.parametrize(
+    "filename,floating", [("ur5_robot.urdf", False), ("panda.urdf", False), ("solo12.urdf", True)]
+)
+def test_two_second_trajectories_match_pinocchio(filename, floating):
+    path = erd(filename)
+    system = import_quiet(path, floating)
+    ref = PinocchioOfUrdf(path, system, floating)
+    rng = np.random.default_rng(7)
+    x0 = random_state(ref, rng)
+    x0 = np.where(np.abs(x0) > 0, x0 * 0.5, x0)  # gentler start
+    for _, block, kind in ref.joints:  # keep the root quaternion unit
+        if kind == "root":
+            sl = ref.slices[block.name]
+            x0[sl][3:7] /= np.linalg.norm(x0[sl][3:7])
+    t = np.linspace(0.0, 2.0, 41)
+    sol = solve_ivp(ref.rhs, (0.0, 2.0), x0, method="DOP853", rtol=1e-11, atol=1e-12, t_eval=t)
+    assert sol.success
+    record = []
+    for _, block, kind in ref.joints:
+        if kind == "root":
+            record += [f"{block.name}.position[{i}]" for i in (1, 2, 3)]
+        else:
+            record.append(f"{block.name}.joint.m[3]")
+    res = ref.engine.simulate(
+        2.0, output_interval=0.05, record=record, x0=x0, rtol=1e-11, atol=1e-12
+    )
+    ours = np.column_stack([res[c] for c in record])
+    theirs = []
+    for _, block, kind in ref.joints:
+        sl = ref.slices[block.name]
+        if kind == "root":
+            theirs += [sol.y[sl.start + i] for i in range(3)]
+        else:
+            theirs.append(sol.y[sl.start])
+    theirs = np.column_stack(theirs)
+    np.testing.assert_allclose(res.time, t, atol=1e-12)
+    err = np.max(np.abs(ours - theirs))
+    print(f"{filename}: 2 s trajectory, max gap {err:.3g}")
+    assert err < 1e-6, f"{filename}: trajectory gap {err:.3g}"
+    assert np.max(np.ptp(theirs, axis=0)) > 0.1  # it really moves
+
+
+# -- bad input --------------------------------------------------------------------------------
+
+INERTIAL = (
+    '<inertial><mass value="{m}"/><inertia ixx="{i}" iyy="0.1" izz="0.1" ixy="0" ixz="0" '
+    'iyz="0"/></inertial>'
+)
+
+
+def urdf(joints: str, links=("a", "b", "c"), mass=1.0, ixx=0.1, mesh=False) -> str:
+    geo = '<visual><geometry><mesh filename="package://nowhere/missing.stl"/></geometry></visual>'
+    body = "\n".join(
+        f'<link name="{n}">{INERTIAL.format(m=mass, i=ixx)}{geo if mesh else ""}</link>'
+        for n in links
+    )
+    return f'<robot name="r">\n{body}\n{joints}\n</robot>\n'
+
+
+def joint(name, kind, parent, child, extra=""):
+    return (
+        f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+        f'<origin xyz="0 0 0.5" rpy="0.1 0.2 0.3"/><axis xyz="0 1 0"/>{extra}</joint>'
+    )
+
+
+def test_missing_meshes_are_ignored_and_limits_warn_once(tmp_path):
+    text = urdf(
+        joint("j1", "revolute", "a", "b", '<limit lower="-1" upper="1" effort="1" velocity="1"/>')
+        + "\n"
+        + joint("j2", "continuous", "b", "c"),
+        mesh=True,
+    )
+    p = tmp_path / "r.urdf"
+    p.write_text(text)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        s = titopfmu.import_urdf(str(p))
+    assert [x.category for x in w].count(UrdfWarning) == 1
+    assert s.urdf_joints == {"j1": "b", "j2": "c"}
+    Engine(s).derivative(0.0, Engine(s).initial_state())
+
+
+def test_unsupported_joint_type_names_joint_and_line(tmp_path):
+    text = urdf(
+        joint("j1", "revolute", "a", "b", '<limit lower="-1" upper="1" effort="1" velocity="1"/>')
+        + "\n"
+        + joint("slide", "planar", "b", "c")
+    )
+    p = tmp_path / "planar.urdf"
+    p.write_text(text)
+    with pytest.raises(UrdfError) as exc:
+        import_quiet(str(p), False)
+    e = exc.value
+    assert e.file == str(p) and "joint 'slide'" in str(e) and "planar" in str(e)
+    assert e.line == text[: text.index('name="slide"')].count("\n") + 1
+
+
+def test_non_physical_inertia_names_link_and_line():
+    text = urdf(
+        joint("j1", "continuous", "a", "b") + "\n" + joint("j2", "continuous", "b", "c"), ixx=-3.0
+    )
+    with pytest.raises(UrdfError) as exc:
+        import_quiet(text, False)
+    e = exc.value
+    assert "link 'b'" in str(e) and "inertia" in str(e) and e.file == "<urdf string>"
+    assert e.line == text[: text.index('<link name="b"')].count("\n") + 1
+
+
+def test_loop_is_refused():
+    text = urdf(
+        joint("j1", "continuous", "a", "b")
+        + "\n"
+        + joint("j2", "continuous", "b", "c")
+        + "\n"
+        + joint("j3", "continuous", "c", "b")
+    )
+    with pytest.raises(UrdfError, match="<urdf string>.*URDF parser refused"):
+        import_quiet(text, False)
+
+
+def test_massless_moving_link_is_refused():
+    text = urdf(joint("j1", "continuous", "a", "b"), links=("a", "b")).replace(
+        '<link name="b"><inertial><mass value="1.0"/>', '<link name="b"><inertial><mass value="0"/>'
+    )
+    with pytest.raises(UrdfError, match="link 'b'.*massless"):
+        import_quiet(text, False)

@@ -1,0 +1,272 @@
+"""Command-line verbs on model files: ``titopfmu run MODEL ...`` and ``titopfmu crosscheck MODEL``.
+
+Wiring into :mod:`titopfmu.cli`: call :func:`add_parsers` with the sub-parsers object; each
+sub-parser it adds sets ``func`` (``args.func(args)`` returns the exit code), so ``main`` can
+dispatch with ``if hasattr(args, "func"): return args.func(args)``. The handlers are
+:func:`run_command` and :func:`crosscheck_command`.
+
+MODEL is a model file (``docs/model-files.md``), a URDF file (``*.urdf``, imported with
+:func:`titopfmu.import_urdf`) or the name of a shipped model (``balloon``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+from .assembly.engine import METHODS, SimulationError
+from .blocks.base import InertiaWarning, TitopError
+
+#: Defaults when neither the command line nor the model's ``experiment`` section gives a value
+#: (those of ``titopfmu example``).
+DEFAULTS = {
+    "t_final": 20.0,
+    "output_interval": 0.01,
+    "method": "DOP853",
+    "rtol": 1e-8,
+    "atol": 1e-10,
+}
+COSIM_STEP = 2.5e-4
+
+
+def _positive(value: str) -> float:
+    v = float(value)
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return v
+
+
+def add_parsers(subparsers) -> None:
+    """Add the ``run`` and ``crosscheck`` sub-commands to an argparse sub-parsers object."""
+    r = subparsers.add_parser(
+        "run",
+        help="simulate a model file",
+        description="Simulate a model file (or a URDF, or a shipped model name such as 'balloon') "
+        "with the in-process engine and write its outputs as CSV and, optionally, a plot. "
+        "Defaults come from the model's 'experiment' section, then from 'titopfmu example'.",
+    )
+    r.add_argument("model", metavar="MODEL", help="model file (.yaml/.json), .urdf or 'balloon'")
+    r.add_argument("--t-final", type=_positive, default=None, help="simulated time span in s")
+    r.add_argument(
+        "--output-interval",
+        type=_positive,
+        default=None,
+        help="sampling interval of the outputs in s",
+    )
+    r.add_argument("--out", default=None, help="CSV file to write (default results/MODEL.csv)")
+    r.add_argument("--plot", default=None, help="image file for the plot of the outputs")
+    r.add_argument(
+        "--method",
+        choices=sorted(METHODS),
+        default=None,
+        help="integration method of scipy.integrate (default DOP853)",
+    )
+    r.add_argument("--rtol", type=_positive, default=None, help="relative tolerance (1e-8)")
+    r.add_argument("--atol", type=_positive, default=None, help="absolute tolerance (1e-10)")
+    r.add_argument("--progress", action="store_true", help="show a progress bar")
+    r.add_argument(
+        "--quiet", action="store_true", help="do not print the summary or the inertia warnings"
+    )
+    r.add_argument(
+        "--engine",
+        choices=("inprocess", "cosim"),
+        default="inprocess",
+        help="inprocess (default) or cosim: not available yet for model files",
+    )
+    r.add_argument(
+        "--step",
+        type=_positive,
+        default=COSIM_STEP,
+        help=f"cosim: communication step in s (default {COSIM_STEP:g})",
+    )
+    r.add_argument(
+        "--step-tolerance",
+        type=_positive,
+        default=None,
+        help="cosim: error-controlled variable step with this tolerance",
+    )
+    r.add_argument("--fmus", default=None, help="cosim: folder of FMUs built by 'titopfmu build'")
+    r.add_argument(
+        "--floating-base",
+        action="store_true",
+        help="URDF models: a free-flying root instead of a fixed base",
+    )
+    r.set_defaults(func=run_command)
+
+    c = subparsers.add_parser(
+        "crosscheck",
+        help="compare a model in process and in Pinocchio",
+        description="Run a model in process and in Pinocchio (built from the same model by "
+        "titopfmu.reference.to_pinocchio): accelerations at random states and a trajectory; "
+        "writes report.md, trajectory.png and the numbers as JSON to the output folder.",
+    )
+    c.add_argument("model", metavar="MODEL", help="model file (.yaml/.json), .urdf or 'balloon'")
+    c.add_argument("--out", default=None, help="output folder (default crosscheck_MODEL/)")
+    c.add_argument("--t-final", type=_positive, default=2.0, help="trajectory span in s (2)")
+    c.add_argument("--states", type=int, default=20, help="number of random states (20)")
+    c.add_argument("--seed", type=int, default=0, help="seed of the random states (0)")
+    c.add_argument("--rtol", type=_positive, default=1e-10, help="integration rtol (1e-10)")
+    c.add_argument("--atol", type=_positive, default=1e-12, help="integration atol (1e-12)")
+    c.add_argument(
+        "--floating-base",
+        action="store_true",
+        help="URDF models: a free-flying root instead of a fixed base",
+    )
+    c.add_argument("--quiet", action="store_true", help="do not print the summary")
+    c.set_defaults(func=crosscheck_command)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """A stand-alone parser with the two verbs (``python -m titopfmu.model_cli``)."""
+    p = argparse.ArgumentParser(prog="titopfmu")
+    add_parsers(p.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+def load_model(ref: str, floating_base: bool = False):
+    """A System from a model file, a URDF file or the name of a shipped model."""
+    from . import modelfile
+
+    p = Path(ref)
+    if not p.exists() and "/" not in ref and "." not in ref:
+        p = modelfile.example_path(ref)
+    if p.suffix.lower() == ".urdf":
+        from .urdf import import_urdf
+
+        return import_urdf(str(p), floating_base=floating_base)
+    return modelfile.load(p)
+
+
+def default_record(system) -> dict[str, str]:
+    """Columns when the model has no ``outputs``: the root's position and Euler angles and the
+    position part of every forward joint's motion."""
+    from .blocks.bodies import JointBody, RigidBody
+
+    rec: dict[str, str] = {}
+    for b in system.blocks.values():
+        if isinstance(b, RigidBody):
+            for i, ax in enumerate("xyz"):
+                rec[f"{b.name}.{ax}"] = f"{b.name}.position[{i + 1}]"
+            for i, ax in enumerate(("phi", "theta", "psi")):
+                rec[f"{b.name}.{ax}"] = f"{b.name}.euler[{i + 1}]"
+        elif isinstance(b, JointBody) and not b.inverse and b.joint.dof:
+            n = b.ports["joint.m"].size
+            for i in range(2 * n // 3, n):
+                rec[f"{b.name}.q{i - 2 * n // 3 + 1}" if n > 3 else f"{b.name}.q"] = (
+                    f"{b.name}.joint.m[{i + 1}]"
+                )
+    return rec
+
+
+def _settings(args, system) -> dict:
+    info = getattr(system, "model_info", None)
+    exp = dict(info.experiment) if info is not None else {}
+    out = {}
+    for key, default in DEFAULTS.items():
+        given = getattr(args, key, None)
+        out[key] = given if given is not None else exp.get(key, default)
+    return out
+
+
+def run_command(args) -> int:
+    """``titopfmu run MODEL``: simulate and write the CSV (and plot)."""
+    with warnings.catch_warnings():
+        if args.quiet:
+            warnings.simplefilter("ignore", InertiaWarning)
+        t0 = time.perf_counter()
+        try:
+            system = load_model(args.model, args.floating_base)
+            if args.engine == "cosim":
+                raise TitopError(
+                    "--engine cosim is not available for model files yet "
+                    "(CoSimulation.from_system is not implemented); use --engine inprocess"
+                )
+            from .assembly.engine import Engine
+
+            info = getattr(system, "model_info", None)
+            record = (info.outputs if info is not None and info.outputs else None) or (
+                default_record(system)
+            )
+            s = _settings(args, system)
+            out = args.out or f"results/{system.name}.csv"
+            result = Engine(system).simulate(
+                float(s["t_final"]),
+                output_interval=float(s["output_interval"]),
+                record=record,
+                method=s["method"],
+                rtol=float(s["rtol"]),
+                atol=float(s["atol"]),
+                progress=args.progress,
+            )
+        except SimulationError as exc:
+            out = args.out or "results/model.csv"
+            if exc.result is not None and exc.result.rows:
+                exc.result.to_csv(out)
+                print(
+                    f"titopfmu: error: {exc}\nresults up to t = {exc.result.time[-1]:.6g} s "
+                    f"written to {out}",
+                    file=sys.stderr,
+                )
+            else:
+                print(f"titopfmu: error: {exc}", file=sys.stderr)
+            return 1
+        except (TitopError, FileNotFoundError, ImportError) as exc:
+            print(f"titopfmu: error: {exc}", file=sys.stderr)
+            return 2
+    wall = time.perf_counter() - t0
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    result.to_csv(out)
+    if args.plot:
+        from .plotting import plot_result
+
+        plot_result(
+            result,
+            args.plot,
+            units=info.units if info is not None else None,
+            title=(info.description if info is not None else None) or system.name,
+        )
+    if not args.quiet:
+        print(
+            f"{system.name} ({args.engine}): {float(s['t_final']):g} s simulated in {wall:.2f} s "
+            f"wall ({result.n_evaluations} right-hand-side evaluations); wrote {out}"
+            + (f" and {args.plot}" if args.plot else "")
+        )
+    return 0
+
+
+def crosscheck_command(args) -> int:
+    """``titopfmu crosscheck MODEL``: in process vs Pinocchio; writes a Markdown report."""
+    from .crosscheck import crosscheck
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InertiaWarning)
+            system = load_model(args.model, args.floating_base)
+            out = Path(args.out or f"crosscheck_{system.name}")
+            report = crosscheck(
+                system,
+                out,
+                t_final=args.t_final,
+                n_states=args.states,
+                seed=args.seed,
+                rtol=args.rtol,
+                atol=args.atol,
+            )
+    except (TitopError, FileNotFoundError, ImportError) as exc:
+        print(f"titopfmu: error: {exc}", file=sys.stderr)
+        return 2
+    if not args.quiet:
+        print(report.summary())
+    return 0 if report.passed else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
