@@ -229,26 +229,60 @@ are not Python processes, preload libpython
 """
 
 
+def _build_native(out_dir, types, max_children, progress) -> list[Path]:
+    from ..progress import bar
+    from .native.build import MINGW, CoreObjects, build_native, compiler
+
+    variants = [
+        (ftype, n)
+        for ftype, n in all_variants()
+        if (types is None or ftype.key in types) and (max_children is None or n <= max_children)
+    ]
+    win64 = shutil.which(MINGW) is not None
+    core = CoreObjects(compiler(), win64)
+    meter = bar(len(variants), "building FMUs", "FMU", progress)
+    try:
+        built = []
+        for ftype, n in variants:
+            if meter is not None:
+                meter.set_postfix_str(ftype.model_name(n), refresh=False)
+            built.append(build_native(ftype, n, out_dir, win64=win64, core=core))
+            if meter is not None:
+                meter.update(1)
+        return built
+    finally:
+        core.close()
+        if meter is not None:
+            meter.close()
+
+
 def build_fmus(
     out_dir: str | Path = "fmus",
     types: list[str] | None = None,
     max_children: int | None = None,
     log=None,
     progress: bool = False,
+    native: bool = True,
 ) -> list[Path]:
     """Build the FMUs into ``out_dir`` and return their paths.
+
+    ``native`` (default): FMUs compiled from the C core and the FMI wrapper of
+    :mod:`titopfmu.fmi.native` (no Python where they run; co-simulation and model exchange);
+    ``native=False``: the pythonfmu FMUs of the previous releases.
 
     ``types`` restricts the FMU types (keys of :data:`~titopfmu.fmi.catalog.FMU_TYPES`);
     ``max_children`` drops body variants with more child ports. The FMI shim is compiled once
     (see the module docstring); if it cannot be, a :class:`ShimWarning` is issued (and logged).
     ``progress`` shows a bar over the FMUs (on stderr, after a second).
     """
-    from pythonfmu.builder import FmuBuilder
-
     if types is not None:
         unknown = sorted(set(types) - set(FMU_TYPES))
         if unknown:
             raise ValueError(f"unknown FMU type(s) {unknown}; choose from {sorted(FMU_TYPES)}")
+    if native:
+        return _build_native(out_dir, types, max_children, progress)
+    from pythonfmu.builder import FmuBuilder
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     built = []

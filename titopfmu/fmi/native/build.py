@@ -101,7 +101,13 @@ def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None
         finally:
             if own:
                 core.close()
+        fmu.deps = measure_dependencies(fmu, lib)
         (Path(tmp) / "modelDescription.xml").write_bytes(fmu.model_description())
+        from ..build import documentation_html
+
+        doc = Path(tmp) / "documentation" / "index.html"
+        doc.parent.mkdir()
+        doc.write_text(documentation_html(ftype, n), encoding="utf-8")
         target = out_dir / f"{name}.fmu"
         part = target.with_suffix(".fmu.part")
         with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
@@ -110,6 +116,106 @@ def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None
                     z.write(p, p.relative_to(tmp).as_posix())
         part.replace(target)
     return target
+
+
+def measure_dependencies(fmu, lib: Path) -> dict[int, list[int]]:
+    """Which inputs and states each output and state derivative depends on, from the built
+    binary's exact directional derivatives at three random points (random parameters, states and
+    inputs): ``{unknown vr: [input and state vrs]}``."""
+    import ctypes
+
+    import numpy as np
+
+    from ..catalog import random_values
+    from .generate import C_INPUT, C_OUTPUT, SOLVER_PARAMS, T_BOOL, T_INT
+
+    dll = ctypes.CDLL(str(lib))
+    libc = ctypes.CDLL(None)
+
+    class Callbacks(ctypes.Structure):
+        _fields_ = [("logger", ctypes.c_void_p), ("allocateMemory", ctypes.c_void_p),
+                    ("freeMemory", ctypes.c_void_p), ("stepFinished", ctypes.c_void_p),
+                    ("env", ctypes.c_void_p)]  # fmt: skip
+
+    cb = Callbacks(None, ctypes.cast(libc.calloc, ctypes.c_void_p).value,
+                   ctypes.cast(libc.free, ctypes.c_void_p).value, None, None)  # fmt: skip
+    dll.fmi2Instantiate.restype = ctypes.c_void_p
+    dll.fmi2Instantiate.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                                    ctypes.c_char_p, ctypes.POINTER(Callbacks), ctypes.c_int,
+                                    ctypes.c_int]  # fmt: skip
+    for f in ("fmi2SetReal", "fmi2SetInteger", "fmi2SetBoolean", "fmi2EnterInitializationMode",
+              "fmi2ExitInitializationMode", "fmi2SetContinuousStates",
+              "fmi2GetDirectionalDerivative", "fmi2FreeInstance", "fmi2SetupExperiment",
+              "fmi2EnterContinuousTimeMode", "fmi2NewDiscreteStates"):  # fmt: skip
+        getattr(dll, f).argtypes = None
+    V = fmu.variables
+    nx = int(fmu.defines["FMU_NX"])
+    x0, dx0 = int(fmu.defines["FMU_X_VR0"]), int(fmu.defines["FMU_DX_VR0"])
+    inputs = [vr for vr, v in enumerate(V) if v.causality == C_INPUT]
+    knowns = inputs + list(range(x0, x0 + nx))
+    unknowns = [vr for vr, v in enumerate(V) if v.causality == C_OUTPUT]
+    unknowns += list(range(dx0, dx0 + nx))
+    deps: dict[int, set[int]] = {u: set() for u in unknowns}
+    rng = np.random.default_rng(20261123)
+    params = fmu.ftype.params(fmu.n_children)
+    names = {v.name: vr for vr, v in enumerate(V)}
+    Vr = ctypes.c_uint * 1
+
+    def arr(values, ctype):
+        return (ctype * len(values))(*values)
+
+    for sample in range(3):
+        c = dll.fmi2Instantiate(b"deps", 0, ("{" + fmu.guid + "}").encode(), b"", ctypes.byref(cb),
+                                0, 0)  # fmt: skip
+        if not c:
+            raise BuildError(f"{fmu.model_name}: the built binary does not instantiate")
+        c = ctypes.c_void_p(c)
+        try:
+            values = random_values(params, rng)
+            for p in params:
+                if p.boolean:
+                    values[p.name] = sample > 0
+            for p in params + SOLVER_PARAMS[:0]:
+                val = np.atleast_1d(np.asarray(values[p.name], dtype=float)).reshape(-1)
+                vrs = [names[n] for n, _ in p.names()]
+                if V[vrs[0]].type == T_BOOL:
+                    dll.fmi2SetBoolean(c, arr(vrs, ctypes.c_uint), len(vrs),
+                                       arr([int(v) for v in val], ctypes.c_int))  # fmt: skip
+                elif V[vrs[0]].type == T_INT:
+                    dll.fmi2SetInteger(c, arr(vrs, ctypes.c_uint), len(vrs),
+                                       arr([int(v) for v in val], ctypes.c_int))  # fmt: skip
+                else:
+                    dll.fmi2SetReal(c, arr(vrs, ctypes.c_uint), len(vrs),
+                                    arr(list(val), ctypes.c_double))  # fmt: skip
+            dll.fmi2SetupExperiment(c, 0, ctypes.c_double(0.0), ctypes.c_double(0.0), 0,
+                                    ctypes.c_double(0.0))  # fmt: skip
+            if dll.fmi2EnterInitializationMode(c) or dll.fmi2ExitInitializationMode(c):
+                raise BuildError(f"{fmu.model_name}: random parameters refused while measuring")
+            if nx:
+                x = rng.normal(0.0, 0.5, nx)
+                dll.fmi2SetContinuousStates(c, arr(list(x), ctypes.c_double), nx)
+            u = rng.uniform(-1.0, 1.0, len(inputs))
+            dll.fmi2SetReal(c, arr(inputs, ctypes.c_uint), len(inputs),
+                            arr(list(u), ctypes.c_double))  # fmt: skip
+            out = (ctypes.c_double * len(unknowns))()
+            for k in knowns:
+                st = dll.fmi2GetDirectionalDerivative(
+                    c,
+                    arr(unknowns, ctypes.c_uint),
+                    len(unknowns),
+                    Vr(k),
+                    1,
+                    arr([1.0], ctypes.c_double),
+                    out,
+                )
+                if st:
+                    raise BuildError(f"{fmu.model_name}: directional derivative refused")
+                for j, u_vr in enumerate(unknowns):
+                    if abs(out[j]) > 1e-14:
+                        deps[u_vr].add(k)
+        finally:
+            dll.fmi2FreeInstance(c)
+    return {u: sorted(d) for u, d in deps.items()}
 
 
 def _compile(cmd: list[str], name: str) -> None:

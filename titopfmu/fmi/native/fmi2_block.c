@@ -867,14 +867,40 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component comp, const fmi2ValueRefer
         dvUnknown[i] = cimag(out[k]) / h;
     }
     return fmi2OK;
+#else /* a loop closure or a joint law: outputs from the inputs only */
+    const double h = 1e-100;
+    double complex zin[FMU_NIN], zw[12];
+    gather_inputs(c, 0.0);
+    for (int k = 0; k < FMU_NIN; k++)
+        zin[k] = c->in[k];
+    for (size_t i = 0; i < nKnown; i++) {
+        fmi2ValueReference vr = vKnown[i];
+        if (vr >= FMU_NVARS || FMU_VAR_CAUS[vr] != C_INPUT)
+            return refuse(c, "value reference %u is not an input", (unsigned)vr);
+        for (size_t g = 0; g < sizeof FMU_INPUTS / sizeof FMU_INPUTS[0]; g++)
+            if ((int)vr >= FMU_INPUTS[g][2] && (int)vr < FMU_INPUTS[g][2] + FMU_INPUTS[g][3])
+                zin[FMU_INPUTS[g][1] + (int)vr - FMU_INPUTS[g][2]] += I * (h * dvKnown[i]);
+    }
+#if FMU_KIND == -1
+    titopz_closure_block(par(c, PAR_K, 0), par(c, PAR_D, 0), (double *)zin, (double *)(zin + 18),
+                         (double *)zw, (double *)(zw + 6));
 #else
-    (void)vUnknown;
-    (void)nUnknown;
-    (void)vKnown;
-    (void)nKnown;
-    (void)dvKnown;
-    (void)dvUnknown;
-    return refuse(c, "no directional derivatives for this FMU type");
+    titopz_spring_damper_block(*par(c, PAR_LAW_K, 0), *par(c, PAR_LAW_D, 0),
+                               *par(c, PAR_LAW_QREF, 0), (double *)zin, (double *)zw);
+#endif
+    for (size_t i = 0; i < nUnknown; i++) {
+        fmi2ValueReference vr = vUnknown[i];
+        if (vr >= FMU_NVARS || FMU_VAR_CAUS[vr] != C_OUTPUT)
+            return refuse(c, "value reference %u is not an output", (unsigned)vr);
+        /* outputs in value-reference order: left.W (6) then right.W (6), or tau */
+        int k = 0;
+        for (size_t g = 0; g < sizeof FMU_OUTPUTS / sizeof FMU_OUTPUTS[0]; g++)
+            if ((int)vr >= FMU_OUTPUTS[g][2] && (int)vr < FMU_OUTPUTS[g][2] + FMU_OUTPUTS[g][3])
+                k = (FMU_OUTPUTS[g][0] == OUT_CLOSURE_RIGHT ? 6 : 0) + (int)vr -
+                    FMU_OUTPUTS[g][2];
+        dvUnknown[i] = cimag(zw[k]) / h;
+    }
+    return fmi2OK;
 #endif
 }
 

@@ -189,24 +189,31 @@ class NativeFmu:
         if outs:
             o = SubElement(ms, "Outputs")
             for vr in outs:
-                d = " ".join(str(i + 1) for i in sorted(self.deps.get(vr, [])) + states)
+                d = " ".join(str(i + 1) for i in self.deps.get(vr, []))
                 SubElement(o, "Unknown", index=str(vr + 1), dependencies=d)
         if nx:
             dv = SubElement(ms, "Derivatives")
             dx0 = int(self.defines["FMU_DX_VR0"])
-            inputs = [vr for vr, x in enumerate(self.variables) if x.causality == C_INPUT]
             for k in range(nx):
-                deps = " ".join(str(i + 1) for i in inputs + states)
+                deps = " ".join(str(i + 1) for i in self.deps.get(dx0 + k, []))
                 SubElement(dv, "Unknown", index=str(dx0 + k + 1), dependencies=deps)
         if outs or nx:
             init = SubElement(ms, "InitialUnknowns")
             params = [vr for vr, x in enumerate(self.variables) if x.causality == C_PARAM]
             inputs = [vr for vr, x in enumerate(self.variables) if x.causality == C_INPUT]
+            x0 = int(self.defines["FMU_X_VR0"])
             dx0 = int(self.defines["FMU_DX_VR0"])
             unknowns = outs + states + list(range(dx0, dx0 + nx))
-            for vr in sorted(unknowns):
-                SubElement(init, "Unknown", index=str(vr + 1),
-                           dependencies=" ".join(str(i + 1) for i in inputs + params))  # fmt: skip
+            for vr in sorted(unknowns):  # at initialization: its inputs and the parameters
+                ins = [i for i in self.deps.get(vr, []) if i in inputs]
+                if x0 <= vr < x0 + nx:
+                    ins = []
+                SubElement(
+                    init,
+                    "Unknown",
+                    index=str(vr + 1),
+                    dependencies=" ".join(str(i + 1) for i in sorted(ins + params)),
+                )
         indent(root)
         return b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8")
 
@@ -305,7 +312,4 @@ def describe(ftype: FmuType, n: int) -> NativeFmu:
         V.append(Variable(f"der(state.{s})", T_REAL, C_LOCAL, 0.0, "",
                           "derivative of the state", derivative_of=x0 + k + 1))  # fmt: skip
     fmu.defines.update(FMU_X_VR0=x0, FMU_DX_VR0=dx0)
-    # output dependencies: every input of the block (a TITOP block is dense in its inputs)
-    ins = [vr for vr, x in enumerate(V) if x.causality == C_INPUT]
-    fmu.deps = {vr: ins for vr, x in enumerate(V) if x.causality == C_OUTPUT}
     return fmu
