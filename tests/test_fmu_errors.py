@@ -1,41 +1,35 @@
-"""Refused FMI calls return fmi2Error, not fmi2Fatal, and name the variable (issue 3, "Bad input").
+"""Refused FMI calls return fmi2Error, not fmi2Fatal, and name the variable ("Bad input").
 
-pythonfmu 0.7 turns every Python exception into fmi2Fatal; ``titopfmu build`` puts a C shim in
-front of pythonfmu's Linux binary that returns fmi2Error for the calls the slave refused (see
-``titopfmu/fmi/shim/titopfmu_fmi2_shim.c``). The FMUs are built for real into a temporary
-folder, loaded with fmpy, and every kind of refusal is checked for its status (fmpy raises
-FMICallException carrying it) and its log message; an unexpected failure stays fmi2Fatal; the
-instance can be reset, rolled back or freed after an error, also many times over.
+The native FMUs (the C core and the FMI wrapper of ``titopfmu/fmi/native``) are built for real
+into a temporary folder, loaded with fmpy, and every kind of refusal is checked for its status
+(fmpy raises FMICallException carrying it) and its log message; corrupt FMU states are refused
+before anything changes; the instance can be reset, rolled back or freed after an error, also
+many times over.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
+import shutil
+import subprocess
 import zipfile
-from pathlib import Path
 
 import pytest
-import pythonfmu
 from fmpy.fmi1 import FMICallException
 from fmpy.fmi2 import FMU2Slave
 from fmpy.validation import validate_fmu
 from fmu_helpers import callbacks_with, load
 
-from titopfmu.fmi.build import INNER_BINARY, ShimWarning, build_fmus, find_c_compiler
+from titopfmu.fmi.build import build_fmus
+from titopfmu.fmi.native.build import BuildError
 
 OK, ERROR, FATAL = 0, 3, 4
-PYTHONFMU_BINARIES = Path(pythonfmu.__file__).parent / "resources" / "binaries"
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    if find_c_compiler() is None:
-        pytest.skip("no C compiler: the FMUs are built without the shim (see the fallback test)")
     out = tmp_path_factory.mktemp("fmus_errors")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", ShimWarning)  # the shim must be built here
-        paths = build_fmus(out, types=["revolute_body", "rigid_body"], max_children=1)
+    paths = build_fmus(out, types=["revolute_body", "rigid_body"], max_children=1)
     return {p.stem: p for p in paths}
 
 
@@ -82,16 +76,21 @@ def running(fmu, vr=None):
 # -- the FMUs ---------------------------------------------------------------------------------
 
 
-def test_linux_binary_is_the_shim_in_front_of_pythonfmu(built):
-    lib = (PYTHONFMU_BINARIES / "linux64" / "libpythonfmu-export.so").read_bytes()
-    dll = (PYTHONFMU_BINARIES / "win64" / "pythonfmu-export.dll").read_bytes()
+@pytest.mark.skipif(shutil.which("nm") is None, reason="no nm")
+def test_binaries_need_no_python_and_export_the_fmi_functions(built):
+    """No Python symbol in any binary (``nm -D``): the FMUs run where no Python exists; the
+    dynamic symbols they define are the FMI functions only."""
     for name, path in built.items():
         with zipfile.ZipFile(path) as z:
-            assert z.read(f"binaries/linux64/{INNER_BINARY}") == lib
-            shim = z.read(f"binaries/linux64/{name}.so")
-            assert shim != lib and shim[:4] == b"\x7fELF"
-            assert b"fmi2DoStep" in shim and b"Fatal py exception encountered: " in shim
-            assert z.read(f"binaries/win64/{name}.dll") == dll  # Windows: pythonfmu's binary
+            lib = z.read(f"binaries/linux64/{name}.so")
+        so = path.parent / f"{name}.nm.so"
+        so.write_bytes(lib)
+        out = subprocess.run(["nm", "-D", str(so)], capture_output=True, text=True, check=True)
+        undefined = [ln.split()[-1] for ln in out.stdout.splitlines() if " U " in ln]
+        defined = [ln.split()[-1] for ln in out.stdout.splitlines() if " T " in ln]
+        assert not [u for u in undefined if u.startswith(("Py", "_Py"))], undefined
+        assert defined and all(d.startswith("fmi2") for d in defined), defined
+        assert "fmi2GetDirectionalDerivative" in defined and "fmi2GetDerivatives" in defined
         assert validate_fmu(str(path)) == []
 
 
@@ -205,24 +204,76 @@ def test_refused_call_returns_error_and_names_the_variable(revolute, kind):
         assert status_of(call, fmu, vr) == ERROR
         assert log.statuses() == {ERROR}, log.messages
         text = log.text(ERROR)
-        assert "FmuError(" in text and "FMU instance 'refusal'" in text
+        assert "FMU instance 'refusal'" in text
         for w in words:
             assert w in text, text
     finally:
         fmu.freeInstance()
 
 
-def test_unexpected_failure_stays_fatal(revolute):
-    """An exception the slave did not raise as a refusal (here numpy's, on a corrupt serialized
-    state) is not a refusal: pythonfmu's fmi2Fatal and its message go through unchanged."""
+def _state_bytes(fmu):
+    state = fmu.getFMUstate()
+    data = bytes(fmu.serializeFMUstate(state))
+    fmu.freeFMUstate(state)
+    return data
+
+
+@pytest.mark.parametrize("corruption", ["truncated", "longer", "bad mode", "NaN value",
+                                        "another FMU's state"])  # fmt: skip
+def test_corrupt_states_are_refused_and_the_instance_goes_on(built, revolute, corruption):
+    """A restored state is validated completely (format, length, mode, every value) before
+    anything changes: refused with fmi2Error and a message; the instance then steps as before."""
+    vr = revolute.vr
     log = Log()
+    # fmpy's logger proxy keeps the last logger registered: instantiate the one we read last
+    other = load(built["TitopRigidBodyC1"]).instantiate("other", logger=Log())
     fmu = revolute.instantiate("corrupt", logger=log)
     try:
         running(fmu)
-        state = fmu.deSerializeFMUstate(b"abc")  # three bytes: not float64s
-        assert status_of(fmu.setFMUstate, state) == FATAL
-        assert log.statuses() == {FATAL}
-        assert "internal error in _set_fmu_state" in log.text(FATAL)
+        fmu.setReal([vr["joint.tau"]], [0.3])
+        data = bytearray(_state_bytes(fmu))
+        if corruption == "truncated":
+            data = data[:-9]
+        elif corruption == "longer":
+            data = data + b"\0" * 8
+        elif corruption == "bad mode":
+            data[12:16] = (99).to_bytes(4, "little")
+        elif corruption == "NaN value":
+            data[-8:] = b"\xff" * 8
+        else:
+            running(other)
+            data = bytearray(_state_bytes(other))
+        fmu.doStep(0.0, 1e-3)
+        before = fmu.getReal([vr["joint.m[3]"], vr["joint.m[2]"]])
+        try:
+            state = fmu.deSerializeFMUstate(bytes(data))
+        except FMICallException as exc:
+            assert exc.status == ERROR
+        else:
+            assert status_of(fmu.setFMUstate, state) == ERROR
+            fmu.freeFMUstate(state)
+        assert log.statuses() == {ERROR} and "FMU state" in log.text(ERROR), log.messages
+        assert fmu.getReal([vr["joint.m[3]"], vr["joint.m[2]"]]) == before  # nothing changed
+        fmu.doStep(1e-3, 1e-3)
+        assert all(math.isfinite(v) for v in fmu.getReal([vr["joint.m[3]"]]))
+    finally:
+        fmu.freeInstance()
+        other.freeInstance()
+
+
+def test_an_oversized_step_is_refused_at_once(revolute):
+    """doStep is bounded: 1e6 s at solver.max_step = 1 ms would take 1e9 internal steps; more
+    than solver.max_substeps (1e5) is refused with fmi2Error naming both, and the instance goes
+    on with steps of ordinary size."""
+    vr = revolute.vr
+    log = Log()
+    fmu = revolute.instantiate("huge", logger=log)
+    try:
+        running(fmu)
+        assert status_of(fmu.doStep, 0.0, 1e6) == ERROR
+        assert "solver.max_substeps" in log.text(ERROR) and "solver.max_step" in log.text(ERROR)
+        fmu.doStep(0.0, 1e-3)
+        assert math.isfinite(fmu.getReal([vr["joint.m[3]"]])[0])
     finally:
         fmu.freeInstance()
 
@@ -338,22 +389,7 @@ def test_percent_signs_in_messages_reach_the_host_unchanged(revolute):
 # -- without a C compiler ---------------------------------------------------------------------
 
 
-def test_without_compiler_the_build_warns_and_keeps_pythonfmu_binary(tmp_path, monkeypatch):
+def test_without_compiler_the_build_says_which_to_install(tmp_path, monkeypatch):
     monkeypatch.setenv("CC", str(tmp_path / "no-such-compiler"))
-    assert find_c_compiler() is None
-    with pytest.warns(ShimWarning, match="fmi2Fatal"):
-        (path,) = build_fmus(tmp_path / "fmus", types=["rigid_body"], max_children=0)
-    lib = (PYTHONFMU_BINARIES / "linux64" / "libpythonfmu-export.so").read_bytes()
-    with zipfile.ZipFile(path) as z:
-        assert z.read("binaries/linux64/TitopRigidBodyC0.so") == lib
-        assert f"binaries/linux64/{INNER_BINARY}" not in z.namelist()
-    assert validate_fmu(str(path)) == []
-    lf = load(path)
-    log = Log()
-    fmu = lf.instantiate("fallback", logger=log)
-    try:
-        running(fmu)
-        assert status_of(fmu.doStep, 0.0, -1.0) == FATAL  # pythonfmu's status, as documented
-        assert "step size -1.0" in log.text(FATAL)
-    finally:
-        fmu.freeInstance()
+    with pytest.raises(BuildError, match="needs a C compiler.*install gcc"):
+        build_fmus(tmp_path / "fmus", types=["rigid_body"], max_children=0)

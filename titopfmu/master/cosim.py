@@ -145,6 +145,18 @@ def _reissue(component: Component, caught) -> None:
         )
 
 
+def _reissue_logged(component: Component, messages: list[tuple[int, str]]) -> None:
+    """Issue the warnings a native FMU logged (fmi2Warning) as Python warnings naming the
+    component and the FMU file; a remark on an inertia as titopfmu's InertiaWarning."""
+    from ..blocks.base import InertiaWarning
+
+    for status, text in messages:
+        if status == 1:
+            cat = InertiaWarning if "parameter 'inertia'" in text else UserWarning
+            warnings.warn(f"component '{component.name}' ({component.file.path.name}): {text}",
+                          cat, stacklevel=_user_stacklevel())  # fmt: skip
+
+
 class CosimResult:
     """Sampled results: ``time`` and one column per recorded variable."""
 
@@ -718,10 +730,12 @@ class CoSimulation:
                 comps[cn].slave.setReal([comps[cn].vr[n]], [v])
             for c in comps.values():
                 current = c
+                seen = len(c.messages)
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
                     c.slave.exitInitializationMode()  # the FMU checks its parameters here
                 _reissue(c, caught)
+                _reissue_logged(c, c.messages[seen:])
         except CosimError:
             self.free()
             raise

@@ -33,11 +33,17 @@ class BuildError(TitopError):
 
 
 def compiler() -> str:
-    cc = shutil.which("cc") or shutil.which("gcc")
+    """The C compiler: ``$CC`` if set, else ``cc`` or ``gcc`` on the PATH."""
+    import os
+
+    wanted = os.environ.get("CC")
+    cc = shutil.which(wanted) if wanted else shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         raise BuildError(
-            "titopfmu build needs a C compiler to make native FMUs: install gcc (Debian/Ubuntu: "
-            "apt-get install gcc; Fedora: dnf install gcc; macOS: xcode-select --install)"
+            "titopfmu build needs a C compiler to make native FMUs"
+            + (f" (CC={wanted} is not found)" if wanted else "")
+            + ": install gcc (Debian/Ubuntu: apt-get install gcc; Fedora: dnf install gcc; "
+            "macOS: xcode-select --install)"
         )
     return cc
 

@@ -39,7 +39,8 @@ typedef struct {
     char *name;
     int cs; /* co-simulation (1) or model exchange (0) */
     int mode;
-    int logging;
+    int logging; /* fmi2SetDebugLogging(fmi2False) silences the log; refusals are logged
+                    otherwise, whatever loggingOn was at instantiation (as the FMI Reference FMUs) */
     double t;
     double v[FMU_NVARS];       /* every variable by value reference (ints and booleans too) */
     double du[FMU_NVARS];      /* CS input derivatives (fmi2SetRealInputDerivatives) */
@@ -69,9 +70,37 @@ static void logf_(Instance *c, fmi2Status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    if (c->cb.logger)
-        c->cb.logger(c->cb.componentEnvironment, c->name, st, st == fmi2OK ? "logAll" : "logStatusError",
+    if (c->cb.logger && c->logging)
+        c->cb.logger(c->cb.componentEnvironment, c->name, st,
+                     st == fmi2OK ? "logAll" : st == fmi2Warning ? "logStatusWarning" : "logStatusError",
                      "%s", buf);
+}
+
+/* a double as Python's repr prints it (shortest round trip, ".0" on integers): messages read
+   the same as the values the host passed */
+typedef struct {
+    char s[40];
+} Num;
+
+static Num num(double x)
+{
+    Num n;
+    if (isnan(x)) {
+        strcpy(n.s, "nan");
+        return n;
+    }
+    if (isinf(x)) {
+        strcpy(n.s, x > 0 ? "inf" : "-inf");
+        return n;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(n.s, sizeof n.s, "%.*g", prec, x);
+        if (strtod(n.s, NULL) == x)
+            break;
+    }
+    if (!strpbrk(n.s, ".en"))
+        strcat(n.s, ".0");
+    return n;
 }
 
 static fmi2Status refuse(Instance *c, const char *fmt, ...)
@@ -164,20 +193,71 @@ static int check_inertia(Instance *c, int definite)
 
 #endif
 
+#if FMU_KIND >= 0 && FMU_KIND != 1
+/* a number as Python prints round(x, 6): at least one decimal ("3.0", "17.25") */
+static void py_float(double x, char *out, size_t size)
+{
+    snprintf(out, size, "%.6f", x);
+    size_t n = strlen(out);
+    while (n > 2 && out[n - 1] == '0' && out[n - 2] != '.')
+        out[--n] = '\0';
+}
+
+/* principal moments of the inertia (ascending): a real body has I1 + I2 >= I3; warn otherwise */
+static void warn_triangle(Instance *c)
+{
+    const double *A = par(c, PAR_INERTIA, 0);
+    double e[3], p1 = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
+    if (p1 == 0.0) {
+        e[0] = A[0], e[1] = A[4], e[2] = A[8];
+    } else {
+        double q = (A[0] + A[4] + A[8]) / 3.0;
+        double p2 = (A[0] - q) * (A[0] - q) + (A[4] - q) * (A[4] - q) + (A[8] - q) * (A[8] - q) +
+                    2.0 * p1;
+        double p = sqrt(p2 / 6.0), B[9];
+        for (int k = 0; k < 9; k++)
+            B[k] = (A[k] - (k % 4 == 0 ? q : 0.0)) / p;
+        double r = 0.5 * (B[0] * (B[4] * B[8] - B[5] * B[7]) - B[1] * (B[3] * B[8] - B[5] * B[6]) +
+                          B[2] * (B[3] * B[7] - B[4] * B[6]));
+        double phi = r <= -1 ? acos(-1.0) / 3 : r >= 1 ? 0.0 : acos(r) / 3.0;
+        e[2] = q + 2.0 * p * cos(phi);
+        e[0] = q + 2.0 * p * cos(phi + 2.0 * acos(-1.0) / 3.0);
+        e[1] = 3.0 * q - e[0] - e[2];
+    }
+    for (int i = 0; i < 3; i++) /* ascending */
+        for (int j = i + 1; j < 3; j++)
+            if (e[j] < e[i]) {
+                double t = e[i];
+                e[i] = e[j];
+                e[j] = t;
+            }
+    double tol = 1e-12 * (fabs(e[2]) > 1.0 ? fabs(e[2]) : 1.0);
+    if (e[2] > tol && e[0] + e[1] < e[2] * (1.0 - 1e-9)) {
+        char a[32], b[32], d[32];
+        py_float(e[0], a, sizeof a);
+        py_float(e[1], b, sizeof b);
+        py_float(e[2], d, sizeof d);
+        logf_(c, fmi2Warning, "block '%s', parameter 'inertia': principal moments [%s, %s, %s] "
+                              "violate the triangle inequality I1 + I2 >= I3 (no real mass "
+                              "distribution has them); simulating anyway", c->name, a, b, d);
+    }
+}
+#endif
+
 static int build(Instance *c)
 {
     if (c->built)
         return 0;
     for (int vr = 0; vr < FMU_NVARS; vr++)
         if (FMU_VAR_CAUS[vr] == C_PARAM && !isfinite(c->v[vr])) {
-            refuse(c, "parameter '%s' = %g is not finite", FMU_VAR_NAME[vr], c->v[vr]);
+            refuse(c, "parameter '%s' = %s is not finite", FMU_VAR_NAME[vr], num(c->v[vr]).s);
             return -1;
         }
     c->max_step = *par(c, PAR_MAX_STEP, 0);
     c->method = (int)*par(c, PAR_METHOD, 0);
     c->max_substeps = (long)*par(c, PAR_MAX_SUBSTEPS, 0);
     if (!(c->max_step > 0)) {
-        refuse(c, "parameter 'solver.max_step' = %g must be positive (s)", c->max_step);
+        refuse(c, "parameter 'solver.max_step' = %s must be positive (s)", num(c->max_step).s);
         return -1;
     }
     if (c->method != 1 && c->method != 2 && c->method != 4) {
@@ -202,11 +282,14 @@ static int build(Instance *c)
     if (FMU_KIND != TITOP_GROUND) {
         B->mass = *par(c, PAR_MASS, 0);
         if (!(B->mass > 0)) {
-            refuse(c, "parameter 'mass' = %g must be positive (kg)", B->mass);
+            refuse(c, "parameter 'mass' = %s must be positive (kg)", num(B->mass).s);
             return -1;
         }
         if (check_inertia(c, FMU_KIND == TITOP_RIGID))
             return -1;
+#if FMU_KIND != 1
+        warn_triangle(c);
+#endif
         memcpy(B->inertia, par(c, PAR_INERTIA, 0), sizeof B->inertia);
         memcpy(B->com, par(c, PAR_COM, 0), sizeof B->com);
         memcpy(B->gravity, par(c, PAR_GRAVITY, 0), sizeof B->gravity);
@@ -336,7 +419,7 @@ static fmi2Status evaluate(Instance *c)
     if (st != TITOP_OK)
         return refuse(c, "evaluation failed at t = %.9g s: %s", c->t,
                       st == TITOP_SINGULAR ? "singular joint inertia"
-                                           : "a non-finite value (inputs or states out of range)");
+                                           : "a value is not finite (inputs or states out of range)");
 #endif
     for (size_t g = 0; g < sizeof FMU_OUTPUTS / sizeof FMU_OUTPUTS[0]; g++) {
         int role = FMU_OUTPUTS[g][0], arg = FMU_OUTPUTS[g][1], vr0 = FMU_OUTPUTS[g][2];
@@ -420,7 +503,8 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
         return NULL;
     }
     strcpy(c->name, nm);
-    c->logging = loggingOn;
+    (void)loggingOn;
+    c->logging = 1;
     if (!fmuGUID || strcmp(fmuGUID, FMU_GUID) != 0) {
         refuse(c, "GUID '%s' does not match this FMU's '%s'", fmuGUID ? fmuGUID : "", FMU_GUID);
         functions->freeMemory(c->name);
@@ -472,7 +556,7 @@ fmi2Status fmi2SetupExperiment(fmi2Component comp, fmi2Boolean toleranceDefined,
     if (c->mode != M_INSTANTIATED)
         return refuse(c, "fmi2SetupExperiment called in %s", MODE_NAME[c->mode]);
     if (!isfinite(startTime))
-        return refuse(c, "start time %g is not finite", startTime);
+        return refuse(c, "start time %s is not finite", num(startTime).s);
     c->t = startTime;
     return fmi2OK;
 }
@@ -558,7 +642,8 @@ static fmi2Status set_values(Instance *c, const fmi2ValueReference vr[], size_t 
                              const double *val)
 {
     if (c->mode == M_TERMINATED || c->mode == M_ERROR)
-        return refuse(c, "cannot set variables in %s", MODE_NAME[c->mode]);
+        return refuse(c, "cannot set '%s' after fmi2Terminate (%s)",
+                      n && vr[0] < FMU_NVARS ? FMU_VAR_NAME[vr[0]] : "?", MODE_NAME[c->mode]);
     for (size_t i = 0; i < n; i++) {
         if (check_vr(c, vr[i], type))
             return fmi2Error;
@@ -570,11 +655,8 @@ static fmi2Status set_values(Instance *c, const fmi2ValueReference vr[], size_t 
             return refuse(c, "parameter '%s' has variability 'fixed': it can only be set before "
                              "fmi2ExitInitializationMode", nm);
         if (!isfinite(val[i]))
-            return refuse(c, "%s '%s' = %g is not finite at t = %.9g s",
-                          caus == C_PARAM ? "parameter" : "input", nm, val[i], c->t);
-        if (fabs(val[i]) > 1e150)
-            return refuse(c, "%s '%s' = %g is out of range (|value| > 1e150)",
-                          caus == C_PARAM ? "parameter" : "input", nm, val[i]);
+            return refuse(c, "%s '%s' = %s is not finite at t = %.9g s",
+                          caus == C_PARAM ? "parameter" : "input", nm, num(val[i]).s, c->t);
     }
     for (size_t i = 0; i < n; i++) {
         if (FMU_VAR_CAUS[vr[i]] == C_PARAM && c->v[vr[i]] != val[i])
@@ -712,9 +794,10 @@ static fmi2Status restore(Instance *c, const Snapshot *s)
     for (int k = 0; k < FMU_NVARS; k++)
         if (!isfinite(s->v[k]) || !isfinite(s->du[k]))
             return refuse(c, "corrupt FMU state (variable '%s' not finite)", FMU_VAR_NAME[k]);
-    for (int k = 0; k < FMU_NX; k++)
-        if (!isfinite(s->x[k]))
-            return refuse(c, "corrupt FMU state (state %d not finite)", k);
+    for (int k = 0; k < MAX_X; k++)
+        if (k < FMU_NX ? !isfinite(s->x[k]) : s->x[k] != 0.0)
+            return refuse(c, "corrupt FMU state (state %d %s)", k,
+                          k < FMU_NX ? "not finite" : "set, but the FMU has fewer states");
     memcpy(c->v, s->v, sizeof c->v);
     memcpy(c->du, s->du, sizeof c->du);
     c->built = 0;
@@ -964,9 +1047,10 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
         return refuse(c, "fmi2DoStep called in %s", MODE_NAME[c->mode]);
     double h = communicationStepSize;
     if (!(h > 0 && isfinite(h)))
-        return refuse(c, "fmi2DoStep: communication step size %g must be > 0", h);
+        return refuse(c, "fmi2DoStep: communication step size %s must be > 0", num(h).s);
     if (!isfinite(currentCommunicationPoint))
-        return refuse(c, "fmi2DoStep: current time %g is not finite", currentCommunicationPoint);
+        return refuse(c, "fmi2DoStep: current time %s is not finite",
+                      num(currentCommunicationPoint).s);
     if (build(c))
         return fmi2Error;
     if (FMU_NX) {
