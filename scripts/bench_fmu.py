@@ -1,186 +1,169 @@
-"""Cost of the FMUs through fmpy, side by side with the core block they wrap (issue 3).
+#!/usr/bin/env python
+"""Cost of a native FMU's calls from a C host, side by side with the core called directly.
 
-For each FMU type (one child port where the type has ports) this prints the median cost of
+Builds ``TitopRevoluteBodyC1`` and a small C host (no Python in the timed process: it loads the
+FMU's binary with ``dlopen`` and calls the FMI functions, and links the C core itself for the
+reference). In one run, median of ``--rounds`` rounds of timed batches:
 
-* one evaluation: ``fmi2SetReal`` of every input (changed values) and ``fmi2GetReal`` of every
-  output, i.e. what a co-simulation master pays per probe, measured two ways: through fmpy's
-  convenience methods ``setReal``/``getReal`` (which build ctypes arrays on every call) and with
-  the value-reference and value arrays built once, as a master in C or this project's master
-  calls the FMU ("raw"; the status is still checked by fmpy);
-* one ``fmi2DoStep`` of 1 ms (explicit Runge-Kutta of order ``--method`` with the inputs held),
-  two ways: "held", the inputs unchanged since the previous step (the FMU reuses its prepared
-  inputs; the derivative at the step start is computed, as the state changed), and "new", after
-  ``fmi2SetReal`` of changed values for every input (the FMU prepares them again; the cost of that
-  ``fmi2SetReal`` alone, measured in the same run, is subtracted). In a co-simulation a master
-  reads the outputs between the two calls, which prepares the inputs and computes the derivative
-  at the step start: the doStep that follows costs less than either column;
-* the same work on the core block directly (``StandaloneBlock.evaluate``; for the step, the
-  inputs prepared once and ``StandaloneBlock.state_derivative`` at every stage, as the FMU does),
+* ``fmi2DoStep`` of 1 ms (Heun, inputs held; target at most 2 µs);
+* one ``fmi2GetReal`` of a single output, outputs up to date (target at most 0.1 µs);
+* one evaluation: ``fmi2SetReal`` of one changed input, then ``fmi2GetReal`` of one output;
+* one ``fmi2GetDirectionalDerivative`` (one output, one input);
+* the core directly: ``titop_eval`` of the same lone block (full evaluation) on doubles, and the
+  complex-step evaluation.
 
-and the ratios FMU / core, measured in the same run (the machines are shared and noisy).
-Targets (issue 3): a revolute-joint evaluation <= 60 µs and a doStep <= 40 µs.
-
-    python scripts/bench_fmu.py [--repeat 2000] [--types revolute_body rigid_body ...]
+    python scripts/bench_fmu.py [--rounds 7]
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
 import sys
 import tempfile
-import time
-import warnings
+import zipfile
 from pathlib import Path
 
-import numpy as np
-from fmpy.fmi2 import fmi2Real, fmi2ValueReference
+from titopfmu.fmi.catalog import FMU_TYPES
+from titopfmu.fmi.native.build import CORE, FMI_HEADERS, build_native, compiler
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+HOST = r"""
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "fmi2Functions.h"
+#include "titop.h"
 
-from fmu_helpers import fmu_type_of, load, start  # noqa: E402
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+#define F(name) name##TYPE *name = (name##TYPE *)dlsym(lib, #name)
 
-from titopfmu.blocks.standalone import StandaloneBlock  # noqa: E402
-from titopfmu.fmi.build import build_fmus  # noqa: E402
-from titopfmu.fmi.catalog import FMU_TYPES, random_values  # noqa: E402
-from titopfmu.fmi.slave import _SOLVER_PARAMS  # noqa: E402
-
-DEFAULT_TYPES = [
-    "rigid_body", "revolute_body", "prismatic_body", "spherical_body", "welded_body",
-    "revolute_body_inverse", "loop_closure",
-]  # fmt: skip
-
-
-def median_us(f, repeat: int, batches: int = 7) -> float:
-    per = max(1, repeat // batches)
-    times = []
-    for _ in range(batches):
-        t0 = time.perf_counter()
-        for _ in range(per):
-            f()
-        times.append((time.perf_counter() - t0) / per * 1e6)
-    return statistics.median(times)
-
-
-def core_step(sa: StandaloneBlock, x, u, h, method: int):
-    """The same step on the core block: inputs prepared once, the derivative at the step start
-    (new inputs: nothing cached), then the Runge-Kutta stages."""
-    pr = sa.prepare(u)
-
-    def f(t, x):
-        return sa.state_derivative(t, x, pr)
-
-    k1 = f(0.0, x)
-    if method == 1:
-        return x + h * k1
-    if method == 2:
-        return x + 0.5 * h * (k1 + f(0.0, x + h * k1))
-    k2 = f(0.0, x + 0.5 * h * k1)
-    k3 = f(0.0, x + 0.5 * h * k2)
-    k4 = f(0.0, x + h * k3)
-    return x + (h / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)
-
-
-def bench(path: Path, repeat: int, method: int) -> dict:
-    lf = load(path)
-    ftype, n = fmu_type_of(lf)
-    rng = np.random.default_rng(0)
-    values = random_values(ftype.params(n), rng)
-    sa = StandaloneBlock(ftype.make("bench", values, n))
-    fmu = lf.instantiate("bench")
-    start(fmu, lf, ftype.params(n) + list(_SOLVER_PARAMS), {**values, "solver.method": method})
-    ins = [v.valueReference for v in lf.variables("input")]
-    outs = [v.valueReference for v in lf.variables("output")]
-    u_list = list(rng.normal(0.0, 0.5, len(ins)))
-    counter = [0]
-
-    def fmu_eval():
-        counter[0] += 1
-        u_list[0] = 1e-6 * counter[0]  # a changed input: no cache hit
-        fmu.setReal(ins, u_list)
-        fmu.getReal(outs)
-
-    vr_in = (fmi2ValueReference * len(ins))(*ins)
-    u_arr = (fmi2Real * len(ins))(*u_list)
-    vr_out = (fmi2ValueReference * len(outs))(*outs)
-    y_arr = (fmi2Real * len(outs))()
-
-    def fmu_eval_raw():
-        counter[0] += 1
-        u_arr[0] = 1e-6 * counter[0]
-        fmu.fmi2SetReal(fmu.component, vr_in, len(ins), u_arr)
-        fmu.fmi2GetReal(fmu.component, vr_out, len(outs), y_arr)
-
-    x = sa.initial_state()
-    u = {ch.name: rng.normal(0.0, 0.5, ch.size) for ch in sa.inputs}
-
-    def core_eval():
-        sa.evaluate(0.0, x, u)
-
-    t = [0.0]
-
-    def fmu_step():  # inputs held since the previous step
-        fmu.doStep(t[0], 1e-3)
-        t[0] += 1e-3
-
-    def fmu_set_raw():
-        counter[0] += 1
-        u_arr[0] = 1e-6 * counter[0]
-        fmu.fmi2SetReal(fmu.component, vr_in, len(ins), u_arr)
-
-    def fmu_set_step():  # new inputs, then the step
-        fmu_set_raw()
-        fmu.doStep(t[0], 1e-3)
-        t[0] += 1e-3
-
-    fmu_eval()
-    res = {
-        "fmu": path.stem,
-        "n_in": len(ins),
-        "n_out": len(outs),
-        "fmu_eval": median_us(fmu_eval, repeat),
-        "fmu_raw": median_us(fmu_eval_raw, repeat),
-        "core_eval": median_us(core_eval, repeat),
+int main(int argc, char **argv)
+{
+    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) { fprintf(stderr, "%s\n", dlerror()); return 1; }
+    F(fmi2Instantiate); F(fmi2SetupExperiment); F(fmi2EnterInitializationMode);
+    F(fmi2ExitInitializationMode); F(fmi2DoStep); F(fmi2GetReal); F(fmi2SetReal);
+    F(fmi2GetDirectionalDerivative); F(fmi2FreeInstance);
+    fmi2CallbackFunctions cb = {NULL, calloc, free, NULL, NULL};
+    fmi2Component c = fmi2Instantiate("bench", fmi2CoSimulation, argv[2], "", &cb, 0, 0);
+    if (!c) return 2;
+    unsigned tau = (unsigned)atoi(argv[3]), out = (unsigned)atoi(argv[4]);
+    long n = atol(argv[5]);
+    fmi2SetupExperiment(c, 0, 0, 0.0, 0, 0);
+    fmi2EnterInitializationMode(c);
+    fmi2ExitInitializationMode(c);
+    double v = 0.3, y, t0, dd, one = 1.0;
+    fmi2SetReal(c, &tau, 1, &v);
+    double t = 0.0;
+    t0 = now();
+    for (long i = 0; i < n; i++, t += 1e-3) fmi2DoStep(c, t, 1e-3, 1);
+    double step = (now() - t0) / n;
+    fmi2GetReal(c, &out, 1, &y);
+    t0 = now();
+    for (long i = 0; i < n; i++) fmi2GetReal(c, &out, 1, &y);
+    double get = (now() - t0) / n;
+    t0 = now();
+    for (long i = 0; i < n; i++) {
+        v = 0.3 + 1e-9 * (i & 1);
+        fmi2SetReal(c, &tau, 1, &v);
+        fmi2GetReal(c, &out, 1, &y);
     }
-    if sa.n_states:
-        res["fmu_step"] = median_us(fmu_step, repeat)
-        res["fmu_step_new"] = median_us(fmu_set_step, repeat) - median_us(fmu_set_raw, repeat)
-        res["core_step"] = median_us(lambda: core_step(sa, x, u, 1e-3, method), repeat)
-    fmu.terminate()
-    fmu.freeInstance()
-    return res
+    double eval = (now() - t0) / n;
+    t0 = now();
+    for (long i = 0; i < n; i++) fmi2GetDirectionalDerivative(c, &out, 1, &tau, 1, &one, &dd);
+    double dir = (now() - t0) / n;
+    fmi2FreeInstance(c);
+
+    /* the core directly: the same lone revolute body with one child port */
+    titop_body B; titop_port P; titop_ext X; titop_model m;
+    memset(&B, 0, sizeof B); memset(&P, 0, sizeof P); memset(&X, 0, sizeof X);
+    memset(&m, 0, sizeof m);
+    B.kind = TITOP_REVOLUTE; B.parent = TITOP_PARENT_INPUT; B.nports = 1; B.next = 1;
+    B.x0 = 0; B.in0 = 0; B.pm0 = 7; B.mass = 1.0; B.inertia[0] = B.inertia[4] = B.inertia[8] = 0.1;
+    B.gravity[2] = -9.81; B.axis[2] = 1.0; B.R0[0] = B.R0[4] = B.R0[8] = 1.0;
+    X.w0 = 1; P.child = -1; P.w0 = 25; P.pc[0] = 0.5;
+    m.nbodies = 1; m.bodies = &B; m.nports = 1; m.ports = &P; m.nexts = 1; m.exts = &X;
+    m.nx = 2; m.nin = 31;
+    int bad; char msg[100];
+    if (titop_model_init(&m, &bad, msg, sizeof msg)) { fprintf(stderr, "%s\n", msg); return 3; }
+    size_t nd = titop_data_size(&m);
+    double *data = calloc(nd, sizeof(double)), *zw = calloc(2 * (nd + 4 + 31) + 2, sizeof(double));
+    double x[2] = {0.1, 0.2}, in[31] = {0}, dx[2], vx[2] = {1, 0}, jdx[2];
+    in[0] = 0.3;
+    t0 = now();
+    for (long i = 0; i < n; i++) {
+        in[0] = 0.3 + 1e-9 * (i & 1);
+        titop_eval(&m, data, 0.0, x, in, 1, dx, &bad);
+    }
+    double core = (now() - t0) / n;
+    t0 = now();
+    for (long i = 0; i < n; i++) titop_derivative_jvp(&m, zw, 0.0, x, in, vx, NULL, jdx, &bad);
+    double zcore = (now() - t0) / n;
+    printf("%.6e %.6e %.6e %.6e %.6e %.6e\n", step, get, eval, dir, core, zcore);
+    free(data); free(zw);
+    return 0;
+}
+"""
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repeat", type=int, default=2000)
-    ap.add_argument("--types", nargs="*", default=DEFAULT_TYPES, choices=sorted(FMU_TYPES))
-    ap.add_argument(
-        "--method", type=int, default=2, choices=(1, 2, 4),
-        help="the FMUs' solver.method (internal Runge-Kutta order; default 2, as the FMUs)",
-    )  # fmt: skip
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--calls", type=int, default=200_000, help="calls per timed batch")
     args = ap.parse_args(argv)
-    warnings.simplefilter("ignore")
     with tempfile.TemporaryDirectory() as tmp:
-        paths = build_fmus(tmp, types=args.types)
-        chosen = [p for p in paths if p.stem.endswith("C1") or not p.stem[-1].isdigit()]
-        print(f"{'':42s} {'evaluation (µs)':^35s} {'doStep (µs)':^35s}")
-        cols = ("fmpy", "raw", "core", "raw/core", "held", "new", "core", "new/core")
-        print(f"{'FMU':32s} {'in':>4s} {'out':>4s} " + " ".join(f"{c:>8s}" for c in cols))
-        for p in chosen:
-            r = bench(p, args.repeat, args.method)
-            line = (
-                f"{r['fmu']:32s} {r['n_in']:4d} {r['n_out']:4d} {r['fmu_eval']:8.1f} "
-                f"{r['fmu_raw']:8.1f} {r['core_eval']:8.1f} {r['fmu_raw'] / r['core_eval']:8.2f}"
-            )
-            if "fmu_step" in r:
-                line += (
-                    f" {r['fmu_step']:8.1f} {r['fmu_step_new']:8.1f} {r['core_step']:8.1f} "
-                    f"{r['fmu_step_new'] / r['core_step']:8.2f}"
-                )
-            print(line, flush=True)
-    print(f"FMU solver.method {args.method}; targets: TitopRevoluteBodyC1 evaluation <= 60 µs, "
-          "doStep <= 40 µs")  # fmt: skip
+        tmp = Path(tmp)
+        fmu = build_native(FMU_TYPES["revolute_body"], 1, tmp, win64=False)
+        with zipfile.ZipFile(fmu) as z:
+            z.extractall(tmp / "x")
+            md = z.read("modelDescription.xml").decode()
+        from fmpy import read_model_description
+
+        d = read_model_description(str(fmu))
+        vr = {v.name: v.valueReference for v in d.modelVariables}
+        host = tmp / "host"
+        (tmp / "host.c").write_text(HOST)
+        cmd = [compiler(), "-std=gnu99", "-O2", "-I", str(CORE), "-I", str(FMI_HEADERS),
+               str(tmp / "host.c"), str(CORE / "titop_double.c"), str(CORE / "titop_complex.c"),
+               "-o", str(host), "-ldl", "-lm"]  # fmt: skip
+        subprocess.run(cmd, check=True)
+        so = tmp / "x" / "binaries" / "linux64" / f"{fmu.stem}.so"
+        rows = []
+        for _ in range(args.rounds):
+            p = subprocess.run([str(host), str(so), d.guid, str(vr["joint.tau"]),
+                                str(vr["joint.m[1]"]), str(args.calls)],
+                               capture_output=True, text=True, check=True)  # fmt: skip
+            rows.append([float(v) for v in p.stdout.split()])
+    del md
+    med = [statistics.median(r[k] for r in rows) for k in range(6)]
+    lo = [min(r[k] for r in rows) for k in range(6)]
+    hi = [max(r[k] for r in rows) for k in range(6)]
+    names = [
+        ("fmi2DoStep 1 ms (Heun, inputs held)", 2e-6),
+        ("fmi2GetReal, one variable", 1e-7),
+        ("evaluation: fmi2SetReal + fmi2GetReal", None),
+        ("fmi2GetDirectionalDerivative (1 x 1)", None),
+        ("core: titop_eval of the lone block", None),
+        ("core: complex-step derivative (one direction)", None),
+    ]
+    print(f"TitopRevoluteBodyC1 from a C host, median of {args.rounds} rounds of "
+          f"{args.calls} calls (min .. max)")  # fmt: skip
+    for (label, target), m, a, b in zip(names, med, lo, hi, strict=True):
+        verdict = (
+            ""
+            if target is None
+            else (f"   target <= {target * 1e6:g} us: {'met' if m <= target else 'NOT met'}")
+        )
+        print(f"  {label:<48}{m * 1e6:9.3f} us  ({a * 1e6:.3f} .. {b * 1e6:.3f}){verdict}")
+    print(f"  ratio evaluation through the FMU / core: {med[2] / med[4]:.2f}")
     return 0
 
 

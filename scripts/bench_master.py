@@ -1,12 +1,13 @@
-"""Speed of the co-simulation master on the paper's balloon (issue 4).
+"""Speed of the co-simulation master on the paper's balloon.
 
 Prints, for the balloon co-simulated with its FMUs (20 s, communication step 1 ms by default):
 wall time, real-time factor, FMU calls per step, loop iterations per step, interface-Jacobian
 measurements, and the ratio of its wall time to the in-process engine's, measured in the same
-run (the machines are shared and noisy). Target (issue 4): real-time factor >= 1 on 2 cores.
+run (the machines are shared and noisy). Target: real-time factor >= 1 on 2 cores (the master
+issue raises it to 50 with native FMUs).
 
 With ``--split``, a second run of the co-simulation times every FMU call (``fmi2GetReal``,
-``fmi2SetReal``, ``fmi2DoStep``: the FMUs' own work and pythonfmu's layer) and reports, per
+``fmi2SetReal``, ``fmi2DoStep``: the native FMUs' own work) and reports, per
 step, the time inside them and the master's own Python time (the rest of the wall time).
 
     python scripts/bench_master.py [--t-final 20] [--step 1e-3] [--split]

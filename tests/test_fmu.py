@@ -439,9 +439,9 @@ def test_solver_methods_converge_with_their_order(loaded, method, tol):
 
 
 def _solver_params():
-    from titopfmu.fmi.slave import _SOLVER_PARAMS
+    from titopfmu.fmi.native.generate import SOLVER_PARAMS
 
-    return _SOLVER_PARAMS
+    return SOLVER_PARAMS
 
 
 def test_non_finite_input_is_refused_with_its_name(loaded):

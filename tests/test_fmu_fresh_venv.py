@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 from fmpy import read_model_description
 
-from titopfmu.fmi.build import build_fmus, vendor_name
+from titopfmu.fmi.build import build_fmus
 from titopfmu.fmi.catalog import FMU_TYPES, random_values
 
 #: packages the fresh venv gets (and their dependencies), pinned to this environment's versions
@@ -321,7 +321,7 @@ def test_fmus_give_the_same_outputs_in_a_fresh_venv(fresh_venv, fmus, tmp_path):
                    for p in env["sys_path"]), env["sys_path"]  # fmt: skip
     # ... and the FMUs loaded no Python code at all (native: the C core in their binaries)
     modules = venv["modules"]
-    assert "titopfmu" not in modules and vendor_name() not in modules, modules
+    assert not any("titopfmu" in m for m in modules), modules
     assert "pythonfmu" not in modules, modules
 
     # the same sequence in this process

@@ -211,8 +211,6 @@ def fmu_paths(tmp_path_factory) -> dict[str, str]:
     out = tmp_path_factory.mktemp("fmus_libcosim")
     types = ["ground", "revolute_body_inverse", "prismatic_body_inverse"]
     by_model = {p.stem: str(p) for p in build_fmus(out, types=types, max_children=1)}
-    # the generated slaves balance pythonfmu 0.7's extra reference release themselves
-    # (titopfmu.fmi.slave.pin_module_globals): nothing to work around here
     return {inst: by_model[model] for inst, (model, _) in CHAIN.items()}
 
 

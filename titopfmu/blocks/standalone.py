@@ -1,8 +1,9 @@
 """One block evaluated on its own, from the values on its ports.
 
-This is what an FMU slave computes (and what a co-simulation master probes): the block's inputs
-are given — the parent's motion vector, the children's wrenches, the signals — and its outputs
-follow from its own equations, with no algebraic loop to solve (the loop is between blocks). The
+This is what an FMU computes (a native FMU with the C core; this module, with the object blocks,
+is the reference the FMU tests compare with): the block's inputs are given — the parent's
+motion vector, the children's wrenches, the signals — and its outputs follow from its own
+equations, with no algebraic loop to solve (the loop is between blocks). The
 equations are the block's ``kinematics`` and ``loop_map`` (:mod:`titopfmu.blocks.bodies`); this
 module only wires port values to them.
 

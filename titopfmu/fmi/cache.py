@@ -2,10 +2,10 @@
 
 The folder is ``$XDG_CACHE_HOME/titopfmu/fmus/<key>`` (``~/.cache`` when ``XDG_CACHE_HOME`` is
 not set; ``TITOPFMU_CACHE_DIR`` replaces ``$XDG_CACHE_HOME/titopfmu``). The key is titopfmu's
-version and a hash of every source an FMU is built from (the run-time copy, the slave template
-and builder, the FMI shim) and of pythonfmu's version: editing any of them, or upgrading, builds
-a fresh set. A set is built in a temporary folder next to its final place and renamed into it
-once complete, so an interrupted build leaves no half set behind.
+version and a hash of every source an FMU is built from (the C core, the FMI wrapper and its
+generator, the FMI headers, the catalog of types): editing any of them builds a fresh set. A set
+is built in a temporary folder next to its final place and renamed into it once complete, so an
+interrupted build leaves no half set behind.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import tempfile
 from pathlib import Path
 
 from .. import __version__
-from .build import PACKAGE_ROOT, RUNTIME_FILES, SHIM_DIR
 from .catalog import FMU_TYPES
 
 
@@ -31,21 +30,15 @@ def cache_root() -> Path:
 
 
 def sources_hash() -> str:
-    """Hash of the FMUs' sources and of the pythonfmu version (16 hex digits)."""
-    from importlib.metadata import PackageNotFoundError, version
-
+    """Hash of the FMUs' sources (16 hex digits)."""
+    root = Path(__file__).resolve().parent.parent
     h = hashlib.sha256(__version__.encode())
-    try:
-        h.update(version("pythonfmu").encode())
-    except PackageNotFoundError:  # pragma: no cover - build_fmus needs it anyway
-        pass
     files: list[Path] = []
-    for rel in (*RUNTIME_FILES, "fmi/build.py"):
-        p = PACKAGE_ROOT / rel
-        files += sorted(p.rglob("*.py")) if p.is_dir() else [p]
-    files += sorted(f for f in SHIM_DIR.iterdir() if f.suffix in (".c", ".h"))
+    for rel in ("core/csrc", "fmi/native", "fmi/headers"):
+        files += sorted(f for f in (root / rel).iterdir() if f.suffix in (".c", ".h", ".py"))
+    files += [root / "fmi" / f for f in ("build.py", "catalog.py", "ports.py")]
     for f in files:
-        h.update(str(f.relative_to(PACKAGE_ROOT)).encode())
+        h.update(str(f.relative_to(root)).encode())
         h.update(f.read_bytes())
     return h.hexdigest()[:16]
 

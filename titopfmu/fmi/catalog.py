@@ -3,10 +3,10 @@
 An FMU type is a core block class (:mod:`titopfmu.blocks`) plus a table of FMI parameters that
 map onto the block's constructor. Body types come in variants with 0 to :data:`MAX_CHILDREN`
 child ports (FMI 2.0 has no structural parameters; a variant per port count is what importers
-handle best). Nothing here computes physics: the slave builds the core block from the parameter
-values and evaluates it through :class:`titopfmu.blocks.standalone.StandaloneBlock`.
+handle best). Nothing here computes physics: a native FMU builds its block as a one-body model of
+the C core from the parameter values (:mod:`titopfmu.fmi.native`).
 
-Variable layout (README, "FMU reference"): ports first, each port's components consecutive in
+Variable layout (docs/fmus.md): ports first, each port's components consecutive in
 value references and named with 1-based FMI structured indices (``P.m[1]``..``P.m[18]``), then
 the parameters. Vector parameters are ``name[i]``, matrices ``name[i,j]`` (row i, column j).
 """

@@ -9,8 +9,8 @@ At every communication point the master
 2. solves the algebraic loop of the tree — accelerations down (``P.m[1..6]``), wrenches up
    (``Cj.W``) — with the same :class:`~titopfmu.assembly.loop_solver.TreeLoopSolver` as the
    in-process engine. Each FMU is affine in its loop inputs at a fixed point, ``y = M u + c``:
-   ``M`` is measured by finite differences through set/get (pythonfmu offers no directional
-   derivatives) and reused across steps; ``c`` comes from the outputs at the current inputs.
+   ``M`` is measured by unit perturbations through set/get (exact up to rounding, the map being
+   affine) and reused across steps; ``c`` comes from the outputs at the current inputs.
    The loop inputs start from the polynomial through their last solutions (``guess_order``).
    A body's outputs are read once, with its pre-loop values; inputs written to it after that
    read (its *late* inputs: a joint law's effort, a loop closure's wrench) are then carried to

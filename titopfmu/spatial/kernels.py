@@ -1,9 +1,8 @@
 """Kernels of the object path: small matrix products, quaternion kinematics.
 
-The object blocks (:mod:`titopfmu.blocks`) and the Python FMU slaves evaluate the block
-equations with these functions on float64 arrays (:mod:`titopfmu.blocks.kernels`). The engine
-runs the same equations in the C core (:mod:`titopfmu.core`, ``csrc/``) for every system of
-built-in blocks; the tests hold both to rounding.
+The object blocks (:mod:`titopfmu.blocks`) evaluate the block equations with these functions on
+float64 arrays (:mod:`titopfmu.blocks.kernels`). The engine and the native FMUs run the same
+equations in the C core (:mod:`titopfmu.core`, ``csrc/``); the tests hold both to rounding.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from .generate import describe
 
 HERE = Path(__file__).resolve().parent
 CORE = HERE.parent.parent / "core" / "csrc"
-FMI_HEADERS = HERE.parent / "shim"
+FMI_HEADERS = HERE.parent / "headers"
 CORE_FILES = ("titop.h", "titop_scalar.h", "titop_spatial.h", "titop_core.c", "titop_double.c",
               "titop_complex.c")  # fmt: skip
 HEADERS = ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h")
