@@ -837,11 +837,18 @@ class Engine:
 
 
 def _progress_bar(enabled: bool, t0: float, t_final: float):
+    """A bar over simulated time on stderr, shown once the run has lasted a second (short runs
+    stay quiet), or None."""
     if not enabled:
         return None
+    import sys
+
     from tqdm import tqdm
 
-    return tqdm(total=t_final - t0, unit="s(sim)", bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s")
+    from ..progress import BAR_DELAY
+
+    return tqdm(total=t_final - t0, unit="s(sim)", delay=BAR_DELAY, file=sys.stderr,
+                bar_format="{l_bar}{bar}| {n:.3f}/{total:.3f} s")  # fmt: skip
 
 
 _INDEX = re.compile(r"^(.*)\[(\d+)\]$")

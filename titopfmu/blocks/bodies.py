@@ -365,8 +365,19 @@ class ImposedMotionBody(BodyBlock):
     has_parent = False
     n_extra = 6
 
-    def __init__(self, name: str, mass: float, inertia: ArrayLike, **kwargs) -> None:
-        super().__init__(name, mass, inertia, **kwargs)
+    def __init__(
+        self,
+        name: str,
+        mass: float,
+        inertia: ArrayLike,
+        com: ArrayLike = (0.0, 0.0, 0.0),
+        children: Mapping[str, ArrayLike] | None = None,
+        external: Mapping[str, ExternalWrench | Mapping] | None = None,
+        gravity: ArrayLike = DEFAULT_GRAVITY,
+    ) -> None:
+        super().__init__(
+            name, mass, inertia, com=com, children=children, external=external, gravity=gravity
+        )
         self._add_port("m", "signal_in", 18, "imposed motion vector at P (18, in the body frame)")
         self._add_port("W", "signal_out", 6, "external wrench required at P (6, body frame)")
         self._XC = -self.T if self.n_children else None
@@ -524,8 +535,20 @@ class JointBody(BodyBlock):
     inverse = False
     kinematic_inputs: tuple[str, ...] = ()
 
-    def __init__(self, name: str, mass, inertia, joint: JointModel, **kwargs) -> None:
-        super().__init__(name, mass, inertia, **kwargs)
+    def __init__(
+        self,
+        name: str,
+        mass,
+        inertia,
+        joint: JointModel,
+        com: ArrayLike = (0.0, 0.0, 0.0),
+        children: Mapping[str, ArrayLike] | None = None,
+        external: Mapping[str, ExternalWrench | Mapping] | None = None,
+        gravity: ArrayLike = DEFAULT_GRAVITY,
+    ) -> None:
+        super().__init__(
+            name, mass, inertia, com=com, children=children, external=external, gravity=gravity
+        )
         self.joint = joint
         k = joint.dof
         if joint.identity_rate and joint.nq != k:  # derivative() relies on q̇ = u
@@ -707,8 +730,27 @@ class WeldedBody(JointBody):
 
     kind = "welded_body"
 
-    def __init__(self, name: str, mass, inertia, P_ab: ArrayLike = _I3, **kwargs) -> None:
-        super().__init__(name, mass, inertia, WeldJoint(name, P_ab), **kwargs)
+    def __init__(
+        self,
+        name: str,
+        mass,
+        inertia,
+        P_ab: ArrayLike = _I3,
+        com: ArrayLike = (0.0, 0.0, 0.0),
+        children: Mapping[str, ArrayLike] | None = None,
+        external: Mapping[str, ExternalWrench | Mapping] | None = None,
+        gravity: ArrayLike = DEFAULT_GRAVITY,
+    ) -> None:
+        super().__init__(
+            name,
+            mass,
+            inertia,
+            WeldJoint(name, P_ab),
+            com=com,
+            children=children,
+            external=external,
+            gravity=gravity,
+        )
 
 
 class _OneDofBody(JointBody):
@@ -741,9 +783,21 @@ class RevoluteBody(_OneDofBody):
         P_a0b: ArrayLike = _I3,
         theta0: float = 0.0,
         theta_dot0: float = 0.0,
-        **kwargs,
+        com: ArrayLike = (0.0, 0.0, 0.0),
+        children: Mapping[str, ArrayLike] | None = None,
+        external: Mapping[str, ExternalWrench | Mapping] | None = None,
+        gravity: ArrayLike = DEFAULT_GRAVITY,
     ) -> None:
-        super().__init__(name, mass, inertia, RevoluteJoint(name, axis, P_a0b), **kwargs)
+        super().__init__(
+            name,
+            mass,
+            inertia,
+            RevoluteJoint(name, axis, P_a0b),
+            com=com,
+            children=children,
+            external=external,
+            gravity=gravity,
+        )
         self._init_state(theta0, theta_dot0, ("theta0", "theta_dot0"))
 
 
@@ -767,9 +821,21 @@ class PrismaticBody(_OneDofBody):
         P_ab: ArrayLike = _I3,
         x0: float = 0.0,
         x_dot0: float = 0.0,
-        **kwargs,
+        com: ArrayLike = (0.0, 0.0, 0.0),
+        children: Mapping[str, ArrayLike] | None = None,
+        external: Mapping[str, ExternalWrench | Mapping] | None = None,
+        gravity: ArrayLike = DEFAULT_GRAVITY,
     ) -> None:
-        super().__init__(name, mass, inertia, PrismaticJoint(name, axis, P_ab), **kwargs)
+        super().__init__(
+            name,
+            mass,
+            inertia,
+            PrismaticJoint(name, axis, P_ab),
+            com=com,
+            children=children,
+            external=external,
+            gravity=gravity,
+        )
         self._init_state(x0, x_dot0, ("x0", "x_dot0"))
 
 
@@ -783,8 +849,29 @@ class RevoluteBodyInverse(RevoluteBody):
     kind = "revolute_body_inverse"
     inverse = True
 
-    def __init__(self, name: str, mass, inertia, axis=(0.0, 0.0, 1.0), P_a0b=_I3, **kwargs):
-        super().__init__(name, mass, inertia, axis=axis, P_a0b=P_a0b, **kwargs)
+    def __init__(
+        self,
+        name: str,
+        mass,
+        inertia,
+        axis: ArrayLike = (0.0, 0.0, 1.0),
+        P_a0b: ArrayLike = _I3,
+        com: ArrayLike = (0.0, 0.0, 0.0),
+        children: Mapping[str, ArrayLike] | None = None,
+        external: Mapping[str, ExternalWrench | Mapping] | None = None,
+        gravity: ArrayLike = DEFAULT_GRAVITY,
+    ) -> None:
+        super().__init__(
+            name,
+            mass,
+            inertia,
+            axis=axis,
+            P_a0b=P_a0b,
+            com=com,
+            children=children,
+            external=external,
+            gravity=gravity,
+        )
 
 
 class PrismaticBodyInverse(PrismaticBody):
@@ -796,8 +883,29 @@ class PrismaticBodyInverse(PrismaticBody):
     kind = "prismatic_body_inverse"
     inverse = True
 
-    def __init__(self, name: str, mass, inertia, axis=(1.0, 0.0, 0.0), P_ab=_I3, **kwargs):
-        super().__init__(name, mass, inertia, axis=axis, P_ab=P_ab, **kwargs)
+    def __init__(
+        self,
+        name: str,
+        mass,
+        inertia,
+        axis: ArrayLike = (1.0, 0.0, 0.0),
+        P_ab: ArrayLike = _I3,
+        com: ArrayLike = (0.0, 0.0, 0.0),
+        children: Mapping[str, ArrayLike] | None = None,
+        external: Mapping[str, ExternalWrench | Mapping] | None = None,
+        gravity: ArrayLike = DEFAULT_GRAVITY,
+    ) -> None:
+        super().__init__(
+            name,
+            mass,
+            inertia,
+            axis=axis,
+            P_ab=P_ab,
+            com=com,
+            children=children,
+            external=external,
+            gravity=gravity,
+        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -831,9 +939,21 @@ class SphericalBody(JointBody):
         euler0: ArrayLike | None = None,
         quaternion0: ArrayLike | None = None,
         omega0: ArrayLike = (0.0, 0.0, 0.0),
-        **kwargs,
+        com: ArrayLike = (0.0, 0.0, 0.0),
+        children: Mapping[str, ArrayLike] | None = None,
+        external: Mapping[str, ExternalWrench | Mapping] | None = None,
+        gravity: ArrayLike = DEFAULT_GRAVITY,
     ) -> None:
-        super().__init__(name, mass, inertia, SphericalJoint(name, P_a0b), **kwargs)
+        super().__init__(
+            name,
+            mass,
+            inertia,
+            SphericalJoint(name, P_a0b),
+            com=com,
+            children=children,
+            external=external,
+            gravity=gravity,
+        )
         if not self.inverse:
             self.quaternion0 = initial_quaternion(name, euler0, quaternion0)
             self.omega0 = as_vector(name, "omega0", omega0, 3)
@@ -875,9 +995,21 @@ class FreeBody(JointBody):
         quaternion0: ArrayLike | None = None,
         velocity0: ArrayLike = (0.0, 0.0, 0.0),
         omega0: ArrayLike = (0.0, 0.0, 0.0),
-        **kwargs,
+        com: ArrayLike = (0.0, 0.0, 0.0),
+        children: Mapping[str, ArrayLike] | None = None,
+        external: Mapping[str, ExternalWrench | Mapping] | None = None,
+        gravity: ArrayLike = DEFAULT_GRAVITY,
     ) -> None:
-        super().__init__(name, mass, inertia, FreeJoint(name, P_a0b), **kwargs)
+        super().__init__(
+            name,
+            mass,
+            inertia,
+            FreeJoint(name, P_a0b),
+            com=com,
+            children=children,
+            external=external,
+            gravity=gravity,
+        )
         if not self.inverse:
             self.position0 = as_vector(name, "position0", position0, 3)
             self.quaternion0 = initial_quaternion(name, euler0, quaternion0)
@@ -904,8 +1036,27 @@ class SphericalBodyInverse(SphericalBody):
     kind = "spherical_body_inverse"
     inverse = True
 
-    def __init__(self, name: str, mass, inertia, P_a0b: ArrayLike = _I3, **kwargs) -> None:
-        super().__init__(name, mass, inertia, P_a0b=P_a0b, **kwargs)
+    def __init__(
+        self,
+        name: str,
+        mass,
+        inertia,
+        P_a0b: ArrayLike = _I3,
+        com: ArrayLike = (0.0, 0.0, 0.0),
+        children: Mapping[str, ArrayLike] | None = None,
+        external: Mapping[str, ExternalWrench | Mapping] | None = None,
+        gravity: ArrayLike = DEFAULT_GRAVITY,
+    ) -> None:
+        super().__init__(
+            name,
+            mass,
+            inertia,
+            P_a0b=P_a0b,
+            com=com,
+            children=children,
+            external=external,
+            gravity=gravity,
+        )
 
 
 class FreeBodyInverse(FreeBody):
@@ -919,5 +1070,24 @@ class FreeBodyInverse(FreeBody):
     kind = "free_body_inverse"
     inverse = True
 
-    def __init__(self, name: str, mass, inertia, P_a0b: ArrayLike = _I3, **kwargs) -> None:
-        super().__init__(name, mass, inertia, P_a0b=P_a0b, **kwargs)
+    def __init__(
+        self,
+        name: str,
+        mass,
+        inertia,
+        P_a0b: ArrayLike = _I3,
+        com: ArrayLike = (0.0, 0.0, 0.0),
+        children: Mapping[str, ArrayLike] | None = None,
+        external: Mapping[str, ExternalWrench | Mapping] | None = None,
+        gravity: ArrayLike = DEFAULT_GRAVITY,
+    ) -> None:
+        super().__init__(
+            name,
+            mass,
+            inertia,
+            P_a0b=P_a0b,
+            com=com,
+            children=children,
+            external=external,
+            gravity=gravity,
+        )
