@@ -7,14 +7,15 @@ in fact, see ``tests/stability_trees.py``), child/root mass ratio 1e-6 ... 1e6. 
   ``Engine.derivative``) against the same pair as ONE RigidBody (mass properties combined with
   numpy); ``err_pin``: against Pinocchio's ABA on the pair; ``err_sig``: the ``root.acc`` signal
   (the engine's object path) against the composite;
-* ``cond(1-CC K)``: condition number of the matrix the current sweep inverts at the root
+* ``cond(1-CC K)``: condition number of the matrix the former sweep (and the hybrid form of
+  opaque maps) inverts at the root
   (CC = the root's compliance, K = the child's apparent inertia, both from the blocks'
   LoopMap objects of ``engine.evaluate(t, x).sol.maps``);
 * ``cond(D_art)``: condition number of the assembled articulated inertia
   ``D_root - T K τ = D_root + τᵀ (Gᵀ D_child G) τ`` (SPD; it equals the composite's D_P);
 * ``err_woodb`` / ``err_lu`` / ``err_chol``: the root acceleration recomputed in numpy from the
   SAME maps (the algebra alone, same inputs): ``ẋ'_C = (1 - CC K)^-1 (CC k + cC)`` in the
-  sweep's Woodbury form ``y + CC (1 - K CC)^-1 K y`` (woodb) or by an LU solve of (1 - CC K)
+  former sweep's Woodbury form ``y + CC (1 - K CC)^-1 K y`` (woodb) or by an LU solve of (1 - CC K)
   (lu), then ``ẋ'_P = D^-1 (T W_C - h)`` with ``W_C = K ẋ'_C + k``; and by a Cholesky solve of
   ``D_art ẋ'_P = T k - h`` (chol).
 

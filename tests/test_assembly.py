@@ -308,7 +308,7 @@ def _derivative_from_a_full_evaluation(eng: Engine, t: float, x: np.ndarray) -> 
 @pytest.mark.parametrize("case", ["closed_bar", *(f"tree{seed}" for seed in range(6))])
 def test_derivative_releasing_data_early_equals_a_full_evaluation(case):
     """Engine.object_derivative (the object path of Engine.derivative; the compiled one is
-    held to it in test_compiled.py) drops each body's kinematics after their last reader and
+    held to it in test_native.py) drops each body's kinematics after their last reader and
     solves the loop for the extra outputs only; the state derivative is the one of a full
     evaluation: random trees with revolute, prismatic,
     welded, spherical and free joints (the last two read their kinematics in the derivative),

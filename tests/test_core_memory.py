@@ -3,9 +3,11 @@
 The extension is rebuilt from ``titopfmu/core/csrc`` with ``-fsanitize=address,undefined
 -fno-sanitize-recover=all`` and loaded in a subprocess that runs ``tests/core/exercise.py``
 (every block kind, closures, laws, full evaluations, complex-step Jacobians, refusals); any
-out-of-bounds access, use of uninitialised memory flagged by UBSan, or undefined behaviour
-aborts it. The same script runs on the installed build under valgrind's memcheck, and no error
-may involve the core. Both runs must print the numbers of a plain run, bit for bit.
+out-of-bounds access or undefined behaviour aborts it. Its work buffers start as NaN, so a value
+read before it is written shows as a NaN result (the sanitizers do not see uninitialised reads;
+valgrind does). The same script runs on the installed build under valgrind's memcheck, and no
+error may involve the core. Both runs must print the numbers of a plain run (the sanitized one
+bit for bit).
 """
 
 from __future__ import annotations

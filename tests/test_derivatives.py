@@ -74,7 +74,6 @@ def test_jacobian_matches_central_differences(name):
     scale = max(1.0, float(np.max(np.abs(J))))
     err = float(np.max(np.abs(J - Jc)))
     assert err < 1e-6 * scale, f"{name}: |exact - central| = {err:.3g} (scale {scale:.3g})"
-    # the exact one is the limit: a smaller step moves the central difference towards it
     assert np.all(np.isfinite(J))
 
 

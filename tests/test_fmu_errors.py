@@ -373,9 +373,9 @@ def test_refusal_message_reaches_the_host_unless_logging_is_switched_off(revolut
 
 
 def test_percent_signs_in_messages_reach_the_host_unchanged(revolute):
-    """The message is the logger's printf format: a '%' in it (here from the instance name)
-    is doubled by the shim, so the host (fmpy's proxy formats it) prints the message as the FMU
-    wrote it. (Conversions that read integers only: without the doubling they print garbage.)"""
+    """A '%' in a message (here from the instance name) reaches the host unchanged: the FMU
+    passes its text as the argument of a "%s" format, never as the format itself. (Conversions
+    that read integers only: a message used as the format would print garbage.)"""
     log = Log()
     fmu = revolute.instantiate("50%d %x %%", logger=log)
     try:

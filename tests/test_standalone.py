@@ -48,7 +48,7 @@ def check_system(system, rng, n_states=3):
         x = random_state(engine, rng)
         ev = engine.evaluate(0.3, x)
         # the engine's derivative from the same loop solution as ``ev`` (the object path; the
-        # compiled one, held to it in test_compiled.py, solves the loop again with other
+        # compiled one, held to it in test_native.py, solves the loop again with other
         # rounding, and the loop of a random tree can amplify rounding of the maps ~3e4 times:
         # seed 2 moves the root's ω̇ by 1.6e-10 when its maps move by 1e-15, relative)
         dx_engine = engine.object_derivative(0.3, x)

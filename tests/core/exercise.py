@@ -51,9 +51,12 @@ for name, build in systems.items():
     for k in range(2 if args.quick else 5):
         dx = e.derivative(0.1 * k, x)
         inputs = e._native_inputs(0.1 * k, x)
-        full = nt.new_data()
+        full = np.full(nt.data_size, np.nan)  # a read before a write would come out NaN
         assert nt.derivative(0.1 * k, x, inputs, None, full, full=True) == 0
-        jx, jin = nt.jacobian(0.1 * k, x, inputs)
+        acc = nt.body_values(full, "acc", 6)
+        assert np.all(np.isfinite(acc)), name
+        jx, jin = nt.jacobian(0.1 * k, x, inputs, np.full(nt.model.zwork_size, np.nan))
+        assert np.all(np.isfinite(jx)) and np.all(np.isfinite(jin)), name
         total += float(np.sum(dx)) + float(np.sum(jx)) + float(np.sum(jin))
     bad = x.copy()
     bad[0] = np.nan

@@ -1,4 +1,8 @@
-"""Body blocks of the TITOP library (seed 004, secs. 2-3): the physics, in one place.
+"""Body blocks of the TITOP library (seed 004, secs. 2-3): parameters, ports and the object path.
+
+The engine and the FMUs evaluate these blocks in the C core (:mod:`titopfmu.core`); the methods
+below (on the kernels of :mod:`titopfmu.blocks.kernels`) are the object path, run for a user's
+subclass and held equal to the core by the tests.
 
 Every body block is causal and, at a fixed instant, **affine in the loop unknowns**: the spatial
 acceleration it receives from its parent and the wrenches it receives from its children. A block

@@ -1,9 +1,11 @@
-"""The body and joint equations of seed 004 as kernels: the one place they are written.
+"""The body and joint equations of seed 004 as Python kernels, for the object path.
 
-Each kernel reads parameters and inputs from float64 arrays and writes its results into output
-arrays (see :mod:`titopfmu.spatial.kernels` for how they are compiled). The object blocks of
-:mod:`titopfmu.blocks.bodies` and :mod:`titopfmu.blocks.joints` call them on fresh arrays; the
-engine's compiled sweep (:mod:`titopfmu.assembly.compiled`) calls them on rows of its stacks.
+The physics runs in the C core (:mod:`titopfmu.core`, ``csrc/``) for the engine and the native
+FMUs; these kernels are its second copy, kept for the object blocks of
+:mod:`titopfmu.blocks.bodies` and :mod:`titopfmu.blocks.joints` (a user's block subclass, the
+signals the core does not give). ``tests/test_native.py`` holds the two equal to 1e-12. Each
+kernel reads parameters and inputs from float64 arrays and writes its results into output
+arrays.
 
 Frames and units as in :mod:`titopfmu.blocks.bodies`: a body's quantities in its frame R_a, the
 parent port in the parent frame R_b, gravity in R_i; SI units.

@@ -37,6 +37,8 @@ def sources_hash() -> str:
     for rel in ("core/csrc", "fmi/native", "fmi/headers"):
         files += sorted(f for f in (root / rel).iterdir() if f.suffix in (".c", ".h", ".py"))
     files += [root / "fmi" / f for f in ("build.py", "catalog.py", "ports.py")]
+    # the lone-block model and the port channels the generator reads
+    files += [root / "core" / "model.py", root / "blocks" / "standalone.py"]
     for f in files:
         h.update(str(f.relative_to(root)).encode())
         h.update(f.read_bytes())

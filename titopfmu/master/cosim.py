@@ -128,23 +128,6 @@ def _user_stacklevel() -> int:
     return level
 
 
-def _reissue(component: Component, caught) -> None:
-    """Issue again the warnings an FMU gave (they would name a file of its temporary
-    extraction), with the component and the FMU file named and titopfmu's own warning class when
-    the FMU's run-time copy has one of the same name (so that filters on it apply)."""
-    from ..blocks import base
-
-    for w in caught:
-        cat = getattr(base, w.category.__name__, None)
-        if not (isinstance(cat, type) and issubclass(cat, Warning)):
-            cat = w.category
-        warnings.warn(
-            f"component '{component.name}' ({component.file.path.name}): {w.message}",
-            cat,
-            stacklevel=_user_stacklevel(),
-        )
-
-
 def _reissue_logged(component: Component, messages: list[tuple[int, str]]) -> None:
     """Issue the warnings a native FMU logged (fmi2Warning) as Python warnings naming the
     component and the FMU file; a remark on an inertia as titopfmu's InertiaWarning."""
@@ -731,10 +714,7 @@ class CoSimulation:
             for c in comps.values():
                 current = c
                 seen = len(c.messages)
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    c.slave.exitInitializationMode()  # the FMU checks its parameters here
-                _reissue(c, caught)
+                c.slave.exitInitializationMode()  # the FMU checks its parameters here
                 _reissue_logged(c, c.messages[seen:])
         except CosimError:
             self.free()

@@ -25,7 +25,7 @@ def matrix_view(v, rows, cols):
     return v[: rows * cols].reshape(rows, cols)
 
 
-# -- products and sums on small dense arrays: explicit loops compiled, numpy otherwise ----------
+# -- products and sums on small dense arrays (numpy) ---------------------------------------------
 
 
 def mv(a, v, out):

@@ -51,6 +51,10 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
                              "law_ints", "law_doubles", "nx", "nin", NULL};
     Py_buffer b[10];
     int nx, nin;
+    if (self->mem) {
+        PyErr_SetString(PyExc_RuntimeError, "a Model is immutable: make a new one");
+        return -1;
+    }
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*y*y*y*y*y*y*y*y*ii", kwlist, &b[0], &b[1],
                                      &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8], &b[9],
                                      &nx, &nin))
@@ -71,7 +75,6 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
     }
     size_t size = nb * sizeof(titop_body) + np_ * sizeof(titop_port) + ne * sizeof(titop_ext) +
                   nc * sizeof(titop_closure) + nl * sizeof(titop_law) + 1;
-    PyMem_Free(self->mem);
     self->mem = PyMem_Calloc(1, size);
     if (!self->mem) {
         PyErr_NoMemory();
@@ -149,6 +152,9 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
         PyObject *e = Py_BuildValue("(si)", msg, bad_body);
         PyErr_SetObject(PyExc_ValueError, e);
         Py_XDECREF(e);
+        PyMem_Free(self->mem);
+        self->mem = NULL;
+        memset(m, 0, sizeof *m);
         goto done;
     }
     self->data_size = titop_data_size(m);

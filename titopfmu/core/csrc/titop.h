@@ -92,7 +92,7 @@ typedef struct titop_body {
     int nq, nv;         /* configuration and speed counts of the joint (root rigid: 7, 6) */
     double D[36];       /* D_P = τ_BP^T diag(m 1, I_B) τ_BP (eq. 4) */
     double S[36];       /* motion subspace S (6 x nv, row-major with row stride nv) */
-    double dscale;      /* largest |D_P| entry (singularity threshold) */
+    double dscale;      /* largest |D_P| entry (a scale for the callers' singularity checks) */
     double RK[9], RK2[9]; /* revolute: P_{a0/b} K and P_{a0/b} K², K = (*r̃) (eq. 16) */
 } titop_body;
 

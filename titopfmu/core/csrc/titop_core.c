@@ -879,6 +879,8 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
             return bad(i, bad_body, msg, size, "external wrenches out of range");
         B->nq = NQ[B->kind];
         B->nv = NV[B->kind];
+        if (B->inverse && (root || B->nv == 0))
+            return bad(i, bad_body, msg, size, "only a joint body with a dof can be inverse");
         if (B->kind == TITOP_RIGID) {
             if (B->x0 < 0 || B->x0 + 13 > m->nx)
                 return bad(i, bad_body, msg, size, "states out of range");
@@ -955,13 +957,18 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
             return bad(P->owner, bad_body, msg, size, "port wrench input out of range");
         }
     }
+    for (int i = 0; i < m->nbodies; i++) { /* and child -> port */
+        const titop_body *B = &m->bodies[i];
+        if (B->parent >= 0 && m->ports[m->bodies[B->parent].port0 + B->slot].child != i)
+            return bad(i, bad_body, msg, size, "its parent's port does not name it as its child");
+    }
     for (int j = 0; j < m->nexts; j++)
         if (m->exts[j].w0 < 0 || m->exts[j].w0 + 6 > m->nin)
             return bad(-1, bad_body, msg, size, "external wrench input out of range");
     for (int c = 0; c < m->nclosures; c++) {
         const titop_closure *C = &m->closures[c];
         if (C->left < 0 || C->left >= m->nports || C->right < 0 || C->right >= m->nports ||
-            m->ports[C->left].child >= 0 || m->ports[C->right].child >= 0)
+            C->left == C->right || m->ports[C->left].child >= 0 || m->ports[C->right].child >= 0)
             return bad(-1, bad_body, msg, size, "a loop closure needs two free child ports");
     }
     for (int l = 0; l < m->nlaws; l++) {

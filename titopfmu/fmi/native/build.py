@@ -133,7 +133,7 @@ def measure_dependencies(fmu, lib: Path) -> dict[int, list[int]]:
     import numpy as np
 
     from ..catalog import random_values
-    from .generate import C_INPUT, C_OUTPUT, SOLVER_PARAMS, T_BOOL, T_INT
+    from .generate import C_INPUT, C_OUTPUT, T_BOOL, T_INT
 
     dll = ctypes.CDLL(str(lib))
     libc = ctypes.CDLL(None)
@@ -181,7 +181,7 @@ def measure_dependencies(fmu, lib: Path) -> dict[int, list[int]]:
             for p in params:
                 if p.boolean:
                     values[p.name] = sample > 0
-            for p in params + SOLVER_PARAMS[:0]:
+            for p in params:
                 val = np.atleast_1d(np.asarray(values[p.name], dtype=float)).reshape(-1)
                 vrs = [names[n] for n, _ in p.names()]
                 if V[vrs[0]].type == T_BOOL:
@@ -217,7 +217,7 @@ def measure_dependencies(fmu, lib: Path) -> dict[int, list[int]]:
                 if st:
                     raise BuildError(f"{fmu.model_name}: directional derivative refused")
                 for j, u_vr in enumerate(unknowns):
-                    if abs(out[j]) > 1e-14:
+                    if out[j] != 0.0:  # exact zeros where there is no dependence
                         deps[u_vr].add(k)
         finally:
             dll.fmi2FreeInstance(c)

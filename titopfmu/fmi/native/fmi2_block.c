@@ -353,20 +353,45 @@ static int build(Instance *c)
                         s += B->S[nv * r + a] * B->D[6 * r + q] * B->S[nv * q + b];
                 J[nv * a + b] = s;
             }
+        /* positive definite: LDL^T pivots above 1e-12 of the largest diagonal entry */
+        double big = 0.0;
         for (int a = 0; a < nv; a++)
-            singular |= !(J[nv * a + a] > 1e-12 * (B->dscale > 1 ? B->dscale : 1));
+            big = J[nv * a + a] > big ? J[nv * a + a] : big;
+        for (int j = 0; j < nv && !singular; j++) {
+            double d = J[nv * j + j];
+            for (int k = 0; k < j; k++)
+                d -= J[nv * j + k] * J[nv * j + k] * J[nv * k + k];
+            singular = !(d > 1e-12 * big) || !(big > 0.0);
+            if (!singular) {
+                J[nv * j + j] = d;
+                for (int i = j + 1; i < nv; i++) {
+                    double t = J[nv * i + j];
+                    for (int k = 0; k < j; k++)
+                        t -= J[nv * i + k] * J[nv * j + k] * J[nv * k + k];
+                    J[nv * i + j] = t / d;
+                }
+            }
+        }
         if (singular) {
             refuse(c, "parameter 'inertia': the apparent inertia seen from the joint (eq. 20) is "
                       "singular: the body cannot be moved by its joint");
             return -1;
         }
     }
-    if (!c->data) {
+    if (!c->data) { /* both buffers, or neither */
         size_t n = titop_data_size(m);
-        c->data = c->cb.allocateMemory(n, sizeof(double));
-        c->zwork = c->cb.allocateMemory(2 * (n + 2 * (size_t)FMU_NX + FMU_NIN) + 2, sizeof(double));
-        if (!c->data || !c->zwork)
+        double *data = c->cb.allocateMemory(n, sizeof(double));
+        double *zw = c->cb.allocateMemory(2 * (n + 2 * (size_t)FMU_NX + FMU_NIN) + 2,
+                                          sizeof(double));
+        if (!data || !zw) {
+            if (data)
+                c->cb.freeMemory(data);
+            if (zw)
+                c->cb.freeMemory(zw);
             return -2;
+        }
+        c->data = data;
+        c->zwork = zw;
     }
     /* initial states */
     double *x = c->x;
@@ -393,6 +418,13 @@ static int build(Instance *c)
     return 0;
 }
 
+/* build() as an FMI status: out of memory is the only fmi2Fatal */
+static fmi2Status ensure_built(Instance *c)
+{
+    int r = build(c);
+    return r == 0 ? fmi2OK : r == -2 ? fmi2Fatal : fmi2Error;
+}
+
 /* ---- evaluation ---- */
 
 /* the core's input vector from the FMI inputs (at time t for CS input derivatives) */
@@ -410,8 +442,9 @@ static fmi2Status evaluate(Instance *c)
 {
     if (!c->stale)
         return fmi2OK;
-    if (build(c))
-        return fmi2Error;
+    fmi2Status bs = ensure_built(c);
+    if (bs != fmi2OK)
+        return bs;
     gather_inputs(c, 0.0);
 #if FMU_KIND >= 0
     int bad;
@@ -566,11 +599,9 @@ fmi2Status fmi2EnterInitializationMode(fmi2Component comp)
     Instance *c = comp;
     if (c->mode != M_INSTANTIATED)
         return refuse(c, "fmi2EnterInitializationMode called in %s", MODE_NAME[c->mode]);
-    int r = build(c);
-    if (r == -2)
-        return fmi2Fatal;
-    if (r)
-        return fmi2Error;
+    fmi2Status bs = ensure_built(c);
+    if (bs != fmi2OK)
+        return bs;
     c->mode = M_INIT;
     return fmi2OK;
 }
@@ -580,8 +611,9 @@ fmi2Status fmi2ExitInitializationMode(fmi2Component comp)
     Instance *c = comp;
     if (c->mode != M_INIT)
         return refuse(c, "fmi2ExitInitializationMode called in %s", MODE_NAME[c->mode]);
-    if (build(c))
-        return fmi2Error;
+    fmi2Status bs = ensure_built(c);
+    if (bs != fmi2OK)
+        return bs;
     c->mode = c->cs ? M_STEP : M_EVENT;
     return fmi2OK;
 }
@@ -629,8 +661,9 @@ static fmi2Status get_values(Instance *c, const fmi2ValueReference vr[], size_t 
     if (need) {
         if (c->mode == M_INSTANTIATED)
             return refuse(c, "outputs are available from fmi2EnterInitializationMode on");
-        if (evaluate(c))
-            return fmi2Error;
+        fmi2Status st = evaluate(c);
+        if (st != fmi2OK)
+            return st;
     }
     for (size_t i = 0; i < n; i++)
         out[i] = c->v[vr[i]];
@@ -714,32 +747,30 @@ fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference vr[], size_t
     return set_values(comp, vr, n, T_REAL, value);
 }
 
+/* integers and booleans through set_values, all at once: a refused call changes nothing */
+static fmi2Status set_converted(Instance *c, const fmi2ValueReference vr[], size_t n, int type,
+                                const fmi2Integer *ints, const fmi2Boolean *bools)
+{
+    double *buf = c->cb.allocateMemory(n + 1, sizeof(double));
+    if (!buf)
+        return fmi2Fatal;
+    for (size_t i = 0; i < n; i++)
+        buf[i] = ints ? (double)ints[i] : (bools[i] != 0);
+    fmi2Status st = set_values(c, vr, n, type, buf);
+    c->cb.freeMemory(buf);
+    return st;
+}
+
 fmi2Status fmi2SetInteger(fmi2Component comp, const fmi2ValueReference vr[], size_t n,
                           const fmi2Integer value[])
 {
-    double buf[64];
-    for (size_t k = 0; k < n; k += 64) {
-        size_t m = n - k < 64 ? n - k : 64;
-        for (size_t i = 0; i < m; i++)
-            buf[i] = value[k + i];
-        if (set_values(comp, vr + k, m, T_INT, buf))
-            return fmi2Error;
-    }
-    return fmi2OK;
+    return set_converted(comp, vr, n, T_INT, value, NULL);
 }
 
 fmi2Status fmi2SetBoolean(fmi2Component comp, const fmi2ValueReference vr[], size_t n,
                           const fmi2Boolean value[])
 {
-    double buf[64];
-    for (size_t k = 0; k < n; k += 64) {
-        size_t m = n - k < 64 ? n - k : 64;
-        for (size_t i = 0; i < m; i++)
-            buf[i] = value[k + i] != 0;
-        if (set_values(comp, vr + k, m, T_BOOL, buf))
-            return fmi2Error;
-    }
-    return fmi2OK;
+    return set_converted(comp, vr, n, T_BOOL, NULL, value);
 }
 
 fmi2Status fmi2SetString(fmi2Component comp, const fmi2ValueReference vr[], size_t n,
@@ -787,22 +818,45 @@ static fmi2Status restore(Instance *c, const Snapshot *s)
     if (s->magic != STATE_MAGIC || strncmp(s->model, FMU_MODEL_NAME, sizeof s->model) != 0 ||
         s->nvars != FMU_NVARS)
         return refuse(c, "not an FMU state of this FMU type (%s)", FMU_MODEL_NAME);
-    if (s->nx != (unsigned)FMU_NX || s->mode > M_TERMINATED)
-        return refuse(c, "corrupt FMU state (states %u, mode %u)", s->nx, s->mode);
+    int cs_mode = s->mode == M_STEP, me_mode = s->mode == M_EVENT || s->mode == M_CONT;
+    if (s->nx != (unsigned)FMU_NX || s->mode > M_TERMINATED || (c->cs ? me_mode : cs_mode))
+        return refuse(c, "corrupt FMU state (states %u, mode %u, for a %s instance)", s->nx,
+                      s->mode, c->cs ? "co-simulation" : "model-exchange");
     if (!isfinite(s->t))
         return refuse(c, "corrupt FMU state (time not finite)");
-    for (int k = 0; k < FMU_NVARS; k++)
-        if (!isfinite(s->v[k]) || !isfinite(s->du[k]))
-            return refuse(c, "corrupt FMU state (variable '%s' not finite)", FMU_VAR_NAME[k]);
+    for (int k = 0; k < FMU_NVARS; k++) {
+        double x = s->v[k];
+        int bad = !isfinite(x) || !isfinite(s->du[k]);
+        if (FMU_VAR_TYPE[k] == T_INT)
+            bad |= !(fabs(x) <= 2147483647.0) || x != floor(x);
+        else if (FMU_VAR_TYPE[k] == T_BOOL)
+            bad |= x != 0.0 && x != 1.0;
+        if (bad)
+            return refuse(c, "corrupt FMU state (variable '%s' = %s)", FMU_VAR_NAME[k],
+                          num(x).s);
+    }
     for (int k = 0; k < MAX_X; k++)
         if (k < FMU_NX ? !isfinite(s->x[k]) : s->x[k] != 0.0)
             return refuse(c, "corrupt FMU state (state %d %s)", k,
                           k < FMU_NX ? "not finite" : "set, but the FMU has fewer states");
+    /* the parameters it holds must build the block: try them, put everything back if not */
+    double v[FMU_NVARS], du[FMU_NVARS];
+    memcpy(v, c->v, sizeof v);
+    memcpy(du, c->du, sizeof du);
+    int built = c->built;
     memcpy(c->v, s->v, sizeof c->v);
     memcpy(c->du, s->du, sizeof c->du);
     c->built = 0;
-    if ((int)s->mode != M_INSTANTIATED && build(c)) {
-        return fmi2Error;
+    if ((int)s->mode != M_INSTANTIATED) {
+        int r = build(c);
+        if (r) {
+            memcpy(c->v, v, sizeof v);
+            memcpy(c->du, du, sizeof du);
+            c->built = 0;
+            if (built)
+                build(c);
+            return r == -2 ? fmi2Fatal : fmi2Error;
+        }
     }
     memcpy(c->x, s->x, sizeof c->x);
     c->t = s->t;
@@ -874,8 +928,9 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component comp, const fmi2ValueRefer
     Instance *c = comp;
     if (c->mode == M_INSTANTIATED || c->mode == M_TERMINATED)
         return refuse(c, "fmi2GetDirectionalDerivative called in %s", MODE_NAME[c->mode]);
-    if (build(c))
-        return fmi2Error;
+    fmi2Status bs = ensure_built(c);
+    if (bs != fmi2OK)
+        return bs;
 #if FMU_KIND >= 0
     const double h = 1e-100;
     double dv[FMU_NVARS], dx[MAX_X];
@@ -994,6 +1049,9 @@ fmi2Status fmi2SetRealInputDerivatives(fmi2Component comp, const fmi2ValueRefere
                                        const fmi2Real value[])
 {
     Instance *c = comp;
+    if (!c->cs || (c->mode != M_INIT && c->mode != M_STEP))
+        return refuse(c, "fmi2SetRealInputDerivatives called in %s%s", MODE_NAME[c->mode],
+                      c->cs ? "" : " of a model-exchange instance");
     for (size_t i = 0; i < n; i++) {
         if (check_vr(c, vr[i], T_REAL))
             return fmi2Error;
@@ -1023,14 +1081,15 @@ fmi2Status fmi2GetRealOutputDerivatives(fmi2Component comp, const fmi2ValueRefer
 }
 
 /* f(t0 + s, x): the state derivative with the inputs at t0 + s (held, or interpolated) */
-static int rate(Instance *c, double s, const double *x, double *dx)
+static int rate(Instance *c, double t0, double s, const double *x, double *dx)
 {
 #if FMU_KIND >= 0
     int bad;
     gather_inputs(c, s);
-    return titop_eval(&c->model, c->data, c->t + s, x, c->in, 0, dx, &bad);
+    return titop_eval(&c->model, c->data, t0 + s, x, c->in, 0, dx, &bad);
 #else
     (void)c;
+    (void)t0;
     (void)s;
     (void)x;
     (void)dx;
@@ -1051,8 +1110,10 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
     if (!isfinite(currentCommunicationPoint))
         return refuse(c, "fmi2DoStep: current time %s is not finite",
                       num(currentCommunicationPoint).s);
-    if (build(c))
-        return fmi2Error;
+    fmi2Status bs = ensure_built(c);
+    if (bs != fmi2OK)
+        return bs;
+    double t0 = currentCommunicationPoint;
     if (FMU_NX) {
         double nsteps = ceil(h / c->max_step - 1e-9);
         if (nsteps < 1)
@@ -1067,29 +1128,28 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
         double x[MAX_X], k1[MAX_X], k2[MAX_X], k3[MAX_X], k4[MAX_X], y[MAX_X];
         int nx = FMU_NX;
         memcpy(x, c->x, sizeof x);
-        c->t = currentCommunicationPoint;
         for (long i = 0; i < n; i++) {
             double s = i * dt;
-            int bad = rate(c, s, x, k1);
+            int bad = rate(c, t0, s, x, k1);
             if (c->method == 1) {
                 for (int k = 0; k < nx; k++)
                     x[k] += dt * k1[k];
             } else if (c->method == 2) {
                 for (int k = 0; k < nx; k++)
                     y[k] = x[k] + dt * k1[k];
-                bad |= rate(c, s + dt, y, k2);
+                bad |= rate(c, t0, s + dt, y, k2);
                 for (int k = 0; k < nx; k++)
                     x[k] += 0.5 * dt * (k1[k] + k2[k]);
             } else {
                 for (int k = 0; k < nx; k++)
                     y[k] = x[k] + 0.5 * dt * k1[k];
-                bad |= rate(c, s + 0.5 * dt, y, k2);
+                bad |= rate(c, t0, s + 0.5 * dt, y, k2);
                 for (int k = 0; k < nx; k++)
                     y[k] = x[k] + 0.5 * dt * k2[k];
-                bad |= rate(c, s + 0.5 * dt, y, k3);
+                bad |= rate(c, t0, s + 0.5 * dt, y, k3);
                 for (int k = 0; k < nx; k++)
                     y[k] = x[k] + dt * k3[k];
-                bad |= rate(c, s + dt, y, k4);
+                bad |= rate(c, t0, s + dt, y, k4);
                 for (int k = 0; k < nx; k++)
                     x[k] += dt / 6.0 * (k1[k] + 2.0 * (k2[k] + k3[k]) + k4[k]);
             }
@@ -1110,7 +1170,7 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
     for (int vr = 0; vr < FMU_NVARS; vr++)
         if (c->du[vr] != 0.0)
             c->v[vr] += h * c->du[vr];
-    c->t = currentCommunicationPoint + h;
+    c->t = t0 + h;
     c->stale = 1;
     return fmi2OK;
 }
@@ -1161,6 +1221,19 @@ fmi2Status fmi2GetStringStatus(fmi2Component c, const fmi2StatusKind s, fmi2Stri
 
 /* ---- model exchange ---- */
 
+/* a model-exchange call in one of the modes allowed (bit mask of modes) */
+static fmi2Status me_call(Instance *c, const char *what, unsigned modes)
+{
+    if (c->cs)
+        return refuse(c, "%s: a model-exchange function, this instance is a co-simulation one",
+                      what);
+    if (!(modes & (1u << c->mode)))
+        return refuse(c, "%s called in %s", what, MODE_NAME[c->mode]);
+    return fmi2OK;
+}
+#define IN_MODES(a) (1u << (a))
+
+
 fmi2Status fmi2EnterEventMode(fmi2Component comp)
 {
     Instance *c = comp;
@@ -1196,8 +1269,9 @@ fmi2Status fmi2EnterContinuousTimeMode(fmi2Component comp)
 fmi2Status fmi2CompletedIntegratorStep(fmi2Component comp, fmi2Boolean noSetFMUStatePrior,
                                        fmi2Boolean *enterEventMode, fmi2Boolean *terminate)
 {
-    (void)comp;
     (void)noSetFMUStatePrior;
+    if (me_call(comp, "fmi2CompletedIntegratorStep", IN_MODES(M_CONT)))
+        return fmi2Error;
     *enterEventMode = fmi2False;
     *terminate = fmi2False;
     return fmi2OK;
@@ -1206,6 +1280,8 @@ fmi2Status fmi2CompletedIntegratorStep(fmi2Component comp, fmi2Boolean noSetFMUS
 fmi2Status fmi2SetTime(fmi2Component comp, fmi2Real time)
 {
     Instance *c = comp;
+    if (me_call(c, "fmi2SetTime", IN_MODES(M_EVENT) | IN_MODES(M_CONT)))
+        return fmi2Error;
     if (!isfinite(time))
         return refuse(c, "fmi2SetTime: time %g is not finite", time);
     c->t = time;
@@ -1216,6 +1292,8 @@ fmi2Status fmi2SetTime(fmi2Component comp, fmi2Real time)
 fmi2Status fmi2SetContinuousStates(fmi2Component comp, const fmi2Real x[], size_t nx)
 {
     Instance *c = comp;
+    if (me_call(c, "fmi2SetContinuousStates", IN_MODES(M_CONT)))
+        return fmi2Error;
     if (nx != (size_t)FMU_NX)
         return refuse(c, "fmi2SetContinuousStates: %zu states, the FMU has %d", nx, FMU_NX);
     for (size_t k = 0; k < nx; k++)
@@ -1229,10 +1307,14 @@ fmi2Status fmi2SetContinuousStates(fmi2Component comp, const fmi2Real x[], size_
 fmi2Status fmi2GetDerivatives(fmi2Component comp, fmi2Real derivatives[], size_t nx)
 {
     Instance *c = comp;
+    if (me_call(c, "fmi2GetDerivatives", IN_MODES(M_INIT) | IN_MODES(M_EVENT) |
+                                             IN_MODES(M_CONT) | IN_MODES(M_TERMINATED)))
+        return fmi2Error;
     if (nx != (size_t)FMU_NX)
         return refuse(c, "fmi2GetDerivatives: %zu states, the FMU has %d", nx, FMU_NX);
-    if (evaluate(c))
-        return fmi2Error;
+    fmi2Status st = evaluate(c);
+    if (st != fmi2OK)
+        return st;
     memcpy(derivatives, c->dx, nx * sizeof(double));
     return fmi2OK;
 }
@@ -1248,10 +1330,14 @@ fmi2Status fmi2GetEventIndicators(fmi2Component comp, fmi2Real indicators[], siz
 fmi2Status fmi2GetContinuousStates(fmi2Component comp, fmi2Real x[], size_t nx)
 {
     Instance *c = comp;
+    if (me_call(c, "fmi2GetContinuousStates", IN_MODES(M_INIT) | IN_MODES(M_EVENT) |
+                                                  IN_MODES(M_CONT) | IN_MODES(M_TERMINATED)))
+        return fmi2Error;
     if (nx != (size_t)FMU_NX)
         return refuse(c, "fmi2GetContinuousStates: %zu states, the FMU has %d", nx, FMU_NX);
-    if (build(c))
-        return fmi2Error;
+    fmi2Status bs = ensure_built(c);
+    if (bs != fmi2OK)
+        return bs;
     memcpy(x, c->x, nx * sizeof(double));
     return fmi2OK;
 }
