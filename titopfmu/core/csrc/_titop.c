@@ -172,11 +172,13 @@ static PyObject *status_result(int st, int bad_body)
     return Py_BuildValue("(ii)", st, bad_body);
 }
 
-/* eval(data, t, x, inputs, full, dx or None) -> 0 or (status, body) */
-static PyObject *Model_eval(ModelObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* eval and zeval: one evaluation on doubles, or on complex values (complex128 buffers: the
+   complex step of any output of the data buffer); w = 1 or 2 doubles per value */
+static PyObject *evaluate(ModelObject *self, PyObject *const *args, Py_ssize_t nargs, int w)
 {
     if (nargs != 6) {
-        PyErr_SetString(PyExc_TypeError, "eval(data, t, x, inputs, full, dx)");
+        PyErr_SetString(PyExc_TypeError, w == 1 ? "eval(data, t, x, inputs, full, dx)"
+                                                : "zeval(zdata, t, zx, zinputs, full, zdx)");
         return NULL;
     }
     titop_model *m = &self->m;
@@ -186,16 +188,17 @@ static PyObject *Model_eval(ModelObject *self, PyObject *const *args, Py_ssize_t
     int full = PyObject_IsTrue(args[4]);
     Py_buffer vd, vx, vi, vdx;
     int have_dx = args[5] != Py_None;
-    if (get_buffer(args[0], &vd, (Py_ssize_t)self->data_size, sizeof(double), 1, "data") < 0)
+    if (get_buffer(args[0], &vd, w * (Py_ssize_t)self->data_size, sizeof(double), 1, "data") < 0)
         return NULL;
-    if (get_buffer(args[2], &vx, m->nx, sizeof(double), 0, "x") < 0)
+    if (get_buffer(args[2], &vx, w * (Py_ssize_t)m->nx, sizeof(double), 0, "x") < 0)
         goto e1;
-    if (get_buffer(args[3], &vi, m->nin, sizeof(double), 0, "inputs") < 0)
+    if (get_buffer(args[3], &vi, w * (Py_ssize_t)m->nin, sizeof(double), 0, "inputs") < 0)
         goto e2;
-    if (have_dx && get_buffer(args[5], &vdx, m->nx, sizeof(double), 1, "dx") < 0)
+    if (have_dx && get_buffer(args[5], &vdx, w * (Py_ssize_t)m->nx, sizeof(double), 1, "dx") < 0)
         goto e3;
     int bad_body;
-    int st = titop_eval(m, vd.buf, t, vx.buf, vi.buf, full, have_dx ? vdx.buf : NULL, &bad_body);
+    int st = (w == 1 ? titop_eval : titopz_eval)(m, vd.buf, t, vx.buf, vi.buf, full,
+                                                 have_dx ? vdx.buf : NULL, &bad_body);
     if (have_dx)
         PyBuffer_Release(&vdx);
     PyBuffer_Release(&vi);
@@ -211,45 +214,16 @@ e1:
     return NULL;
 }
 
-/* zeval(zdata, t, zx, zinputs, full, zdx or None) -> 0 or (status, body): eval on complex
-   values (complex128 buffers): the complex step of any output of the data buffer */
+/* eval(data, t, x, inputs, full, dx or None) -> 0 or (status, body) */
+static PyObject *Model_eval(ModelObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    return evaluate(self, args, nargs, 1);
+}
+
+/* zeval(zdata, t, zx, zinputs, full, zdx or None) -> 0 or (status, body) */
 static PyObject *Model_zeval(ModelObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 6) {
-        PyErr_SetString(PyExc_TypeError, "zeval(zdata, t, zx, zinputs, full, zdx)");
-        return NULL;
-    }
-    titop_model *m = &self->m;
-    double t = PyFloat_AsDouble(args[1]);
-    if (t == -1.0 && PyErr_Occurred())
-        return NULL;
-    int full = PyObject_IsTrue(args[4]);
-    Py_buffer vd, vx, vi, vdx;
-    int have_dx = args[5] != Py_None;
-    if (get_buffer(args[0], &vd, 2 * (Py_ssize_t)self->data_size, sizeof(double), 1, "zdata") <
-        0)
-        return NULL;
-    if (get_buffer(args[2], &vx, 2 * (Py_ssize_t)m->nx, sizeof(double), 0, "zx") < 0)
-        goto e1;
-    if (get_buffer(args[3], &vi, 2 * (Py_ssize_t)m->nin, sizeof(double), 0, "zinputs") < 0)
-        goto e2;
-    if (have_dx && get_buffer(args[5], &vdx, 2 * (Py_ssize_t)m->nx, sizeof(double), 1, "zdx") < 0)
-        goto e3;
-    int bad_body;
-    int st = titopz_eval(m, vd.buf, t, vx.buf, vi.buf, full, have_dx ? vdx.buf : NULL, &bad_body);
-    if (have_dx)
-        PyBuffer_Release(&vdx);
-    PyBuffer_Release(&vi);
-    PyBuffer_Release(&vx);
-    PyBuffer_Release(&vd);
-    return status_result(st, bad_body);
-e3:
-    PyBuffer_Release(&vi);
-e2:
-    PyBuffer_Release(&vx);
-e1:
-    PyBuffer_Release(&vd);
-    return NULL;
+    return evaluate(self, args, nargs, 2);
 }
 
 /* jacobian(zwork, t, x, inputs, jx or None, jin or None) -> 0 or (status, body): the matrices
