@@ -64,3 +64,22 @@ def test_run_a_saved_random_tree_with_default_columns(tmp_path):
     assert header[:4] == ["time", "root.x", "root.y", "root.z"] and len(header) > 7
     assert (tmp_path / "tree.png").exists()
     assert main(["run", str(p), "--engine", "cosim", "--out", str(csv)]) == 2
+
+
+def test_run_checks_its_outputs_before_the_run_and_falls_back_after(tmp_path, capsys,
+                                                                    monkeypatch):  # fmt: skip
+    """``run`` shares ``example``'s output handling: a plot it cannot write is refused before
+    the run (nothing written), a CSV path it cannot write gets a named fallback file."""
+    out = tmp_path / "b.csv"
+    assert main(["run", "balloon", "--t-final", "0.1", "--out", str(out),
+                 "--plot", str(tmp_path / "b.xyz")]) == 2  # fmt: skip
+    assert "unknown image extension" in capsys.readouterr().err
+    assert not out.exists()
+    monkeypatch.chdir(tmp_path)  # where the fallback goes
+    blocked = tmp_path / "full.csv"
+    blocked.symlink_to("/dev/full")
+    assert main(["run", "balloon", "--t-final", "0.1", "--out", str(blocked), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert str(blocked) in err
+    fallbacks = [p for p in tmp_path.iterdir() if p.name.startswith("full") and p != blocked]
+    assert len(fallbacks) == 1 and fallbacks[0].read_text().startswith("time,")

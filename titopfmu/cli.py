@@ -211,6 +211,49 @@ def _missing_fmi(purpose: str, modules: tuple[str, ...]) -> str | None:
     return None
 
 
+def check_outputs(out: str, plot: str | None) -> int | None:
+    """Before a run (a path that cannot be written would cost the results): None if ``out``
+    and ``plot`` can be written, else the exit code after a one-line message."""
+    try:
+        check_output(out, "--out")
+        if plot:
+            check_output(plot, "--plot", plot=True)
+    except OutputError as exc:
+        return _error(str(exc), 2)
+    return None
+
+
+def failed_run(exc: SimulationError, out: str) -> int:
+    """A run that failed: its results so far written to ``out`` (or a named fallback), the
+    error in one message; exit code 1."""
+    if exc.result is not None and exc.result.rows:
+        try:
+            written = _write(exc.result.to_csv, out, "--out")
+        except OutputError as exc2:
+            return _error(f"{exc}\n{exc2}", 1)
+        print(
+            f"titopfmu: error: {exc}\nresults up to t = {exc.result.time[-1]:.6g} s "
+            f"written to {written}",
+            file=sys.stderr,
+        )
+    else:
+        print(f"titopfmu: error: {exc}", file=sys.stderr)
+    return 1
+
+
+def write_results(result, out: str, plot: str | None, draw) -> tuple[int, str, str | None]:
+    """Write the CSV and, with ``plot``, the figure (``draw(path)``), each to its path or a named
+    fallback: ``(code, csv written, plot written)``, code 0 (as asked), 1 (a fallback was used)
+    or 2 (nothing could be written: message given)."""
+    try:
+        written = _write(result.to_csv, out, "--out")
+        drawn = _write(draw, plot, "--plot", ".png") if plot else None
+    except OutputError as exc:
+        _error(str(exc), 1)
+        return 2, out, None
+    return (0 if written == out and drawn == plot else 1), written, drawn
+
+
 def _write(write, path: str, option: str, suffix: str = ".csv") -> str:
     """Write an output with :func:`~titopfmu.outputs.write_output`; tell about a fallback."""
     written, trouble = write_output(write, path, option, suffix)
@@ -304,12 +347,9 @@ def _cosim_balloon(args, show_progress: bool):
 def _example(args) -> int:
     from .examples import balloon
 
-    try:  # before the run: a path that cannot be written would cost the results
-        check_output(args.out, "--out")
-        if args.plot:
-            check_output(args.plot, "--plot", plot=True)
-    except OutputError as exc:
-        return _error(str(exc), 2)
+    bad = check_outputs(args.out, args.plot)
+    if bad is not None:
+        return bad
     if args.engine == "cosim":
         missing = _missing_fmi("co-simulation", ("fmpy",))
         if missing:
@@ -333,42 +373,25 @@ def _example(args) -> int:
                     progress=show_progress,
                 )
         except SimulationError as exc:
-            if exc.result is not None and exc.result.rows:
-                try:
-                    written = _write(exc.result.to_csv, args.out, "--out")
-                except OutputError as exc2:
-                    return _error(f"{exc}\n{exc2}", 1)
-                print(
-                    f"titopfmu: error: {exc}\nresults up to t = {exc.result.time[-1]:.6g} s "
-                    f"written to {written}",
-                    file=sys.stderr,
-                )
-            else:
-                print(f"titopfmu: error: {exc}", file=sys.stderr)
-            return 1
+            return failed_run(exc, args.out)
         except (TitopError, ValueError) as exc:
             return _error(str(exc), 2)
     wall = time.perf_counter() - t0
-    failed = False
-    try:
-        out = _write(result.to_csv, args.out, "--out")
-        failed = out != args.out
-        plot = None
-        if args.plot:
-            from .plotting import plot_result
 
-            def draw(path):
-                plot_result(
-                    result,
-                    path,
-                    units=balloon.UNITS,
-                    title="Balloon, slider and double pendulum (Alazard et al., Fig. 17)",
-                )
+    def draw(path):
+        plot_result(
+            result,
+            path,
+            units=balloon.UNITS,
+            title="Balloon, slider and double pendulum (Alazard et al., Fig. 17)",
+        )
 
-            plot = _write(draw, args.plot, "--plot", ".png")
-            failed = failed or plot != args.plot
-    except OutputError as exc:
-        return _error(str(exc), 1)
+    from .plotting import plot_result
+
+    code, out, plot = write_results(result, args.out, args.plot, draw)
+    if code == 2:
+        return 1
+    failed = code == 1
     if not args.quiet:
         what = "FMU calls" if args.engine == "cosim" else "right-hand-side evaluations"
         print(

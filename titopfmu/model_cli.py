@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .assembly.engine import METHODS, SimulationError
 from .blocks.base import InertiaWarning, TitopError
+from .cli import check_outputs, failed_run, write_results
 
 #: Defaults when neither the command line nor the model's ``experiment`` section gives a value
 #: (those of ``titopfmu example``).
@@ -197,6 +198,9 @@ def run_command(args) -> int:
             )
             s = _settings(args, system)
             out = args.out or f"results/{system.name}.csv"
+            bad = check_outputs(out, args.plot)
+            if bad is not None:
+                return bad
             result = Engine(system).simulate(
                 float(s["t_final"]),
                 output_interval=float(s["output_interval"]),
@@ -207,39 +211,31 @@ def run_command(args) -> int:
                 progress=args.progress,
             )
         except SimulationError as exc:
-            out = args.out or "results/model.csv"
-            if exc.result is not None and exc.result.rows:
-                exc.result.to_csv(out)
-                print(
-                    f"titopfmu: error: {exc}\nresults up to t = {exc.result.time[-1]:.6g} s "
-                    f"written to {out}",
-                    file=sys.stderr,
-                )
-            else:
-                print(f"titopfmu: error: {exc}", file=sys.stderr)
-            return 1
+            return failed_run(exc, out)
         except (TitopError, FileNotFoundError, ImportError) as exc:
             print(f"titopfmu: error: {exc}", file=sys.stderr)
             return 2
     wall = time.perf_counter() - t0
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    result.to_csv(out)
-    if args.plot:
-        from .plotting import plot_result
+    from .plotting import plot_result
 
+    def draw(path):
         plot_result(
             result,
-            args.plot,
+            path,
             units=info.units if info is not None else None,
             title=(info.description if info is not None else None) or system.name,
         )
+
+    code, out, plot = write_results(result, out, args.plot, draw)
+    if code == 2:
+        return 1
     if not args.quiet:
         print(
             f"{system.name} ({args.engine}): {float(s['t_final']):g} s simulated in {wall:.2f} s "
             f"wall ({result.n_evaluations} right-hand-side evaluations); wrote {out}"
-            + (f" and {args.plot}" if args.plot else "")
+            + (f" and {plot}" if plot else "")
         )
-    return 0
+    return code
 
 
 def crosscheck_command(args) -> int:
