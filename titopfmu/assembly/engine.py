@@ -24,7 +24,6 @@ from scipy import integrate
 from ..blocks.base import TitopError
 from ..blocks.bodies import BodyBlock, Ground, ImposedMotionBody, JointBody, RigidBody
 from ..blocks.closure import LoopClosure
-from ..blocks.kernels import joint_acceleration
 from ..blocks.signals import JointSpringDamper
 from ..blocks.standalone import motion_vector
 from ..core.model import NativeTree, unsupported
@@ -578,10 +577,7 @@ class Engine:
         if alpha is not None and isinstance(b, RigidBody):
             return alpha
         if alpha is not None and isinstance(b, JointBody) and not b.inverse and b.joint.dof:
-            jk = ev.kin[b.name].joint
-            a0 = np.empty(6)  # e + S u̇ (the kernel of eqs. 17, 24), then + G ẋ'_B
-            joint_acceleration(jk.e, b.joint.S, alpha, a0)
-            return jk.G.dot(sol.acc_p[i]) + a0
+            return b.acceleration(ev.kin[b.name], sol.acc_p[i], alpha)
         sig = {p: self._input(ev, b.name, p) for p, _ in self.inputs[b.name]}
         n = b.n_children
         return b.respond(ev.kin[b.name], sig, sol.acc_p[i], sol.w_c[i] if n else None).acc

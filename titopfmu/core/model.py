@@ -46,6 +46,16 @@ NO_PARENT, PARENT_INPUT = -1, -2
 SINGULAR, NONFINITE = _titop.SINGULAR, _titop.NONFINITE
 
 
+def core_kind(block) -> int:
+    """The core's body kind of a built-in block or of a subclass of one (its nearest built-in
+    base class); a TypeError for any other block."""
+    for cls in type(block).__mro__:
+        kind = KINDS.get(cls)
+        if kind is not None:
+            return kind
+    raise TypeError(f"block '{block.name}' ({type(block).__name__}) is not a body block")
+
+
 def unsupported(blocks, closures=()) -> str | None:
     """Why the tree of ``blocks`` with the loop closures ``closures`` cannot run in the core, or
     None if it can: a block type the core does not know, such as a user's subclass (it may
@@ -99,7 +109,7 @@ class NativeTree:
             if ps is not None:
                 children[ps[0]][ps[1]] = i
         for i, b in enumerate(blocks):
-            kind = KINDS[type(b)]
+            kind = core_kind(b)
             inverse = int(getattr(b, "inverse", False))
             dof = getattr(getattr(b, "joint", None), "dof", 0)
             ps = parents[i]
@@ -247,3 +257,81 @@ class NativeTree:
         np_ = (data.size - o) // L["port_stride"]
         rec = data[o : o + np_ * L["port_stride"]].reshape(np_, L["port_stride"])
         return rec[:, L["port_w"] : L["port_w"] + 6]
+
+
+#: the fields of :meth:`LoneBlock.loop_map`'s buffer (``titop_block_map``, titop.h), in order:
+#: name and shape, with ka internal accelerations, ne extra outputs and n child ports
+_MAP_FIELDS = ("J", "F", "f0", "PP", "cP", "CP", "cC", "U", "XP", "XC", "xc", "XA")
+
+
+class LoneBlock:
+    """One built-in block on its own in the core (a :meth:`NativeTree.lone_block` model): what
+    the object path of the block classes (:mod:`titopfmu.blocks.bodies`) calls for its
+    equations, one step at a time (``titop_block_*`` in titop.h). No formula here: it moves
+    port values to and from the core's buffers.
+
+    A block's signal inputs are gathered into the model's input vector (:meth:`inputs`); its
+    parent port's pose comes as ``[x' (6), IP (3), P_{b/i} (9)]`` (:func:`packed`), and each
+    call works on the data buffer of one evaluation (``kin.data``).
+    """
+
+    def __init__(self, block) -> None:
+        nt = NativeTree.lone_block(block)
+        self.model = nt.model
+        self.kind = core_kind(block)
+        self.data_size = nt.data_size
+        self.nin = nt.nin
+        self.n_ports = n = block.n_children
+        L = nt.layout
+        self.fields = {f: L[f] for f in ("R", "ip", "tw", "acc", "alpha", "effort",
+                                         "wrench_parent", "out", "h", "E")}  # fmt: skip
+        self.slots = [(p, off, w) for _, p, w, off in nt.inputs]
+        self.slots += [(e, off, 6) for _, e, off in nt.externals]
+        kinematic = set(getattr(block, "kinematic_inputs", ()))
+        self.kin_slots = [s for s in self.slots if s[0] in kinematic]
+        self.imposed = [off for p, off, _ in self.slots if p == "m" and self.kind == IMPOSED]
+        ka, ne, size = self.model.map_size(0)
+        self.ka, self.ne, self.map_size = ka, ne, size
+        q = 6 * n
+        shapes = {"J": (ka, ka), "F": (ka, 6), "f0": (ka,), "PP": (6, 6), "cP": (6,),
+                  "CP": (q, 6), "cC": (q,), "U": (q, ka), "XP": (ne, 6), "XC": (ne, q),
+                  "xc": (ne,), "XA": (ne, ka)}  # fmt: skip
+        self.map_fields = {}
+        off = 0
+        for f in _MAP_FIELDS:
+            w = int(np.prod(shapes[f]))
+            self.map_fields[f] = (off, off + w, shapes[f])
+            off += w
+        if off != size:
+            raise RuntimeError(f"loop map layout: {off} values, the core writes {size}")
+        self.scratch = np.zeros(self.data_size)  # for calls without an evaluation's buffer
+
+    def inputs(self, signals, slots=None, out: FloatArray | None = None) -> FloatArray:
+        """The model's input vector (``out``, else a new one, zeros where no signal is given)
+        with the ``signals`` (port -> value) of ``slots`` (default: every signal input)."""
+        inp = np.zeros(self.nin) if out is None else out
+        for port, off, w in self.slots if slots is None else slots:
+            v = signals.get(port)
+            if v is not None:
+                inp[off : off + w] = v
+        return inp
+
+    def field(self, data: FloatArray, name: str, width: int) -> FloatArray:
+        """A view of the field ``name`` (a key of :attr:`fields`) of the body in ``data``."""
+        o = self.fields[name]
+        return data[o : o + width]
+
+    def map_values(self, out: FloatArray) -> dict[str, FloatArray]:
+        """The fields of a loop map buffer, as views with their shapes."""
+        return {f: out[a:b].reshape(shape) for f, (a, b, shape) in self.map_fields.items()}
+
+
+def packed(port) -> FloatArray:
+    """``[x' (6), IP (3), P (9, row-major)]`` of a port's kinematics (an object with
+    ``twist``, ``ip``, ``R`` and possibly ``packed``), as the core takes a parent port."""
+    p = getattr(port, "packed", None)
+    if p is not None:
+        return p
+    return np.concatenate((np.asarray(port.twist, dtype=float).reshape(6),
+                           np.asarray(port.ip, dtype=float).reshape(3),
+                           np.asarray(port.R, dtype=float).reshape(9)))  # fmt: skip
