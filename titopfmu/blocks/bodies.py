@@ -620,8 +620,8 @@ class JointBody(BodyBlock):
         """``ẋ'_A = G ẋ'_B + e + S u̇`` (eqs. 17, 24; ``titop_block_acceleration``) from the
         parent port's acceleration ``acc_p`` (R_b) and ``alpha`` = u̇ (k), in R_a."""
         out = np.empty(6)
-        self.core.model.block_acceleration(kin.data, 0, np.ascontiguousarray(acc_p, dtype=float),
-                                           np.ascontiguousarray(alpha, dtype=float), out)  # fmt: skip
+        ap, al = np.ascontiguousarray(acc_p, dtype=float), np.ascontiguousarray(alpha, dtype=float)
+        self.core.model.block_acceleration(kin.data, 0, ap, al, out)
         return out
 
 
