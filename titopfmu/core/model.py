@@ -43,6 +43,8 @@ KINDS = {RigidBody: RIGID, Ground: GROUND, ImposedMotionBody: IMPOSED, WeldedBod
          FreeBody: FREE, RevoluteBodyInverse: REVOLUTE, PrismaticBodyInverse: PRISMATIC,
          SphericalBodyInverse: SPHERICAL, FreeBodyInverse: FREE}  # fmt: skip
 NO_PARENT, PARENT_INPUT = -1, -2
+#: the complex step h of :meth:`NativeTree.zevaluate` and :meth:`NativeTree.directional`
+COMPLEX_STEP = 1e-100
 SINGULAR, NONFINITE = _titop.SINGULAR, _titop.NONFINITE
 
 
@@ -230,7 +232,7 @@ class NativeTree:
         """Directional derivatives of a full evaluation along (vx, vin), exact to rounding
         (complex step): ``(d data, d dx)``, ``d data`` laid out as a data buffer (read it with
         :meth:`body_values` and :meth:`port_wrenches`)."""
-        h = 1e-100
+        h = COMPLEX_STEP
         zx = np.asarray(x, dtype=complex) + (0 if vx is None else 1j * h * np.asarray(vx))
         zi = np.asarray(inputs, dtype=complex) + (0 if vin is None else 1j * h * np.asarray(vin))
         zd = np.zeros(self.data_size, dtype=complex)
@@ -239,6 +241,65 @@ class NativeTree:
         if r:
             raise ArithmeticError(f"core status {r[0]} at block {r[1]}")
         return zd.imag / h, zdx.imag / h
+
+    def zevaluate(self, t: float, x: FloatArray, inputs: FloatArray, vx: FloatArray | None,
+                  vin: FloatArray | None) -> tuple[FloatArray, FloatArray]:  # fmt: skip
+        """A full evaluation on complex values at ``x + i h vx``, ``inputs + i h vin`` (h =
+        :data:`COMPLEX_STEP`): ``(zdata, zx)``, for :meth:`reader` s (the imaginary part of a
+        value over h is its directional derivative, exact to rounding)."""
+        h = COMPLEX_STEP
+        zx = np.asarray(x, dtype=complex) + (0 if vx is None else 1j * h * np.asarray(vx))
+        zi = np.asarray(inputs, dtype=complex) + (0 if vin is None else 1j * h * np.asarray(vin))
+        zd = np.zeros(self.data_size, dtype=complex)
+        zx = np.ascontiguousarray(zx)
+        r = self.model.zeval(zd, t, zx, np.ascontiguousarray(zi), True,
+                             np.zeros(self.n_states, dtype=complex))  # fmt: skip
+        if r:
+            raise ArithmeticError(f"core status {r[0]} at block {r[1]}")
+        return zd, zx
+
+    def reader(self, i: int, signal: str, state: int | None = None):
+        """``value(data, x)`` of the signal ``signal`` of body ``i`` (``position``, ``euler``,
+        ``twist``, ``acc``, a forward joint's ``joint.m``, an inverse joint's ``joint.tau``, a
+        fixed or imposed-motion body's ``W``; or, with ``state``, the state of that index) read
+        from a full evaluation's buffer ``data`` at the state ``x``, or None if the core does
+        not compute it. ``data`` and ``x`` are float arrays, or complex ones
+        (:meth:`zevaluate`): the one mapping from signals to the core's values of the engine's
+        output sampling and of the linear models' exact outputs."""
+        if state is not None:
+            return lambda data, x: x[state : state + 1]
+        b, m = self.blocks[i], self.model
+        kind = KINDS.get(type(b), GROUND if isinstance(b, Ground) else None)
+        k = getattr(getattr(b, "joint", None), "dof", 0)
+        inverse = getattr(b, "inverse", False)
+
+        def fld(data, f: str, w: int):
+            o = i * self.layout["body_stride"] + self.layout[f]
+            return data[o : o + w]
+
+        def motion(fn, zfn, width: int, part: slice):
+            def value(data, x):
+                out = np.empty(width, dtype=data.dtype)
+                (zfn if data.dtype == complex else fn)(data, i, out)
+                return out[part]
+
+            return value
+
+        if signal == "position":  # [IP]_{R_i} = P_{a/i} [IP]_{R_a}
+            return lambda data, x: fld(data, "R", 9).reshape(3, 3) @ fld(data, "ip", 3)
+        if signal == "euler":
+            return motion(m.body_motion, m.zbody_motion, 18, slice(15, 18))
+        fields = {"twist": ("tw", 6), "acc": ("acc", 6)}
+        if k and signal == "joint.m" and not inverse:
+            return motion(m.joint_motion, m.zjoint_motion, 3 * k, slice(0, 3 * k))
+        if k and signal == "joint.tau" and inverse:
+            fields["joint.tau"] = ("effort", k)
+        if kind in (GROUND, IMPOSED) and signal == "W":
+            fields["W"] = ("out", 6)
+        if signal in fields:
+            f, w = fields[signal]
+            return lambda data, x: fld(data, f, w).copy()
+        return None
 
     # -- views into a data buffer ------------------------------------------------------------
 
