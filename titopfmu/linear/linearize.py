@@ -23,9 +23,10 @@ Where each matrix comes from:
   reduced state and input) for the signals the core computes: ``block.state.*``, a body's
   ``position``, ``euler``, ``twist``, ``acc``, a forward joint's ``joint.m``, an inverse joint's
   ``joint.tau`` and the wrench ``W`` of a ground or imposed-motion body, read from the complex
-  evaluation by the mapping the engine samples them with (``NativeTree.reader``). Every other recordable signal (energies, momenta, port motion vectors and
-  wrenches, signal-block outputs, multi-dof joint motions): central differences of the engine's
-  object path (step 1e-6 relative; error ~1e-9 relative). ``LinearModel.output_methods`` says which.
+  evaluation by the mapping the engine samples them with (``NativeTree.reader``). Every other
+  recordable signal (energies, momenta, port motion vectors and wrenches, signal-block outputs):
+  central differences of the engine's object path (step 1e-6 relative; error ~1e-9 relative).
+  ``LinearModel.output_methods`` says which.
 
 Inputs are additive perturbations of core inputs (an "input perturbation" analysis point): a
 forward joint's effort ``block.joint.tau`` (unless a ``JointSpringDamper`` law drives it inside
