@@ -207,7 +207,19 @@ def exact_output(engine: Engine, base: str):
     r = nt.reader(-1 if i is None else i, rest, state)
     if r is None:
         return None
-    return r, (lambda zd, zx: np.imag(r(zd, zx)) / COMPLEX_STEP)
+    if rest != "euler":
+        return r, (lambda zd, zx: np.imag(r(zd, zx)) / COMPLEX_STEP)
+
+    def euler_derivative(zd, zx):
+        z = r(zd, zx)  # [φ, θ, ψ]: not differentiable where cos θ = 0 (φ, ψ undefined there)
+        if abs(np.cos(z[1].real)) < 1e-9:
+            raise LinearizationError(
+                f"output {base!r}: Euler angles at gimbal lock (cos θ = 0) are not "
+                "differentiable; use the position or twist outputs, or another operating point"
+            )
+        return np.imag(z) / COMPLEX_STEP
+
+    return r, euler_derivative
 
 
 def object_signal(engine: Engine, t: float, x: np.ndarray, overrides: Mapping, name: str):
