@@ -38,7 +38,6 @@ import numpy as np
 
 from ..assembly.system import System
 from ..blocks import Constant
-from ..blocks.base import TitopError
 from ..blocks.bodies import (
     BodyBlock,
     FreeBody,
@@ -375,8 +374,12 @@ def _signal_columns(cs, alias: str, name: str) -> list[_Column]:
     body_m = [f"{block}.body.m[{i}]" for i in range(1, 19)]
     if sig == "position" and isinstance(b, (BodyBlock, Ground)):
         # [IP]_{R_i} = P_{b/i}(Θ) [IP]_{R_a}: the FMU's motion vector is projected in R_a
-        return expand(3, lambda lab, k: _Column(
-            lab, body_m, lambda v, k=k: float((dcm_from_euler(v[15:18]) @ v[12:15])[k])))
+        return expand(
+            3,
+            lambda lab, k: _Column(
+                lab, body_m, lambda v, k=k: float((dcm_from_euler(v[15:18]) @ v[12:15])[k])
+            ),
+        )
     derived = {"euler": (15, 3), "twist": (6, 6), "acc": (0, 6)}
     if sig in derived and isinstance(b, (BodyBlock, Ground)):
         o, size = derived[sig]
