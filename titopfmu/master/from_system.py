@@ -205,6 +205,9 @@ def _check_rebuilt(block, ftype: FmuType, n: int, params: dict[str, object]) -> 
         if not np.allclose(dcm_from_quaternion(qa), dcm_from_quaternion(qb), atol=1e-12):
             raise FromSystemError(f"block '{block.name}': its initial attitude does not survive "
                                   "the FMU's Euler-angle parameter")  # fmt: skip
+    for d in (a, b):  # saved as any vector of the right direction (_exact_axis)
+        if "axis" in d:
+            d["axis"] = (np.asarray(d["axis"]) / np.linalg.norm(d["axis"])).tolist()
     for key in sorted(set(a) | set(b)):
         va, vb = a.get(key), b.get(key)
         same = va == vb
