@@ -267,7 +267,10 @@ def _write(r: CrosscheckReport, out: Path, diff: np.ndarray, fmu_diff=None) -> N
         f"Accelerations at {r.n_states} random states (`Engine.derivative` vs `pin.aba`, error "
         "relative to the largest acceleration) and a trajectory from the model's initial state "
         "(`Engine.simulate` vs Pinocchio integrated by scipy, same tolerances). The Pinocchio "
-        "model is built from the same System by `titopfmu.reference.to_pinocchio`.",
+        "model is built from the same System by `titopfmu.reference.to_pinocchio`; the FMUs and "
+        "their wiring by `CoSimulation.from_system` (the loop solution at t = 0: every body's "
+        "acceleration, relative to the largest; the trajectory at the communication step "
+        "given, whose coupling error is second order in it).",
         "",
         "| comparison | value | tolerance | result |",
         "|---|---|---|---|",

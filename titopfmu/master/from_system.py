@@ -12,7 +12,7 @@ The wiring follows the System's connections:
   law's ports ``m`` / ``tau`` are its FMU's ``joint.m`` / ``joint.tau``);
 * loop closures: ``body.Cj`` -> ``closure.left`` / ``closure.right``;
 * an external wrench of a body is its FMU's ``ext.W`` (point and frame bound as parameters);
-  a body without one has ``ext.W`` held at zero;
+  a body without one leaves ``ext.W`` unconnected, at its start value zero;
 * a :class:`~titopfmu.blocks.Constant` has no FMU: every input it feeds is held at its value.
 
 Blocks that have no FMU (a :class:`~titopfmu.blocks.TimeFunction`, a
@@ -155,7 +155,10 @@ def _body_parameters(b: BodyBlock, ftype: FmuType) -> dict[str, object]:
             if isinstance(b, FreeBody):
                 p["joint.position0"] = b.position0
                 p["joint.velocity0"] = b.velocity0
-    return {k: np.asarray(v, dtype=float) if not isinstance(v, bool) else v for k, v in p.items()}
+    return {
+        k: v if isinstance(v, bool) else float(v) if np.ndim(v) == 0 else np.asarray(v, float)
+        for k, v in p.items()
+    }
 
 
 def block_parameters(block) -> dict[str, object]:
@@ -329,10 +332,6 @@ def from_system(
             cs.set_input(m.fmu_ref(inp), m.constants[ob])
         else:
             cs.connect(m.fmu_ref(out), m.fmu_ref(inp))
-    for name in m.variants:  # an FMU's ext.W that the block does not have: zero
-        b = system.blocks[name]
-        if isinstance(b, BodyBlock) and not b.external:
-            cs.set_input(f"{name}.ext.W", np.zeros(6))
     return cs
 
 
