@@ -251,6 +251,24 @@ def test_system_names_are_accepted_by_the_co_simulation():
         cs.set_input("motor.m", [0.0, 0.0, 0.0])
 
 
+def test_the_from_system_example_of_the_cosim_page_runs(tmp_path, monkeypatch):
+    """docs/cosim.md, "From a System" (its ``py`` block), on the README's arm, shortened."""
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parent.parent / "docs" / "cosim.md"
+    (code,) = re.findall(r"```py\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+    monkeypatch.chdir(tmp_path)
+    scope = {"system": arm_system()}
+    exec(code.replace("5.0", "0.2"), scope)
+    ref = Engine(scope["system"]).simulate(0.2, output_interval=1e-3, rtol=1e-12, atol=1e-13,
+                                           record={"theta": "arm.joint.m[3]"})  # fmt: skip
+    assert scope["result"].columns == ["theta", "wz"]
+    assert np.max(np.abs(scope["result"]["theta"] - ref["theta"])) < 1e-6
+    cs, exp = read_ssp(tmp_path / "arm.ssp")
+    assert exp.stop_time == 0.2 and set(cs.components) == {"base", "arm", "motor"}
+
+
 # -- refusals ----------------------------------------------------------------------------------
 
 
