@@ -140,6 +140,18 @@ def _reissue_logged(component: Component, messages: list[tuple[int, str]]) -> No
                           cat, stacklevel=_user_stacklevel())  # fmt: skip
 
 
+def alias_name(aliases: Mapping[str, str], name: str) -> str:
+    """The FMU name of ``name`` under ``aliases`` (System name -> FMU name): ``hinge`` ->
+    ``C1``, ``hinge.m[3]`` -> ``C1.m[3]``, ``m[2]`` -> ``joint.m[2]``; others unchanged."""
+    base, bracket, idx = name.partition("[")
+    if base in aliases:
+        return aliases[base] + bracket + idx
+    port, dot, what = base.rpartition(".")
+    if dot and port in aliases and what in ("m", "W"):
+        return f"{aliases[port]}.{what}{bracket}{idx}"
+    return name
+
+
 class CosimResult:
     """Sampled results: ``time`` and one column per recorded variable."""
 
@@ -196,7 +208,20 @@ class CoSimulation:
         #: degree of the polynomial through the last loop solutions that gives the first guess
         #: of the next one (fewer iterations; the solution itself does not depend on it)
         self.guess_order = 3
+        #: component -> {System name -> FMU name} (``from_system``: ``hinge`` -> ``C1``,
+        #: ``m`` -> ``joint.m``), accepted wherever a reference is taken
+        self.aliases: dict[str, dict[str, str]] = {}
+        #: how a System maps onto this co-simulation (``from_system``), else None
+        self.system_mapping = None
         self._ready = False
+
+    @classmethod
+    def from_system(cls, system, fmus: str | os.PathLike | None = None, **options) -> CoSimulation:
+        """The co-simulation of a :class:`~titopfmu.System` (see
+        :func:`titopfmu.master.from_system.from_system`): one FMU per block, same names."""
+        from .from_system import from_system
+
+        return from_system(system, fmus, **options)
 
     # -- building -----------------------------------------------------------------------------
 
@@ -220,6 +245,8 @@ class CoSimulation:
         if c not in self.components:
             known = ", ".join(self.components) or "none yet (add them first)"
             raise CosimError(f"reference '{ref}': no component '{c}'; components: {known}")
+        if c in self.aliases:
+            rest = alias_name(self.aliases[c], rest)
         return self.components[c], rest
 
     def connect(self, source: str, target: str) -> None:
