@@ -31,6 +31,8 @@ HEADERS3 = ("fmi3Functions.h", "fmi3FunctionTypes.h", "fmi3PlatformTypes.h")
 MODEL_FILES = ("fmu_block.h", "fmu_block.c")
 FLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-fvisibility=hidden", "-shared"]
 MINGW = "x86_64-w64-mingw32-gcc"
+#: the binaries' folders (Linux, Windows) by FMI version: FMI 3.0 names them by platform tuple
+PLATFORMS = {2: ("linux64", "win64"), 3: ("x86_64-linux", "x86_64-windows")}
 
 
 class BuildError(TitopError):
@@ -106,12 +108,13 @@ def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None
         if own:
             core = CoreObjects(cc, win64)
         try:
-            lib = Path(tmp) / "binaries" / "linux64" / f"{name}.so"
+            linux, windows = PLATFORMS[fmi_version]
+            lib = Path(tmp) / "binaries" / linux / f"{name}.so"
             lib.parent.mkdir(parents=True)
             _compile([cc, *FLAGS, "-fPIC", "-I", str(src), *units, *map(str, core.linux),
                       "-o", str(lib), "-lm"], name)  # fmt: skip
             if win64 and core.win64:
-                dll = Path(tmp) / "binaries" / "win64" / f"{name}.dll"
+                dll = Path(tmp) / "binaries" / windows / f"{name}.dll"
                 dll.parent.mkdir(parents=True)
                 cmd = [MINGW, *FLAGS, "-I", str(src), *units]
                 _compile([*cmd, *map(str, core.win64), "-o", str(dll), "-static-libgcc"], name)

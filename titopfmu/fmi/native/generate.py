@@ -245,6 +245,101 @@ class NativeFmu:
         indent(root)
         return b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8")
 
+    def model_description3(self, description: str = "") -> bytes:
+        """The FMI 3.0 modelDescription.xml: value reference 0 is ``time``, each port and each
+        vector or matrix parameter one array variable (``<Dimension>``), the ModelStructure's
+        dependencies those of :attr:`deps` gathered per variable."""
+        nx = int(self.defines["FMU_NX"])
+        V = self.variables
+        root = Element("fmiModelDescription", {
+            "fmiVersion": "3.0", "modelName": self.model_name,
+            "instantiationToken": "{" + self.guid + "}",
+            "description": description or self.ftype.title, "generationTool": "titopfmu",
+            "variableNamingConvention": "structured",
+        })  # fmt: skip
+        caps = {"modelIdentifier": self.model_name, "canGetAndSetFMUState": "true",
+                "canSerializeFMUState": "true", "providesDirectionalDerivatives": "true",
+                "providesAdjointDerivatives": "true"}  # fmt: skip
+        SubElement(root, "ModelExchange", {**caps, "needsCompletedIntegratorStep": "false"})
+        SubElement(root, "CoSimulation", {**caps, "canHandleVariableCommunicationStepSize": "true",
+                                          "maxOutputDerivativeOrder": "0",
+                                          "hasEventMode": "false"})  # fmt: skip
+        slot_vr = {}  # slot -> FMI 3.0 value reference
+        for k, a in enumerate(self.arrays):
+            for i in range(a.size):
+                slot_vr[a.slot0 + i] = k + 1
+        units = {V[a.slot0].unit for a in self.arrays
+                 if all(V[a.slot0 + i].unit == V[a.slot0].unit for i in range(a.size))}
+        units.discard("")
+        units.add("s")
+        u = SubElement(root, "UnitDefinitions")
+        for name, exps in UNIT_DEFINITIONS.items():
+            if name in units:
+                SubElement(SubElement(u, "Unit", name=name), "BaseUnit",
+                           {k: str(e) for k, e in exps.items()})  # fmt: skip
+        SubElement(root, "DefaultExperiment", startTime="0", stopTime="1", stepSize="0.001")
+        mv = SubElement(root, "ModelVariables")
+        SubElement(mv, "Float64", name="time", valueReference="0", causality="independent",
+                   variability="continuous", unit="s", description="simulation time")
+        caus = {C_PARAM: "parameter", C_INPUT: "input", C_OUTPUT: "output", C_LOCAL: "local"}
+        for k, a in enumerate(self.arrays):
+            x = V[a.slot0]
+            attrs = {"name": a.name, "valueReference": str(k + 1),
+                     "causality": caus[x.causality]}  # fmt: skip
+            if a.description:
+                attrs["description"] = a.description
+            if x.causality == C_PARAM:
+                attrs["variability"] = "fixed"
+            elif x.type == T_REAL:
+                attrs["variability"] = "continuous"
+            else:  # pragma: no cover - no non-real input or output
+                attrs["variability"] = "discrete"
+            if x.causality == C_LOCAL:
+                attrs["initial"] = "calculated"
+            if x.type == T_REAL and x.unit and all(
+                V[a.slot0 + i].unit == x.unit for i in range(a.size)
+            ):
+                attrs["unit"] = x.unit
+            if x.derivative_of is not None:
+                attrs["derivative"] = str(slot_vr[x.derivative_of - 1])
+            if x.causality in (C_PARAM, C_INPUT):
+                vals = [V[a.slot0 + i].default for i in range(a.size)]
+                attrs["start"] = " ".join(
+                    repr(float(v)) if x.type == T_REAL
+                    else str(int(v)) if x.type == T_INT
+                    else ("true" if v else "false")
+                    for v in vals
+                )  # fmt: skip
+            el = SubElement(mv, ("Float64", "Int32", "Boolean")[x.type], attrs)
+            for d in a.dims:
+                SubElement(el, "Dimension", start=str(d))
+        ms = SubElement(root, "ModelStructure")
+        x0, dx0 = int(self.defines["FMU_X_VR0"]), int(self.defines["FMU_DX_VR0"])
+
+        def deps(slots) -> list[int]:
+            return sorted({slot_vr[i] for s in slots for i in self.deps.get(s, [])})
+
+        def unknown(tag: str, a_vr: int, dep: list[int]) -> None:
+            SubElement(ms, tag, valueReference=str(a_vr),
+                       dependencies=" ".join(map(str, dep)))  # fmt: skip
+
+        outs = [(k + 1, a) for k, a in enumerate(self.arrays) if V[a.slot0].causality == C_OUTPUT]
+        for a_vr, a in outs:
+            unknown("Output", a_vr, deps(range(a.slot0, a.slot0 + a.size)))
+        for s in range(dx0, dx0 + nx):
+            unknown("ContinuousStateDerivative", slot_vr[s], deps([s]))
+        params = sorted({k + 1 for k, a in enumerate(self.arrays)
+                         if V[a.slot0].causality == C_PARAM})  # fmt: skip
+        inputs = {k + 1 for k, a in enumerate(self.arrays) if V[a.slot0].causality == C_INPUT}
+        initial = [(a_vr, list(range(a.slot0, a.slot0 + a.size))) for a_vr, a in outs]
+        initial += [(slot_vr[s], [s]) for s in range(x0, x0 + nx)]
+        initial += [(slot_vr[s], [s]) for s in range(dx0, dx0 + nx)]
+        for a_vr, slots in sorted(initial):  # at initialization: its inputs and the parameters
+            ins = [] if x0 <= slots[0] < x0 + nx else [d for d in deps(slots) if d in inputs]
+            unknown("InitialUnknown", a_vr, sorted(set(ins) | set(params)))
+        indent(root)
+        return b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8")
+
 
 def describe(ftype: FmuType, n: int, fmi_version: int = 2) -> NativeFmu:
     """The variables of FMU type ``ftype`` with ``n`` child ports and how the wrapper maps them
