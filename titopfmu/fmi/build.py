@@ -1,11 +1,11 @@
-"""``titopfmu build``: one FMI 2.0 FMU per block type and variant, native.
+"""``titopfmu build``: one FMI 2.0 (or 3.0) FMU per block type and variant, native.
 
 Every FMU is compiled from the C core (``titopfmu/core/csrc``) and the FMI wrapper written once
 in C (:mod:`titopfmu.fmi.native`); it offers co-simulation and model exchange, exact directional
 derivatives, and needs no Python where it runs. It carries ``binaries/linux64`` (and
-``binaries/win64`` when a MinGW-w64 cross compiler is installed), ``sources/`` (to compile it
-for another platform) and ``documentation/index.html``, generated from the same variable table as
-the model description.
+``binaries/win64`` when a MinGW-w64 cross compiler is installed; ``x86_64-linux`` and
+``x86_64-windows`` for FMI 3.0), ``sources/`` (to compile it for another platform) and
+``documentation/index.html``, generated from the same variable table as the model description.
 """
 
 from __future__ import annotations
@@ -96,12 +96,14 @@ sequence are refused with fmi2Error and a logged message naming the variable.</l
 </table></body></html>
 """
     if fmi_version == 3:  # FMI 3.0 co-simulation holds its inputs over a step
-        page = page.replace(" (or interpolated with their derivatives,\n<code>fmi2SetRealInputDerivatives</code>)", "")
+        held = (" (or interpolated with their derivatives,\n"
+                "<code>fmi2SetRealInputDerivatives</code>)")  # fmt: skip
+        page = page.replace(held, "")
         page = page.replace("fmi2", "fmi3")
     return page
 
 
-def _build_native(out_dir, types, max_children, progress) -> list[Path]:
+def _build_native(out_dir, types, max_children, progress, fmi_version=2, win64=None):
     from ..progress import bar
     from .native.build import MINGW, CoreObjects, build_native, compiler
 
@@ -110,7 +112,8 @@ def _build_native(out_dir, types, max_children, progress) -> list[Path]:
         for ftype, n in all_variants()
         if (types is None or ftype.key in types) and (max_children is None or n <= max_children)
     ]
-    win64 = shutil.which(MINGW) is not None
+    if win64 is None:
+        win64 = shutil.which(MINGW) is not None
     core = CoreObjects(compiler(), win64)
     meter = bar(len(variants), "building FMUs", "FMU", progress)
     try:
@@ -118,7 +121,8 @@ def _build_native(out_dir, types, max_children, progress) -> list[Path]:
         for ftype, n in variants:
             if meter is not None:
                 meter.set_postfix_str(ftype.model_name(n), refresh=False)
-            built.append(build_native(ftype, n, out_dir, win64=win64, core=core))
+            built.append(build_native(ftype, n, out_dir, win64=win64, core=core,
+                                      fmi_version=fmi_version))  # fmt: skip
             if meter is not None:
                 meter.update(1)
         return built
@@ -134,6 +138,8 @@ def build_fmus(
     max_children: int | None = None,
     log=None,
     progress: bool = False,
+    fmi_version: int = 2,
+    win64: bool | None = None,
 ) -> list[Path]:
     """Build the FMUs into ``out_dir`` and return their paths.
 
@@ -141,11 +147,15 @@ def build_fmus(
     ``max_children`` drops body variants with more child ports; ``progress`` shows a bar over
     the FMUs (on stderr, after a second). Without a C compiler a
     :class:`~titopfmu.fmi.native.build.BuildError` says which one to install. ``log`` is kept
-    for compatibility (unused).
+    for compatibility (unused). ``fmi_version``: 2 (FMI 2.0, default) or 3 (FMI 3.0: the same
+    units with each port and vector or matrix parameter as one array variable); ``win64``: also
+    cross-compile the Windows binaries (default: when MinGW-w64 is installed).
     """
+    if fmi_version not in (2, 3):
+        raise ValueError(f"fmi_version must be 2 or 3, not {fmi_version!r}")
     if types is not None:
         unknown = sorted(set(types) - set(FMU_TYPES))
         if unknown:
             raise ValueError(f"unknown FMU type(s) {unknown}; choose from {sorted(FMU_TYPES)}")
     Path(out_dir).mkdir(parents=True, exist_ok=True)
-    return _build_native(out_dir, types, max_children, progress)
+    return _build_native(out_dir, types, max_children, progress, fmi_version, win64)

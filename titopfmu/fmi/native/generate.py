@@ -268,8 +268,11 @@ class NativeFmu:
         for k, a in enumerate(self.arrays):
             for i in range(a.size):
                 slot_vr[a.slot0 + i] = k + 1
-        units = {V[a.slot0].unit for a in self.arrays
-                 if all(V[a.slot0 + i].unit == V[a.slot0].unit for i in range(a.size))}
+        units = {
+            V[a.slot0].unit
+            for a in self.arrays
+            if all(V[a.slot0 + i].unit == V[a.slot0].unit for i in range(a.size))
+        }
         units.discard("")
         units.add("s")
         u = SubElement(root, "UnitDefinitions")
@@ -279,8 +282,16 @@ class NativeFmu:
                            {k: str(e) for k, e in exps.items()})  # fmt: skip
         SubElement(root, "DefaultExperiment", startTime="0", stopTime="1", stepSize="0.001")
         mv = SubElement(root, "ModelVariables")
-        SubElement(mv, "Float64", name="time", valueReference="0", causality="independent",
-                   variability="continuous", unit="s", description="simulation time")
+        SubElement(
+            mv,
+            "Float64",
+            name="time",
+            valueReference="0",
+            causality="independent",
+            variability="continuous",
+            unit="s",
+            description="simulation time",
+        )
         caus = {C_PARAM: "parameter", C_INPUT: "input", C_OUTPUT: "output", C_LOCAL: "local"}
         for k, a in enumerate(self.arrays):
             x = V[a.slot0]
@@ -296,8 +307,10 @@ class NativeFmu:
                 attrs["variability"] = "discrete"
             if x.causality == C_LOCAL:
                 attrs["initial"] = "calculated"
-            if x.type == T_REAL and x.unit and all(
-                V[a.slot0 + i].unit == x.unit for i in range(a.size)
+            if (
+                x.type == T_REAL
+                and x.unit
+                and all(V[a.slot0 + i].unit == x.unit for i in range(a.size))
             ):
                 attrs["unit"] = x.unit
             if x.derivative_of is not None:
