@@ -360,3 +360,14 @@ def test_corrupt_states_are_refused_and_a_good_one_replays(revolute3):
     assert fmu.getFloat64([unit.vr("C1.m")], 18) == after  # bit-identical replay
     fmu.freeFMUState(s)
     fmu.freeFMUState(state)
+
+
+def test_the_command_line_builds_fmi3_units(tmp_path, capsys):
+    from titopfmu.cli import main
+
+    assert main(["build", "--out", str(tmp_path), "--type", "joint_spring_damper",
+                 "--fmi-version", "3", "--no-progress"]) == 0  # fmt: skip
+    assert "fmpy validator: 0 problems" in capsys.readouterr().out
+    md = read_model_description(str(tmp_path / "TitopJointSpringDamper.fmu"))
+    assert md.fmiVersion == "3.0"
+    assert [v.name for v in md.modelVariables][:3] == ["time", "joint.m", "joint.tau"]

@@ -427,7 +427,8 @@ def _build(args) -> int:
         if (args.types is None or t.key in args.types)
         and (args.max_children is None or k <= args.max_children)
     )
-    _notice(f"building {n} FMI {args.fmi_version}.0 FMU{'s' if n != 1 else ''} into {args.out}")
+    version = " FMI 3.0" if args.fmi_version == 3 else ""
+    _notice(f"building {n}{version} FMU{'s' if n != 1 else ''} into {args.out}")
     try:
         paths = build_fmus(
             args.out,
