@@ -105,10 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b = sub.add_parser(
         "build",
-        help="build the native FMI 2.0 FMUs (co-simulation and model exchange) of every block type",
-        description="Build one native FMI 2.0 FMU (co-simulation and model exchange, compiled "
-        "from the C core; it needs a C compiler) per block type and child-port variant, each "
-        "validated with fmpy's validator when fmpy is installed (the 'fmi' extra).",
+        help="build the native FMI 2.0 (or 3.0) FMUs (co-simulation and model exchange) of every "
+        "block type",
+        description="Build one native FMI 2.0 (or 3.0) FMU (co-simulation and model exchange, "
+        "compiled from the C core; it needs a C compiler) per block type and child-port variant, "
+        "each validated with fmpy's validator when fmpy is installed (the 'fmi' extra).",
     )
     b.add_argument("--out", default="fmus", help="output folder (default fmus/)")
     b.add_argument(
@@ -123,6 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         help="skip body variants with more child ports than this",
+    )
+    b.add_argument(
+        "--fmi-version",
+        type=int,
+        choices=(2, 3),
+        default=2,
+        help="FMI version of the FMUs: 2 (default) or 3 (FMI 3.0: ports as array variables)",
     )
     b.add_argument("--no-validate", action="store_true", help="skip fmpy's validator")
     _progress_option(b)
@@ -419,13 +427,15 @@ def _build(args) -> int:
         if (args.types is None or t.key in args.types)
         and (args.max_children is None or k <= args.max_children)
     )
-    _notice(f"building {n} FMU{'s' if n != 1 else ''} into {args.out}")
+    version = " FMI 3.0" if args.fmi_version == 3 else ""
+    _notice(f"building {n}{version} FMU{'s' if n != 1 else ''} into {args.out}")
     try:
         paths = build_fmus(
             args.out,
             types=args.types,
             max_children=args.max_children,
             progress=progress.wanted(args.progress),
+            fmi_version=args.fmi_version,
         )
     except (ValueError, BuildError) as exc:
         return _error(str(exc), 2)
