@@ -59,7 +59,9 @@ class MEStats:
 
     #: derivative evaluations (each one solves the loop), output samples included
     evaluations: int = 0
-    #: loop sweeps over all evaluations (one per evaluation unless a residual needed another)
+    #: loop solutions (every evaluation, and every round of an event iteration)
+    solves: int = 0
+    #: loop sweeps over all solutions (one each unless a residual needed another)
     iterations: int = 0
     #: interface-Jacobian columns from directional derivatives (or unit perturbations)
     jacobian_columns: int = 0
@@ -304,6 +306,15 @@ class ModelExchange:
         self._bodies = [_LoopBody(self, i) for i in range(len(cs.order))]
         for b in self._bodies:  # the loop inputs' values as the FMUs start
             b.uch.get()
+        # loop inputs a link writes before the loop (a loop closure's wrench on a free child
+        # port): the solver takes them as known, from their value passed on
+        upos, vpos = [], []
+        for i, n in enumerate(cs.order):
+            for k, x in enumerate(cs._u_names[i]):
+                if (n, x) in self._vpos:
+                    upos.append(cs._su[i].start + k)
+                    vpos.append(self._vpos[(n, x)])
+        self._u_linked = (np.array(upos, dtype=int), np.array(vpos, dtype=int))
         u_abs = np.arange(len(self.U))
         self._res_u = u_abs[cs._res_u] if len(cs._res_u) else cs._res_u
         self._res_y = cs._res_y
@@ -336,6 +347,9 @@ class ModelExchange:
         """Steps 2-4 of the module docstring at the point set last; returns the number of loop
         sweeps (1 unless the residual after one exceeded ``tolerance``)."""
         self._run(self._pre_ops)
+        ul, vl = self._u_linked
+        if len(ul):
+            self.U[ul] = self._V[vl]
         bodies = self._bodies
         it = 0
         if bodies:
@@ -371,6 +385,7 @@ class ModelExchange:
                         f"after {it} sweeps", self.t,
                     )  # fmt: skip
         self._run(self._post_ops)
+        self.stats.solves += 1
         self.stats.iterations += it
         self.last_iterations = it
         return it
@@ -556,13 +571,13 @@ class ModelExchange:
         grid = [min(start_time + k * output_interval, stop_time) for k in range(n_out)]
         if grid[-1] < stop_time - 1e-12 * max(1.0, abs(stop_time)):
             grid.append(stop_time)
-        self.initialize(start_time, tolerance)
         bar = None
         if progress:
             from tqdm import tqdm
 
             bar = tqdm(total=len(grid) - 1, unit="output", desc="model exchange")
         try:
+            self.initialize(start_time, tolerance)
             sample = self._sampler(cols, result)
             solver_class = getattr(integrate, self.method)
             opts = {"rtol": self.rtol, "atol": self.atol}
