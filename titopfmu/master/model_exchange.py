@@ -13,12 +13,15 @@ the integrator's: no communication step, no coupling error. At every derivative 
    master does (:meth:`CoSimulation._pre_loop_schedule`);
 3. solves the algebraic loop of the tree — accelerations down, wrenches up. At fixed states every
    body unit is affine in its loop inputs, ``y = M u + c``: ``M`` comes from the FMU's exact
-   directional derivatives (``fmi2GetDirectionalDerivative``, one call per loop input; unit
-   perturbations through set/get for an FMU that offers none), ``c = y - M u`` from one read of
-   its outputs. The maps are condensed and solved in one sweep by the engine's
-   :class:`~titopfmu.assembly.loop_solver.TreeLoopSolver`; the solution is sent, the outputs are
-   read again and the loop residual checked (relative, ``tolerance``); a residual above it
-   (rounding amplified by extreme mass ratios) gets another sweep from the new outputs;
+   directional derivatives (``fmi2GetDirectionalDerivative``, one call per loop input fed by
+   another unit; unit perturbations through set/get for an FMU that offers none). The loop is
+   then the interface system: one equation per loop input fed by another unit, ``z = Y(z)``,
+   whose matrix ``I - A`` holds the units' blocks of ``M``; from the outputs read at the current
+   inputs, ``(I - A) dz = Y - z`` is solved directly (LU with partial pivoting: a unit known only
+   by its dense input-output map gives no joint-space form for the engine's articulated-inertia
+   sweep, and the hybrid tree form loses accuracy with the mass ratio). The solution is sent,
+   the outputs are read again and the loop residual checked on them (relative, ``tolerance``);
+   a residual above it gets another Newton step from the new outputs;
 4. passes the values that depend on the loop (a joint acceleration to a joint law) and reads
    the state derivatives (``fmi2GetDerivatives``).
 
@@ -44,8 +47,6 @@ import numpy as np
 from fmpy.fmi2 import FMU2Model, fmi2Boolean, fmi2CallbackFunctions
 from fmpy.logging import addLoggerProxy
 
-from ..assembly.loop_solver import LoopSolveError
-from ..blocks.loop_map import LoopMap
 from . import components as _components
 from .components import _STATUS, Component, CosimError, RealChannel
 
@@ -128,11 +129,7 @@ class _LoopBody:
         cs = me.cs
         name = cs.order[i]
         c = cs.components[name]
-        node = cs.nodes[i]
         self.name = name
-        self.has_parent = node.has_parent
-        self.n_children = len(node.children)
-        self.free_slots = any(ch < 0 for ch in node.children)
         u_names, y_names = cs._u_names[i], cs._y_names[i]
         self.u = me.U[cs._su[i]]
         self.y = me.Y[cs._sy[i]]
@@ -140,9 +137,7 @@ class _LoopBody:
         self.uch = RealChannel(c, u_names, me.stats, me, "its loop inputs", self.u)
         self.ych = RealChannel(c, y_names, me.stats, me, "its loop outputs", self.y)
         self.lc = np.array(cs._lc[i], dtype=int)
-        self.M = np.zeros((self.ny, self.nu))
         self.MT = np.zeros((len(self.lc), self.ny))  # row k: the column M[:, lc[k]]
-        self.c = np.zeros(self.ny)
         self.exact = bool(c.file.md.modelExchange.providesDirectionalDerivative)
         if self.exact:
             dll = c.slave.dll
@@ -175,7 +170,6 @@ class _LoopBody:
             self.uch.send()
             self.y[:] = y0
         me.stats.jacobian_columns += len(self.lc)
-        self.M[:, self.lc] = self.MT.T
 
 
 class ModelExchange:
@@ -315,9 +309,21 @@ class ModelExchange:
                     upos.append(cs._su[i].start + k)
                     vpos.append(self._vpos[(n, x)])
         self._u_linked = (np.array(upos, dtype=int), np.array(vpos, dtype=int))
-        u_abs = np.arange(len(self.U))
-        self._res_u = u_abs[cs._res_u] if len(cs._res_u) else cs._res_u
-        self._res_y = cs._res_y
+        self._res_u = np.asarray(cs._res_u, dtype=int)
+        self._res_y = np.asarray(cs._res_y, dtype=int)
+        # the interface system (I - A) dz = r over z = U[res_u]: equation e says that the loop
+        # input U[res_u[e]] equals the output Y[res_y[e]] feeding it; A[e, f] = dY[res_y[e]] /
+        # dU[res_u[f]], non-zero only where both belong to the same body
+        nz = len(self._res_u)
+        z_of_u = {int(g): f for f, g in enumerate(self._res_u)}
+        e_of_y = {int(g): e for e, g in enumerate(self._res_y)}
+        for i, b in enumerate(self._bodies):
+            y0, u0 = cs._sy[i].start, cs._su[i].start
+            b.feed = np.array([r for r in range(b.ny) if y0 + r in e_of_y], dtype=int)
+            rows = np.array([e_of_y[y0 + r] for r in b.feed], dtype=int)
+            cols = np.array([z_of_u[u0 + int(k)] for k in b.lc], dtype=int)
+            b.a_idx = (rows[:, None] * nz + cols[None, :]).ravel()
+        self._A = np.eye(nz)
 
     # -- one evaluation ---------------------------------------------------------------------
 
@@ -345,7 +351,7 @@ class ModelExchange:
 
     def solve_loop(self, tolerance: float, max_iterations: int = 4) -> int:
         """Steps 2-4 of the module docstring at the point set last; returns the number of loop
-        sweeps (1 unless the residual after one exceeded ``tolerance``)."""
+        solutions (Newton steps: 1 unless the residual after one exceeded ``tolerance``)."""
         self._run(self._pre_ops)
         ul, vl = self._u_linked
         if len(ul):
@@ -353,24 +359,25 @@ class ModelExchange:
         bodies = self._bodies
         it = 0
         if bodies:
-            cs = self.cs
             for b in bodies:
                 b.ych.get()
                 b.jacobian(self)
+            A = self._A  # I - A: the identity, then the bodies' blocks (never on the diagonal)
+            for b in bodies:  # z_e depends on the inputs of the body whose output feeds it
+                A.flat[b.a_idx] = -b.MT[:, b.feed].T.ravel()
+            U, Y, ru, ry = self.U, self.Y, self._res_u, self._res_y
             while True:
-                maps, known = [], []
-                for b in bodies:
-                    np.subtract(b.y, b.M @ b.u, out=b.c)  # y = M u + c at this point
-                    maps.append(LoopMap.from_dense(b.M, b.c, b.has_parent, b.n_children))
-                    known.append(b.u[6 if b.has_parent else 0 :] if b.free_slots else None)
+                # Newton on z = U[ru], the loop inputs fed by another body: Y[ry] = z, with
+                # Y = Y_read + M (U - U_read), exact (affine): (I - A) dz = Y_read[ry] - z
                 try:
-                    sol = cs.solver.solve(maps, known)
-                except LoopSolveError as exc:
+                    dz = np.linalg.solve(A, Y[ry] - U[ru])
+                except np.linalg.LinAlgError:
                     raise CosimError(
-                        f"singular loop equations at component '{cs.order[exc.node]}'", self.t
-                    ) from None
-                for i, b in enumerate(bodies):
-                    b.u[b.lc] = sol.u(i)[b.lc]
+                        "singular loop equations (the interface system of "
+                        f"{', '.join(self.cs.order)})", self.t,
+                    ) from None  # fmt: skip
+                U[ru] += dz
+                for b in bodies:
                     b.uch.send()
                 for b in bodies:
                     b.ych.get()
