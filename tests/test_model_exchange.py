@@ -220,3 +220,20 @@ def test_a_model_exchange_failure_names_the_component_and_keeps_the_results(fmu_
     assert "component 'arm'" in msg and "is not finite" in msg, msg
     assert info.value.time == 0.0 and info.value.result is not None
     assert not_instantiated(cs)
+
+
+def test_the_cosim_command_runs_an_ssp_in_model_exchange(fmu_dir, tmp_path, capsys):
+    from titopfmu.cli import main
+    from titopfmu.master import write_ssp
+
+    ssp = write_ssp(build_balloon_cosim(fmu_dir), tmp_path / "balloon.ssp", stop_time=0.1,
+                    step=1e-3)  # fmt: skip
+    out = tmp_path / "me.csv"
+    assert main(["cosim", str(ssp), "--mode", "me", "--rtol", "1e-11", "--atol", "1e-12",
+                 "--output-interval", "0.01", "--record", "pend1.joint.m[3]",
+                 "--out", str(out), "--no-progress"]) == 0  # fmt: skip
+    assert "(model exchange, rtol 1e-11, 1 columns)" in capsys.readouterr().out
+    rows = [r.split(",") for r in out.read_text().splitlines()[1:]]
+    assert [float(r[0]) for r in rows] == [0.01 * k for k in range(11)]
+    ref = engine_balloon(0.1, 0.01)["theta1"]
+    np.testing.assert_allclose([float(r[1]) for r in rows], ref, rtol=0, atol=1e-9)
