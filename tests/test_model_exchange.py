@@ -174,17 +174,45 @@ def test_model_exchange_loop_holds_at_extreme_mass_ratios(fmu_dir, ratio):
     assert np.all(np.diff(res["child.joint.m[3]"]) > 0)  # the joint turns (qd0 = 1 rad/s)
 
 
-def _without_model_exchange(src, dst):
-    """A copy of the FMU file ``src`` whose model description has no ModelExchange element."""
+def _edited(src, dst, pattern: str, replacement: str):
+    """A copy of the FMU file ``src`` whose model description has ``pattern`` replaced."""
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
         for item in zin.infolist():
             data = zin.read(item.filename)
             if item.filename == "modelDescription.xml":
-                text = data.decode("utf-8")
-                text = re.sub(r"<ModelExchange\b.*?(/>|</ModelExchange>)", "", text, flags=re.S)
+                text, n = re.subn(pattern, replacement, data.decode("utf-8"), flags=re.S)
+                assert n, pattern
                 data = text.encode("utf-8")
             zout.writestr(item, data)
     return dst
+
+
+def _without_model_exchange(src, dst):
+    return _edited(src, dst, r"<ModelExchange\b.*?(/>|</ModelExchange>)", "")
+
+
+def test_an_fmu_without_directional_derivatives_gets_its_jacobian_by_perturbation(fmu_dir,
+                                                                                  tmp_path):
+    """The same child, once declaring no directional derivatives: the master measures its
+    interface Jacobian through set/get instead, with the same results."""
+    from test_master import two_bodies
+
+    plain = _edited(fmu_dir / "TitopRevoluteBodyC0.fmu", tmp_path / "NoDerivatives.fmu",
+                    r'(<ModelExchange[^>]*providesDirectionalDerivative=)"true"', r'\1"false"')
+    runs = []
+    for child in (None, plain):
+        cs = two_bodies(fmu_dir, 3.0)
+        if child is not None:
+            params = cs.components["child"].parameters
+            del cs.components["child"]
+            cs.add("child", child, {})
+            cs.components["child"].parameters = params
+        me = ModelExchange(cs, rtol=1e-10, atol=1e-12)
+        runs.append(me.simulate(0.2, output_interval=0.02, record=["child.joint.m[3]"]))
+        assert me.stats.max_residual < 1e-12
+    assert not cs.components["child"].file.md.modelExchange.providesDirectionalDerivative
+    np.testing.assert_allclose(runs[1]["child.joint.m[3]"], runs[0]["child.joint.m[3]"],
+                               rtol=0, atol=1e-9)  # fmt: skip
 
 
 def test_model_exchange_refuses_an_fmu_without_it_and_bad_options(fmu_dir, tmp_path):

@@ -280,6 +280,9 @@ class ModelExchange:
         self.DX = np.zeros(n)
         self._units = [_Unit(c, sx, self.X, self.DX) for c, sx in units]
         self._stateful = [u for u in self._units if u.nx]
+        #: the units that want fmi2CompletedIntegratorStep (all but those declaring it not needed)
+        self._step_units = [u for u in self._units
+                            if u.c.file.md.modelExchange.needsCompletedIntegratorStep]
         # every input a link writes has a place in V
         pre = [lk for lk in cs._pre_loop_links() if lk not in cs._post_links]
         self._vpos: dict[tuple[str, str], int] = {}
@@ -463,7 +466,7 @@ class ModelExchange:
         self._set_point(t, x)
         enter, term = fmi2Boolean(0), fmi2Boolean(0)
         event = False
-        for u in self._units:
+        for u in self._step_units:
             self.stats.fmu_calls += 1
             st = u.completed(u.inst, 1, byref(enter), byref(term))
             if st > 1:
