@@ -178,6 +178,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="variables to record: component.variable, an array by its base name "
         "(e.g. pend1.joint.m) (default: every output of every component)",
     )
+    c.add_argument(
+        "--mode",
+        choices=("cs", "me"),
+        default="cs",
+        help="cs: co-simulation at the communication step (default); me: the FMUs' "
+        "model-exchange interfaces integrated together (DOP853, --rtol, --atol)",
+    )
+    c.add_argument("--rtol", type=_positive, default=1e-8, help="me: relative tolerance")
+    c.add_argument("--atol", type=_positive, default=1e-10, help="me: absolute tolerance")
     _progress_option(c)
     c.add_argument("--quiet", action="store_true", help="do not print the summary")
     from .linear.cli import add_linearize_parser
@@ -495,8 +504,12 @@ def _cosim(args) -> int:
             step,
             start_time=exp.start_time,
             record=record,
-            output_interval=args.output_interval,
+            # model exchange has no step: it samples at the step the run would have taken
+            output_interval=args.output_interval or (step if args.mode == "me" else None),
             progress=progress.wanted(args.progress),
+            mode=args.mode,
+            rtol=args.rtol,
+            atol=args.atol,
         )
     except CosimError as exc:
         partial = getattr(exc, "result", None)
@@ -520,8 +533,9 @@ def _cosim(args) -> int:
         return _error(str(exc), 1)
     if not args.quiet:
         span = stop - exp.start_time
+        how = f"step {step:g} s" if args.mode == "cs" else f"model exchange, rtol {args.rtol:g}"
         print(
-            f"{args.system}: {span:g} s simulated in {wall:.2f} s wall (step {step:g} s, "
+            f"{args.system}: {span:g} s simulated in {wall:.2f} s wall ({how}, "
             f"{len(result.columns)} columns); wrote {written}"
         )
     return 1 if written != out else 0

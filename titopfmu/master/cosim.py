@@ -52,7 +52,7 @@ import numpy as np
 
 from ..assembly.loop_solver import LoopNode, LoopSolveError, TreeLoopSolver
 from ..blocks.loop_map import LoopMap
-from .components import Component, CosimError, FmuFile, M, RealChannel, Stepper, W
+from .components import Component, CosimError, FmuFile, M, RealChannel, Stepper, W, describe
 
 ACC = range(1, 7)  # loop part of a motion vector (1-based)
 PRE = range(7, M + 1)  # twist, position, Euler angles
@@ -406,6 +406,45 @@ class CoSimulation:
                 raise CosimError(f"input '{c.name}.{n}' is connected; it cannot also be held")
             self.inputs[(c.name, n)] = float(v)
 
+    #: inputs that may stay free (then at their FMU start value): a body's external wrench,
+    #: zero unless connected or held, like a block without an ``external`` port in process
+    OPTIONAL_INPUTS = ("ext.W[",)
+
+    def unconnected_inputs(self) -> list[tuple[str, str]]:
+        """(component, input) of every Real input that no connection feeds and no
+        :meth:`set_input` holds, :attr:`OPTIONAL_INPUTS` aside, in component order."""
+        if not self._ready:
+            self._plan()
+        fed = {(cb, i) for _, _, cb, i in self._pre_loop_links()}
+        fed |= self._loop_input_names() | set(self.inputs)
+        ports: dict[str, list[str]] = {}  # every variable of a connected TITOP port is fed
+        for ca, pa, cb, pb in self.port_links:  # (a closure does not read the accelerations)
+            ports.setdefault(ca, []).append(f"{pa}.")
+            ports.setdefault(cb, []).append(f"{pb}.")
+        return [(cn, n) for cn, c in self.components.items() for n in c.inputs
+                if c.variables[n].type == "Real" and (cn, n) not in fed
+                and not n.startswith((*self.OPTIONAL_INPUTS, *ports.get(cn, ())))]  # fmt: skip
+
+    def check_inputs(self) -> None:
+        """Refuse unconnected inputs, as the in-process engine refuses unconnected ports:
+        a CosimError naming every one (component and input), raised before any FMU is
+        instantiated. Hold an input the system leaves free with :meth:`set_input`."""
+        free = self.unconnected_inputs()
+        if not free:
+            return
+        by: dict[str, list[str]] = {}
+        for cn, n in free:
+            by.setdefault(cn, []).append(n)
+        names = "; ".join(f"'{cn}': {describe(ns)}" for cn, ns in by.items())
+        cn, n = free[0]
+        base = n.split("[", 1)[0]
+        size = sum(1 for c, m in free if c == cn and m.split("[", 1)[0] == base)
+        value = "0.0" if size == 1 else f"[0.0] * {size}"
+        raise CosimError(
+            f"unconnected input(s) {names}: every input must be connected or held at a value, "
+            f"e.g. set_input('{cn}.{base}', {value}) (a body's ext.W may stay free: zero)"
+        )
+
     # -- structure ----------------------------------------------------------------------------
 
     def _plan(self) -> None:
@@ -725,6 +764,7 @@ class CoSimulation:
         """Instantiate every FMU, set parameters and held inputs, solve the first point."""
         if not self._ready:
             self._plan()
+        self.check_inputs()
         self.t = float(start_time)
         comps = self.components
         current = None
@@ -1185,9 +1225,11 @@ class CoSimulation:
         chans = {cn: self._channel(cn, names, "recorded variables") for cn, names in by.items()}
         where = [(cn, by[cn].index(n)) for _, cn, n in cols]
 
-        def sample() -> None:
+        def sample(t: float | None = None) -> None:
+            """Append the values at the current point, labelled ``t`` (the output time the
+            point is on; the master's time when None)."""
             vals = {cn: ch.get() for cn, ch in chans.items()}
-            result.append(self.t, [float(vals[cn][k]) for cn, k in where])
+            result.append(self.t if t is None else t, [float(vals[cn][k]) for cn, k in where])
 
         return sample
 
@@ -1287,6 +1329,10 @@ class CoSimulation:
         step_tolerance: float | None = None,
         max_step: float | None = None,
         progress: bool = False,
+        mode: str = "cs",
+        rtol: float = 1e-8,
+        atol: float = 1e-10,
+        method: str = "DOP853",
     ) -> CosimResult:
         """Co-simulate from ``start_time`` to ``stop_time`` (s).
 
@@ -1295,20 +1341,63 @@ class CoSimulation:
         again as two steps of h/2 from the same saved FMU states; their difference estimates the
         error of the states (relative and absolute ``step_tolerance``) and sets the next step.
         ``tolerance`` is the relative residual to which the algebraic loop is solved.
+
+        Samples are taken at ``start_time + k * output_interval`` (s) and at ``stop_time``
+        (every communication point when None with a fixed step, a hundredth of the run with a
+        variable one). A fixed step must divide ``output_interval`` and the run (relative
+        1e-9), else a CosimError is raised before any FMU is instantiated; variable steps are
+        shortened to land on every output time.
+
+        ``mode="me"`` runs the FMUs' model-exchange interfaces instead: one error-controlled
+        scipy integrator (``method``, ``rtol``, ``atol``; ``max_step`` bounds its step) over
+        every unit's continuous states, the algebraic loop solved at every derivative
+        evaluation (:class:`~titopfmu.master.model_exchange.ModelExchange`); ``step`` and
+        ``step_tolerance`` are then not used.
         """
         if not (math.isfinite(step) and step > 0):
             raise CosimError(f"the communication step must be positive, got {step}")
-        if not (math.isfinite(stop_time) and stop_time > start_time):
+        if not (math.isfinite(stop_time) and math.isfinite(start_time) and stop_time > start_time):
             raise CosimError(f"stop time {stop_time} must be after the start time {start_time}")
+        span = stop_time - start_time
+        if output_interval is not None and not (
+            math.isfinite(output_interval) and output_interval > 0
+        ):
+            raise CosimError(f"the output interval must be positive, got {output_interval}")
+        if mode not in ("cs", "me"):
+            raise CosimError(
+                f"unknown mode {mode!r}: 'cs' (co-simulation) or 'me' (model exchange)"
+            )
+        if mode == "me":
+            from .model_exchange import ModelExchange
+
+            return ModelExchange(self, rtol=rtol, atol=atol, method=method).simulate(
+                stop_time, start_time=start_time, record=record, output_interval=output_interval,
+                tolerance=tolerance, max_step=max_step, progress=progress,
+            )  # fmt: skip
         if step_tolerance is not None:
             return self._simulate_variable(
                 stop_time, step, start_time, record, output_interval, tolerance, step_tolerance,
                 max_step, progress,
             )  # fmt: skip
-        n_steps = int(round((stop_time - start_time) / step))
-        if abs(n_steps * step - (stop_time - start_time)) > 1e-9 * max(1.0, stop_time):
-            raise CosimError(f"the step {step} must divide the interval {stop_time - start_time}")
-        every = 1 if output_interval is None else max(1, int(round(output_interval / step)))
+        n_steps = int(round(span / step))
+        if n_steps < 1 or abs(n_steps * step - span) > 1e-9 * span:
+            raise CosimError(
+                f"the communication step {step:g} s must divide the interval {span:g} s "
+                f"({span / step:.6g} steps)"
+            )
+        # the output grid: every `every` steps, exactly at start + k * output_interval
+        every = 1
+        if output_interval is not None:
+            every = int(round(output_interval / step))
+            if every < 1 or abs(every * step - output_interval) > 1e-9 * output_interval:
+                raise CosimError(
+                    f"the communication step {step:g} s does not divide the output interval "
+                    f"{output_interval:g} s ({output_interval / step:.6g} steps): choose a "
+                    f"step of {output_interval:g} s / n, e.g. "
+                    f"{output_interval / max(1, math.ceil(output_interval / step)):.6g} s, or "
+                    "an output interval that is a multiple of the step"
+                )
+        oi = step * every if output_interval is None else output_interval
         if not self._ready:
             self._plan()
         cols = self._record_columns(record)
@@ -1319,11 +1408,13 @@ class CoSimulation:
             for k in range(n_steps + 1):
                 self.solve_loop(tolerance)
                 result.iterations.append(self.last_iterations)
-                if k % every == 0 or k == n_steps:
-                    sample()
                 if k == n_steps:
+                    sample(stop_time)
                     break
+                if k % every == 0:
+                    sample(start_time + (k // every) * oi)
                 self.do_step(step)
+                self.t = start_time + (k + 1) * step  # no drift of a sum of steps
                 if bar is not None:
                     bar.update()
         return result
@@ -1356,9 +1447,10 @@ class CoSimulation:
             for k, t_out in enumerate(grid):
                 if k:
                     self._advance_variable(t_out, step_tolerance, tolerance, 1e-9 * span)
+                    self.t = t_out  # landed on it (to rounding): no drift of a sum of steps
                     if bar is not None:
                         bar.update()
-                sample()
+                sample(t_out)
                 result.iterations.append(self.last_iterations)
         return result
 
