@@ -183,6 +183,142 @@ def test_port_pairs_group_only_when_complete(chain_ssp, tmp_path):
     assert ("slide", "C1.m[18]", "hand", "P.m[18]") in cs.signal_links
 
 
+# -- the .ssd's structure: what third-party tools require -------------------------------------
+
+# the namespaces every tool reads by these literal prefixes (libcosim and OMSimulator 2 match
+# "ssd:System", "ssc:Annotation", "oms:SimulationInformation"..., not namespace URIs)
+PREFIXES = {
+    "ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
+    "ssc": "http://ssp-standard.org/SSP1/SystemStructureCommon",
+    "ssv": "http://ssp-standard.org/SSP1/SystemStructureParameterValues",
+    "osp": "http://opensimulationplatform.com/SSP/OSPAnnotations",
+    "oms": "https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd",
+    "titop": "urn:titopfmu:ssp",
+}
+
+
+def _ssd_tree(ssp: Path):
+    from lxml import etree
+
+    return etree.fromstring(zipfile.ZipFile(ssp).read(SSD_NAME))
+
+
+def _name(el) -> str:
+    """An element's name as written, prefix included (``ssd:System``)."""
+    return f"{el.prefix}:{el.xpath('local-name()')}"
+
+
+def _children(el) -> list[str]:
+    return [_name(ch) for ch in el if isinstance(ch.tag, str)]
+
+
+def _oms_information(system):
+    """The system's first annotation (OMSimulator 2 reads only that one): its
+    ``oms:SimulationInformation`` element, checked to be OMSimulator's."""
+    annotations = system[-1]
+    assert _name(annotations) == "ssd:Annotations"  # last in the system
+    first = annotations[0]
+    assert _name(first) == "ssc:Annotation" and first.get("type") == "org.openmodelica"
+    assert _children(first) == ["oms:Annotations"]
+    assert _children(first[0]) == ["oms:SimulationInformation"]
+    return first[0][0]
+
+
+def _check_common_structure(ssp: Path, implementation: str):
+    root = _ssd_tree(ssp)
+    assert _name(root) == "ssd:SystemStructureDescription" and root.get("version") == "1.0"
+    for el in root.iter():
+        if isinstance(el.tag, str):
+            assert el.prefix in PREFIXES and el.nsmap[el.prefix] == PREFIXES[el.prefix], _name(el)
+    # OMSimulator refuses any other root child than these, and SSP 1.0 fixes their order
+    assert _children(root) == ["ssd:System", "ssd:DefaultExperiment"]
+    system, experiment = root
+    assert _children(system) == ["ssd:Elements", "ssd:Connections", "ssd:Annotations"]
+    for comp in system[0]:
+        assert _name(comp) == "ssd:Component"
+        assert comp.get("implementation") == implementation
+        assert comp.get("type") == "application/x-fmu-sharedlibrary"
+        # OMSimulator 2 refuses any other child of an FMU component
+        assert set(_children(comp)) <= {"ssd:Connectors", "ssd:ElementGeometry",
+                                        "ssd:ParameterBindings"}  # fmt: skip
+    annotations = system[2]
+    assert [a.get("type") for a in annotations] == ["org.openmodelica", "titopfmu"]
+    assert _children(annotations[1]) == ["titop:Master"]
+    return root, system, experiment
+
+
+def test_ssd_structure_for_co_simulation(balloon_ssp):
+    """The balloon's .ssd as OMSimulator (2 and 3), libcosim and SSP 1.0 need it: a
+    weakly coupled system, fixed-step master at the communication step."""
+    _, system, experiment = _check_common_structure(balloon_ssp, "CoSimulation")
+    info = _oms_information(system)
+    # OMSimulator 3: the default solver of co-simulation units, defined with its step
+    assert (info.get("name"), info.get("method")) == ("oms_ma_default", "oms_ma")
+    assert float(info.get("fixedStepSize")) == STEP
+    # OMSimulator 2: the child element's name sets the system type (weakly coupled)
+    assert _children(info) == ["oms:FixedStepMaster"]
+    master = info[0]
+    assert master.get("description") == "oms-ma" and float(master.get("stepSize")) == STEP
+    assert 0 < float(master.get("relativeTolerance")) < 1
+    assert system[2][1][0].attrib == {"coupling": "extrapolated", "interface": "CoSimulation"}
+    # the default experiment: times, and the step for libcosim
+    assert (float(experiment.get("startTime")), float(experiment.get("stopTime"))) == (
+        0.0, HORIZON)  # fmt: skip
+    assert _children(experiment) == ["ssd:Annotations"]
+    osp = experiment[0][0]
+    assert osp.get("type") == "com.opensimulationplatform"
+    assert float(osp[0][0].get("baseStepSize")) == STEP and _name(osp[0][0]) == (
+        "osp:FixedStepAlgorithm")  # fmt: skip
+
+
+def test_ssd_structure_for_model_exchange(fmu_dir, tmp_path):
+    """Written for model exchange: every component's implementation, and a strongly coupled
+    system integrated by CVODE at the given tolerance, no step larger than the output step."""
+    cs = build_balloon_cosim(fmu_dir)
+    cs.coupling = "hold"
+    path = write_ssp(cs, tmp_path / "me.ssp", stop_time=1.0, step=0.01,
+                     interface="ModelExchange", tolerance=1e-7)  # fmt: skip
+    _, system, _ = _check_common_structure(path, "ModelExchange")
+    info = _oms_information(system)
+    assert (info.get("name"), info.get("method")) == ("oms_me_solver", "cvode")
+    assert float(info.get("relativeTolerance")) == 1e-7
+    assert float(info.get("maximumStepSize")) == 0.01
+    assert _children(info) == ["oms:VariableStepSolver"]  # OMSimulator 2: strongly coupled
+    solver = info[0]
+    assert solver.get("description") == "cvode"
+    assert float(solver.get("relativeTolerance")) == 1e-7
+    assert float(solver.get("maximumStepSize")) == 0.01
+    assert 0 < float(solver.get("minimumStepSize")) <= float(solver.get("initialStepSize"))
+    assert system[2][1][0].attrib == {"coupling": "hold", "interface": "ModelExchange",
+                                      "tolerance": "1e-07"}  # fmt: skip
+    # read back: the same system, and how it was meant to run
+    back, exp = read_ssp(path)
+    assert structure(back) == structure(cs)
+    assert (exp.interface, exp.tolerance, exp.step, exp.stop_time) == (
+        "ModelExchange", 1e-7, 0.01, 1.0)  # fmt: skip
+
+
+def test_files_of_the_previous_layout_are_read(chain_ssp, tmp_path):
+    """titopfmu 0.1 wrote its annotation at the .ssd root (after the default experiment) and no
+    OMSimulator annotation: such files read as before."""
+    text = _ssd_text(chain_ssp)
+    start = text.index("    <ssd:Annotations>\n      <ssc:Annotation type=\"org.openmodelica\">")
+    end = text.index("</ssd:Annotations>", start) + len("</ssd:Annotations>\n")
+    old = text[:start] + text[end:]
+    old = old.replace("</ssd:SystemStructureDescription>", (
+        '  <ssd:Annotations>\n    <ssc:Annotation type="titopfmu">\n'
+        '      <titop:Master coupling="hold"/>\n    </ssc:Annotation>\n  </ssd:Annotations>\n'
+        "</ssd:SystemStructureDescription>"))  # fmt: skip
+    assert "org.openmodelica" not in old and old.count("titop:Master") == 1
+    cs, exp = read_ssp(_with_ssd(chain_ssp, tmp_path / "old.ssp", old))
+    new, _ = read_ssp(chain_ssp)
+    assert cs.coupling == "hold" and new.coupling == "extrapolated"
+    new.coupling = "hold"
+    assert structure(cs) == structure(new)
+    assert (exp.step, exp.stop_time, exp.interface, exp.tolerance) == (
+        STEP, 0.01, "CoSimulation", None)  # fmt: skip
+
+
 # -- pyssp-standard ------------------------------------------------------------------------------
 
 
@@ -212,6 +348,18 @@ def test_ssd_is_valid_for_pyssp_standard(balloon_ssp):
         assert values["ext.inertial"] == ("Boolean", "true")
         assert values["solver.method"] == ("Integer", "2")
         assert values["ext.W[2]"] == ("Real", "156.96")  # the held buoyancy
+
+
+def test_model_exchange_ssd_is_valid_for_pyssp_standard(fmu_dir, tmp_path):
+    pytest.importorskip("pyssp_standard", reason="pyssp-standard is not installed")
+    from pyssp_standard.ssp import SSP
+
+    path = write_ssp(build_balloon_cosim(fmu_dir), tmp_path / "me.ssp", stop_time=1.0,
+                     interface="ModelExchange", parameter_files=True)  # fmt: skip
+    with SSP(path, mode="r") as ssp:
+        ssd = ssp.system_structure
+        ssd.__check_compliance__()
+        assert {c.implementation for c in ssd.system.elements} == {"ModelExchange"}
 
 
 # -- libcosim ------------------------------------------------------------------------------------
@@ -382,6 +530,20 @@ MUTATIONS = {
         lambda t: _first(t, 'baseStepSize="0.001"', 'baseStepSize="0"'),
         ["DefaultExperiment", "communication step must be positive"],
     ),
+    "unknown implementation": (
+        lambda t: _first(t, 'implementation="CoSimulation"', 'implementation="Hybrid"'),
+        ["component 'ground': implementation 'Hybrid' is not one of any, CoSimulation"],
+    ),
+    "mixed implementations": (
+        lambda t: _first(t, 'implementation="CoSimulation"', 'implementation="ModelExchange"'),
+        ["component 'ground': implementation 'ModelExchange', but the system is written for "
+         "CoSimulation"],
+    ),
+    "bad tolerance": (
+        lambda t: _first(t, 'interface="CoSimulation"/>',
+                         'interface="CoSimulation" tolerance="big"/>'),
+        ['Master: tolerance="big" is not a number'],
+    ),
     "nested system": (
         lambda t: _first(t, "</ssd:Elements>", '<ssd:System name="sub"/></ssd:Elements>'),
         ["element ssd:System is not supported"],
@@ -436,7 +598,9 @@ def test_write_refuses_a_bad_experiment(fmu_dir, tmp_path):
     cs = inverse_chain(fmu_dir)
     for kwargs, part in (({"step": 0.0}, "step must be positive"),
                          ({"stop_time": 0.0}, "must be after the start time"),
-                         ({"start_time": 1.0, "stop_time": 0.5}, "must be after")):  # fmt: skip
+                         ({"start_time": 1.0, "stop_time": 0.5}, "must be after"),
+                         ({"interface": "ME"}, "interface 'ME' is not one of"),
+                         ({"tolerance": 0.0}, "relative tolerance must be in")):  # fmt: skip
         with pytest.raises(CosimError, match=part):
             write_ssp(cs, tmp_path / "x.ssp", **kwargs)
     assert not list(tmp_path.iterdir())  # nothing written
