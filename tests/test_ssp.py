@@ -5,11 +5,13 @@
 * The .ssd is valid SSP 1.0 for an independent reader, ``pyssp-standard``: XML Schema
   validation (the standard's XSD 1.1 variant, which also checks the inline ssv:ParameterSet),
   its connection checker, and the values it reads.
+* The .ssd's structure follows what third-party tools need (OMSimulator 2 and 3, libcosim):
+  root children, element order, literal prefixes, OMSimulator's system annotation first.
 * The loop-free inverse-dynamics chain Ground -> RevoluteBodyInverse -> PrismaticBodyInverse ->
   RevoluteBodyInverse, its constant joint motions and external wrench held as inputs (parameter
   bindings on input connectors), runs from the .ssp alone in libcosim, a second, independent
   SSP importer (parameters, connections and the step of the default experiment), and libcosim's
-  outputs match the master's.
+  outputs match the master's and the in-process engine's.
 
 Then every bad input gets a clear error naming the file, line and element before any FMU runs,
 and the ``titopfmu cosim`` command runs an .ssp.
@@ -389,6 +391,45 @@ class _CaptureFds:
         self.text = self.path.read_text(errors="replace")
 
 
+def chain_engine_outputs(columns: list[str]) -> np.ndarray:
+    """The inverse chain's outputs (``columns`` of the master's record) from the in-process
+    engine: the core's inverse dynamics of the same blocks, joint motions and wrench."""
+    from titopfmu import Constant, Engine, Ground, PrismaticBodyInverse, RevoluteBodyInverse, System
+
+    g, a, sl, h = (CHAIN[n][1] for n in ("ground", "arm", "slide", "hand"))
+
+    def body(cls, name, p, **kw):
+        return cls(name, p["mass"], p["inertia"], com=p["com"], gravity=GRAVITY,
+                   axis=p["joint.axis"], **kw)  # fmt: skip
+
+    s = System()
+    s.add(
+        Ground("ground", children={"C1": g["C1.point"]}, position=g["position"],
+               euler=g["euler"]),
+        body(RevoluteBodyInverse, "arm", a, children={"C1": a["C1.point"]}),
+        body(PrismaticBodyInverse, "slide", sl, children={"C1": sl["C1.point"]}),
+        body(RevoluteBodyInverse, "hand", h,
+             external={"ext": {"point": h["ext.point"], "frame": "inertial"}}),
+        *(Constant(f"q_{j}", HELD[f"{j}.joint.m"]) for j in ("arm", "slide", "hand")),
+        Constant("push", HELD["hand.ext.W"]),
+    )  # fmt: skip
+    s.connect("ground.C1", "arm.P")
+    s.connect("arm.C1", "slide.P")
+    s.connect("slide.C1", "hand.P")
+    for j in ("arm", "slide", "hand"):
+        s.connect(f"q_{j}.y", f"{j}.joint.m")
+    s.connect("push.y", "hand.ext")
+    engine = Engine(s)
+    ev = engine.evaluate(0.0, engine.initial_state())
+    signals = {"ground.body.W": "ground.W", "hand.body.m": "hand.m"}
+    out = []
+    for col in columns:
+        base, _, index = col.partition("[")
+        value = np.atleast_1d(engine.signal(ev, signals.get(base, base)))
+        out.append(value[int(index[:-1]) - 1] if index else value[0])
+    return np.array(out, dtype=float)
+
+
 def test_inverse_chain_ssp_runs_in_libcosim(fmu_dir, chain_ssp, tmp_path):
     pytest.importorskip("libcosimpy.CosimExecution", reason="libcosimpy is not installed")
     from libcosimpy.CosimEnums import CosimExecutionState
@@ -428,6 +469,11 @@ def test_inverse_chain_ssp_runs_in_libcosim(fmu_dir, chain_ssp, tmp_path):
     assert np.max(np.abs(np.array(got[-1]) - expected)) <= 1e-12 * scale
     taus = expected[:3]
     assert np.min(np.abs(taus)) > 0.1  # parameters and held inputs reached the FMUs
+    # and the in-process engine (the core's inverse dynamics of the same blocks) agrees
+    engine = chain_engine_outputs(master.columns)
+    assert len(engine) == len(expected) == 3 + 6 + 18
+    scale = max(1.0, float(np.max(np.abs(engine))))
+    assert np.max(np.abs(np.array(got[-1]) - engine)) <= 1e-9 * scale
 
 
 # -- bad input ----------------------------------------------------------------------------------
