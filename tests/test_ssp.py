@@ -321,6 +321,49 @@ def test_files_of_the_previous_layout_are_read(chain_ssp, tmp_path):
         STEP, 0.01, "CoSimulation", None)  # fmt: skip
 
 
+def test_initial_unknowns_derivatives_as_omsimulator_asks_for_them(fmu_dir):
+    """In Initialization Mode OMSimulator asks for the derivative of an initial unknown with
+    respect to one known and passes the unknown's whole dependency list (parameters included)
+    with zero seeds for the others: the FMUs accept parameters with a zero seed there, refuse a
+    non-zero one (fmi2Error naming it) and any parameter once initialised."""
+    from fmpy.fmi1 import FMICallException
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from fmu_helpers import load
+
+    lf = load(fmu_dir / "TitopRigidBodyC1.fmu")
+    vr = lf.vr
+    unknown = next(u for u in lf.md.initialUnknowns if u.variable.name == "C1.m[1]")
+    deps = [v.valueReference for v in unknown.dependencies]
+    assert vr["mass"] in deps and vr["C1.W[1]"] in deps  # parameters and inputs
+    messages: list[str] = []
+
+    def log(env, instance, status, category, message):
+        messages.append(message.decode() if isinstance(message, bytes) else str(message))
+
+    fmu = lf.instantiate("b", logger=log)
+    try:
+        fmu.setupExperiment(startTime=0.0)
+        fmu.enterInitializationMode()
+        fmu.setReal([vr["mass"], vr["C1.W[1]"]], [3.0, 0.2])
+        out, known = vr["C1.m[1]"], vr["C1.W[1]"]
+        alone = fmu.getDirectionalDerivative([out], [known], [1.0])[0]
+        assert alone != 0.0  # the child port's acceleration depends on its wrench
+        seeds = [1.0 if d == known else 0.0 for d in deps]
+        assert fmu.getDirectionalDerivative([out], deps, seeds)[0] == alone
+        with pytest.raises(FMICallException):
+            fmu.getDirectionalDerivative([out], [vr["mass"]], [1.0])
+        assert "no derivative with respect to the parameter 'mass'" in messages[-1]
+        fmu.exitInitializationMode()
+        with pytest.raises(FMICallException):  # after initialisation: inputs and states only
+            fmu.getDirectionalDerivative([out], [known, vr["mass"]], [1.0, 0.0])
+        assert "'mass' is not an input or a state" in messages[-1]
+        assert fmu.getDirectionalDerivative([out], [known], [1.0])[0] == alone
+    finally:
+        fmu.terminate()
+        fmu.freeInstance()
+
+
 # -- pyssp-standard ------------------------------------------------------------------------------
 
 

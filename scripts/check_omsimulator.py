@@ -1,0 +1,157 @@
+"""The balloon's .ssp, written by ``write_ssp``, run unedited in OMSimulator and compared with
+the in-process engine.
+
+Builds the FMUs, writes the paper's balloon (seed 004) as an SSP with ``write_ssp`` (no edit
+afterwards), loads it with OMSimulator's Python API (``from OMSimulator import SSP``), runs it
+and compares the 9 dof on a 10 ms grid with the engine at tight tolerances and with titopfmu's
+own master at the same step, at its default coupling (inputs extrapolated to the middle of the
+step, second order) and with held inputs (first order), which is what OMSimulator's master
+does. Co-simulation (OMSimulator's fixed-step master ``oms_ma``, the FMUs' co-simulation
+interface) by default; ``--interface ModelExchange`` writes the model-exchange form
+(OMSimulator integrates the FMUs' model-exchange interface with CVODE).
+
+OMSimulator is not on PyPI as a wheel: its ``omsimulator`` package downloads the native library
+from OpenModelica's servers when it is installed. Point ``--omsimulator`` at the folder holding
+the ``OMSimulator`` Python package of an installation (``<prefix>/lib/x86_64-linux-gnu`` of a
+build from source), or install it so that ``import OMSimulator`` works.
+
+    python scripts/check_omsimulator.py [--t-final 2] [--step 1e-3] [--omsimulator DIR]
+        [--interface ModelExchange] [--option=--inputExtrapolation=true]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from titopfmu.examples.balloon import (
+    COLUMNS,
+    COSIM_RECORD,
+    balloon_columns_from_cosim,
+    build_balloon_cosim,
+    run_balloon,
+)
+from titopfmu.fmi.build import build_fmus
+from titopfmu.master.ssp import write_ssp
+
+SAMPLE = 0.01  # s between compared samples
+
+#: the scalar variables read from OMSimulator: the recorded name -> (component, variable)
+VARIABLES = {
+    **{f"balloon_m[{i}]": ("balloon", f"body.m[{i}]") for i in range(1, 19)},
+    **{k: tuple(v.split(".", 1)) for k, v in COSIM_RECORD.items() if k != "balloon_m"},
+}
+
+
+class Samples(dict):
+    """Recorded columns by name, as :func:`balloon_columns_from_cosim` reads them."""
+
+
+def run_omsimulator(ssp: Path, t_final: float, workdir: Path) -> tuple[Samples, float]:
+    """Load ``ssp`` in OMSimulator unedited, run it to ``t_final`` and sample the balloon every
+    SAMPLE s. Returns the samples and the wall time (s) of initialisation and stepping."""
+    from OMSimulator import SSP, CRef
+
+    model = SSP(str(ssp))
+    system = model.activeVariant.system.name
+    im = model.instantiate()
+    im.setResultFile(str(workdir / "omsimulator_res.mat"))
+    n = int(round(t_final / SAMPLE))
+    rows = []
+    t0 = time.perf_counter()
+    im.initialize()
+    for k in range(n + 1):
+        if k:
+            im.stepUntil(k * SAMPLE)
+        rows.append([im.getValue(CRef(system, comp, var)) for comp, var in VARIABLES.values()])
+    wall = time.perf_counter() - t0
+    im.terminate()
+    im.delete()
+    data = np.array(rows, dtype=float)
+    out = Samples(time=np.arange(n + 1) * SAMPLE)
+    out.update({name: data[:, j] for j, name in enumerate(VARIABLES)})
+    return out, wall
+
+
+def max_errors(cols: dict, ref: dict) -> dict[str, float]:
+    n = min(len(ref["time"]), len(cols["time"]))
+    assert np.allclose(cols["time"][:n], ref["time"][:n], rtol=0, atol=1e-9)
+    return {k: float(np.max(np.abs(np.asarray(cols[k][:n]) - ref[k][:n]))) for k in COLUMNS}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--t-final", type=float, default=2.0, help="simulated time (s)")
+    ap.add_argument("--step", type=float, default=1e-3, help="communication step (s)")
+    ap.add_argument("--interface", choices=("CoSimulation", "ModelExchange"),
+                    default="CoSimulation")  # fmt: skip
+    ap.add_argument("--tolerance", type=float, default=None,
+                    help="relative tolerance written for OMSimulator (CVODE in model exchange)")
+    ap.add_argument("--omsimulator", default=None,
+                    help="folder holding the OMSimulator Python package")
+    ap.add_argument("--keep", default=None, help="also write the .ssp to this path")
+    ap.add_argument("--option", action="append", default=[],
+                    help="an OMSimulator command-line option, e.g. --inputExtrapolation=true")
+    args = ap.parse_args(argv)
+    if args.omsimulator:
+        sys.path.insert(0, os.path.abspath(args.omsimulator))
+    try:
+        import OMSimulator  # noqa: F401
+    except ImportError as exc:
+        print(f"OMSimulator's Python package cannot be imported ({exc}); see --help",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    from OMSimulator import capi
+
+    for option in args.option:
+        capi.capi().setCommandLineOption(option)
+    warnings.simplefilter("ignore")
+    T, h = args.t_final, args.step
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        build_fmus(tmp / "fmus", types=["rigid_body", "prismatic_body", "revolute_body",
+                                        "joint_spring_damper"], max_children=1)  # fmt: skip
+        cs = build_balloon_cosim(tmp / "fmus")
+        ssp = write_ssp(cs, tmp / "balloon.ssp", stop_time=T, step=h,
+                        interface=args.interface, tolerance=args.tolerance)  # fmt: skip
+        if args.keep:
+            Path(args.keep).write_bytes(ssp.read_bytes())
+        oms, oms_wall = run_omsimulator(ssp, T, tmp)
+        t0 = time.perf_counter()
+        master = cs.simulate(T, h, output_interval=SAMPLE, record=COSIM_RECORD)
+        master_wall = time.perf_counter() - t0
+        held = build_balloon_cosim(tmp / "fmus")
+        held.coupling = "hold"  # OMSimulator's scheme: inputs held over a communication step
+        hold = held.simulate(T, h, output_interval=SAMPLE, record=COSIM_RECORD)
+    ref = run_balloon(T, SAMPLE, rtol=1e-12, atol=1e-13)
+    oms_cols = balloon_columns_from_cosim(oms)
+    hold_cols = balloon_columns_from_cosim(hold)
+    table = {
+        "OMSimulator": max_errors(oms_cols, ref),
+        "titopfmu": max_errors(balloon_columns_from_cosim(master), ref),
+        "titopfmu-hold": max_errors(hold_cols, ref),
+        "OMS-vs-hold": max_errors(oms_cols, hold_cols),
+    }
+    options = f", OMSimulator options {' '.join(args.option)}" if args.option else ""
+    print(f"balloon, {T:g} s, {args.interface}, step {h:g} s{options}: max error of each dof "
+          "(m, rad) against the in-process engine (DOP853, rtol 1e-12) on a 10 ms grid; "
+          "titopfmu: its master at its default coupling (extrapolated inputs), titopfmu-hold: "
+          "with inputs held; OMS-vs-hold: OMSimulator against titopfmu-hold")  # fmt: skip
+    print(f"{'dof':>8}" + "".join(f"{name:>15}" for name in table))
+    for k in [*COLUMNS, "max"]:
+        row = [max(e.values()) if k == "max" else e[k] for e in table.values()]
+        print(f"{k:>8}" + "".join(f"{v:15.3g}" for v in row))
+    print(f"wall time: OMSimulator {oms_wall:.2f} s (real-time factor {T / oms_wall:.2f}), "
+          f"titopfmu's master {master_wall:.2f} s (real-time factor {T / master_wall:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
