@@ -2,9 +2,9 @@
 
 * The balloon (seed 004) written as .ssp and read back has the same components, parameters,
   held inputs and connections, and co-simulates to bit-identical results.
-* The .ssd is valid SSP 1.0 for an independent reader, ``pyssp-standard``: XML Schema
-  validation (the standard's XSD 1.1 variant, which also checks the inline ssv:ParameterSet),
-  its connection checker, and the values it reads.
+* The .ssd is valid SSP 1.0 for independent readers: ``pyssp-standard`` (XML Schema
+  validation, the standard's XSD 1.1 variant, which also checks the inline ssv:ParameterSet,
+  its connection checker, and the values it reads) and FMPy's SSP reader.
 * The .ssd's structure follows what third-party tools need (OMSimulator 2 and 3, libcosim):
   root children, element order, literal prefixes, OMSimulator's system annotation first.
 * The loop-free inverse-dynamics chain Ground -> RevoluteBodyInverse -> PrismaticBodyInverse ->
@@ -405,6 +405,28 @@ def test_model_exchange_ssd_is_valid_for_pyssp_standard(fmu_dir, tmp_path):
         ssd = ssp.system_structure
         ssd.__check_compliance__()
         assert {c.implementation for c in ssd.system.elements} == {"ModelExchange"}
+
+
+def test_ssd_reads_in_fmpy(balloon_ssp):
+    """FMPy's SSP reader (with its schema validation) reads the .ssp: components, connections,
+    connector kinds and the bound values (FMPy ignores the default experiment)."""
+    from fmpy.ssp.ssd import read_ssd
+
+    ssd = read_ssd(str(balloon_ssp), validate=True)
+    assert (ssd.name, ssd.version, ssd.system.name) == ("balloon", "1.0", "balloon")
+    comps = {c.name: c for c in ssd.system.elements}
+    assert list(comps) == ["balloon", "slider", "pend1", "pend2", "slider_law", "pend1_law",
+                           "pend2_law"]  # fmt: skip
+    assert len(ssd.system.connections) == 3 * 24 + 12
+    c = ssd.system.connections[0]
+    assert (c.startElement, c.startConnector, c.endElement, c.endConnector) == (
+        "balloon", "C1.m[1]", "slider", "P.m[1]")  # fmt: skip
+    kinds = {k.name: k.kind for k in comps["slider"].connectors}
+    assert kinds["P.m[1]"] == "input" and kinds["C1.m[1]"] == "output"
+    (ps,) = comps["balloon"].parameterBindings[0].parameterValues
+    values = {p.name: (p.type, p.value) for p in ps.parameters}
+    assert values["mass"] == ("Real", "10.0") and values["ext.W[2]"] == ("Real", "156.96")
+    assert values["ext.inertial"] == ("Boolean", "true")
 
 
 # -- libcosim ------------------------------------------------------------------------------------
