@@ -541,6 +541,42 @@ def test_inverse_chain_ssp_runs_in_libcosim(fmu_dir, chain_ssp, tmp_path):
     assert np.max(np.abs(np.array(got[-1]) - engine)) <= 1e-9 * scale
 
 
+# -- OMSimulator ------------------------------------------------------------------------------
+
+
+def test_balloon_ssp_runs_unedited_in_omsimulator(fmu_dir, balloon_ssp, tmp_path):
+    """OMSimulator 3 opens the balloon's .ssp as written and runs it with its fixed-step master
+    at the file's step: inputs held over each step, the algebraic loop solved at every
+    communication point, so it must equal titopfmu's master with held inputs.
+
+    Runs where OMSimulator's Python package imports: its PyPI package downloads the native
+    library from OpenModelica's servers at install time, so it is not in the test extra
+    (``scripts/check_omsimulator.py`` and docs/cosim.md give the figures)."""
+    pytest.importorskip("OMSimulator", reason="OMSimulator is not installed")
+    from OMSimulator import SSP, CRef
+
+    # the balloon's position and attitude, and the three joint coordinates
+    refs = [("balloon", f"body.m[{i}]") for i in range(13, 19)]
+    refs += [(c, "joint.m[3]") for c in ("slider", "pend1", "pend2")]
+    model = SSP(str(balloon_ssp))
+    im = model.instantiate()
+    im.setResultFile(str(tmp_path / "oms_res.mat"))
+    im.initialize()
+    got = []
+    for k in range(1, int(round(HORIZON / 0.01)) + 1):
+        im.stepUntil(k * 0.01)
+        got.append([im.getValue(CRef("balloon", c, v)) for c, v in refs])
+    im.terminate()
+    im.delete()
+    held = build_balloon_cosim(fmu_dir)
+    held.coupling = "hold"
+    r = held.simulate(HORIZON, STEP, output_interval=0.01,
+                      record=[f"{c}.{v}" for c, v in refs])  # fmt: skip
+    expected = np.array(r.rows[1:])
+    assert np.ptp(expected[:, -2]) > 1e-3  # theta1 moves: the comparison is not of constants
+    np.testing.assert_allclose(np.array(got), expected, rtol=0, atol=1e-8)
+
+
 # -- bad input ----------------------------------------------------------------------------------
 
 
