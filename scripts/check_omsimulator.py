@@ -2,13 +2,14 @@
 the in-process engine.
 
 Builds the FMUs, writes the paper's balloon (seed 004) as an SSP with ``write_ssp`` (no edit
-afterwards), loads it with OMSimulator's Python API (``from OMSimulator import SSP``), runs it
-and compares the 9 dof on a 10 ms grid with the engine at tight tolerances and with titopfmu's
-own master at the same step, at its default coupling (inputs extrapolated to the middle of the
-step, second order) and with held inputs (first order), which is what OMSimulator's master
-does. Co-simulation (OMSimulator's fixed-step master ``oms_ma``, the FMUs' co-simulation
-interface) by default; ``--interface ModelExchange`` writes the model-exchange form
-(OMSimulator integrates the FMUs' model-exchange interface with CVODE).
+afterwards), loads it with OMSimulator's Python API (OMSimulator 3: ``SSP(path)``; 2: the
+binding of its C API, ``OMSimulator().importFile``), runs it and compares the 9 dof on a 10 ms
+grid with the engine at tight tolerances and with titopfmu's own master at the same step, at its
+default coupling (inputs extrapolated to the middle of the step, second order) and with held
+inputs (first order), which is what OMSimulator's master does. Co-simulation (OMSimulator's
+fixed-step master ``oms_ma``, the FMUs' co-simulation interface) by default; ``--interface
+ModelExchange`` writes the model-exchange form (OMSimulator integrates the FMUs' model-exchange
+interface with CVODE).
 
 OMSimulator is not on PyPI as a wheel: its ``omsimulator`` package downloads the native library
 from OpenModelica's servers when it is installed. Point ``--omsimulator`` at the folder holding
@@ -27,9 +28,11 @@ import sys
 import tempfile
 import time
 import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
+from lxml import etree
 
 from titopfmu.examples.balloon import (
     COLUMNS,
@@ -54,30 +57,59 @@ class Samples(dict):
     """Recorded columns by name, as :func:`balloon_columns_from_cosim` reads them."""
 
 
-def run_omsimulator(ssp: Path, t_final: float, workdir: Path) -> tuple[Samples, float]:
+def run_omsimulator(ssp: Path, t_final: float, workdir: Path) -> tuple[Samples, float, str]:
     """Load ``ssp`` in OMSimulator unedited, run it to ``t_final`` and sample the balloon every
-    SAMPLE s. Returns the samples and the wall time (s) of initialisation and stepping."""
-    from OMSimulator import SSP, CRef
+    SAMPLE s. Returns the samples, the wall time (s) of initialisation and stepping, and what
+    OMSimulator made of the file (system type, solver, step)."""
+    import OMSimulator
 
-    model = SSP(str(ssp))
-    system = model.activeVariant.system.name
-    im = model.instantiate()
-    im.setResultFile(str(workdir / "omsimulator_res.mat"))
+    system = etree.fromstring(zipfile.ZipFile(ssp).read("SystemStructure.ssd")).find(
+        "{*}System").get("name")  # fmt: skip
     n = int(round(t_final / SAMPLE))
     rows = []
-    t0 = time.perf_counter()
-    im.initialize()
-    for k in range(n + 1):
-        if k:
-            im.stepUntil(k * SAMPLE)
-        rows.append([im.getValue(CRef(system, comp, var)) for comp, var in VARIABLES.values()])
-    wall = time.perf_counter() - t0
-    im.terminate()
-    im.delete()
+    if hasattr(OMSimulator, "SSP"):  # OMSimulator 3
+        from OMSimulator import SSP, CRef
+
+        im = SSP(str(ssp)).instantiate()
+        setup = "; ".join(c for c in im.apiCall if c.startswith(
+            ("oms_addSystem", "oms_setSolver", "oms_setFixedStepSize", "oms_setTolerance",
+             "oms_setVariableStepSize")))  # fmt: skip
+        im.setResultFile(str(workdir / "omsimulator_res.mat"))
+        t0 = time.perf_counter()
+        im.initialize()
+        for k in range(n + 1):
+            if k:
+                im.stepUntil(k * SAMPLE)
+            rows.append([im.getValue(CRef(system, c, v)) for c, v in VARIABLES.values()])
+        wall = time.perf_counter() - t0
+        im.terminate()
+        im.delete()
+    else:  # OMSimulator 2: its C API through its Python binding
+        oms = OMSimulator.OMSimulator()
+        model, status = oms.importFile(str(ssp))
+        if status != 0:
+            raise RuntimeError(f"OMSimulator could not import {ssp} (status {status})")
+        root = f"{model}.{system}"
+        kind = {2: "weakly coupled", 3: "strongly coupled"}.get(oms.getSystemType(root)[0], "?")
+        setup = f"{kind} system, solver {oms.getSolver(root)[0]}"
+        if kind == "weakly coupled":
+            setup += f", fixed step {oms.getFixedStepSize(root)[0]:g} s"
+        oms.setResultFile(model, str(workdir / "omsimulator_res.mat"))
+        t0 = time.perf_counter()
+        for call in (oms.instantiate, oms.initialize):
+            if call(model) != 0:
+                raise RuntimeError(f"OMSimulator: {call.__name__} failed")
+        for k in range(n + 1):
+            if k:
+                oms.stepUntil(model, k * SAMPLE)
+            rows.append([oms.getReal(f"{root}.{c}.{v}")[0] for c, v in VARIABLES.values()])
+        wall = time.perf_counter() - t0
+        oms.terminate(model)
+        oms.delete(model)
     data = np.array(rows, dtype=float)
     out = Samples(time=np.arange(n + 1) * SAMPLE)
     out.update({name: data[:, j] for j, name in enumerate(VARIABLES)})
-    return out, wall
+    return out, wall, setup
 
 
 def max_errors(cols: dict, ref: dict) -> dict[str, float]:
@@ -103,15 +135,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.omsimulator:
         sys.path.insert(0, os.path.abspath(args.omsimulator))
     try:
-        import OMSimulator  # noqa: F401
+        import OMSimulator
     except ImportError as exc:
         print(f"OMSimulator's Python package cannot be imported ({exc}); see --help",
               file=sys.stderr)  # fmt: skip
         return 2
-    from OMSimulator import capi
-
     for option in args.option:
-        capi.capi().setCommandLineOption(option)
+        if hasattr(OMSimulator, "SSP"):  # OMSimulator 3
+            from OMSimulator import capi
+
+            capi.capi().setCommandLineOption(option)
+        else:
+            OMSimulator.OMSimulator().setCommandLineOption(option)
     warnings.simplefilter("ignore")
     T, h = args.t_final, args.step
     with tempfile.TemporaryDirectory() as tmp:
@@ -123,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
                         interface=args.interface, tolerance=args.tolerance)  # fmt: skip
         if args.keep:
             Path(args.keep).write_bytes(ssp.read_bytes())
-        oms, oms_wall = run_omsimulator(ssp, T, tmp)
+        oms, oms_wall, setup = run_omsimulator(ssp, T, tmp)
         t0 = time.perf_counter()
         master = cs.simulate(T, h, output_interval=SAMPLE, record=COSIM_RECORD)
         master_wall = time.perf_counter() - t0
@@ -144,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
           "(m, rad) against the in-process engine (DOP853, rtol 1e-12) on a 10 ms grid; "
           "titopfmu: its master at its default coupling (extrapolated inputs), titopfmu-hold: "
           "with inputs held; OMS-vs-hold: OMSimulator against titopfmu-hold")  # fmt: skip
+    print(f"OMSimulator read: {setup}")
     print(f"{'dof':>8}" + "".join(f"{name:>15}" for name in table))
     for k in [*COLUMNS, "max"]:
         row = [max(e.values()) if k == "max" else e[k] for e in table.values()]
