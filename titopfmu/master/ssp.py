@@ -99,8 +99,6 @@ TITOP_ANNOTATION = "titopfmu"
 COUPLINGS = ("extrapolated", "hold")
 #: FMI interfaces a system can be written for (the components' ``implementation``)
 INTERFACES = ("CoSimulation", "ModelExchange")
-#: the root children OMSimulator accepts, in the SSP 1.0 schema's order
-ROOT_CHILDREN = ("System", "Enumerations", "Units", "DefaultExperiment")
 #: OMSimulator 3 gives every unit without a solver of its own the solver of this name (a
 #: co-simulation unit) or of the second (a model-exchange unit), defining it if the system does
 #: not: defining it in the system's annotation sets their step or tolerance
