@@ -544,37 +544,80 @@ def test_inverse_chain_ssp_runs_in_libcosim(fmu_dir, chain_ssp, tmp_path):
 # -- OMSimulator ------------------------------------------------------------------------------
 
 
+#: the balloon's position and attitude, and its three joint coordinates
+OMS_REFS = [("balloon", f"body.m[{i}]") for i in range(13, 19)]
+OMS_REFS += [(c, "joint.m[3]") for c in ("slider", "pend1", "pend2")]
+
+
+def _run_in_omsimulator(ssp: Path, tmp_path: Path) -> np.ndarray:
+    """OMS_REFS every 10 ms up to HORIZON from OMSimulator (3: its SSP API; 2: its C API)."""
+    oms = pytest.importorskip("OMSimulator", reason="OMSimulator is not installed")
+    times = [k * 0.01 for k in range(1, int(round(HORIZON / 0.01)) + 1)]
+    got = []
+    if hasattr(oms, "SSP"):  # OMSimulator 3
+        im = oms.SSP(str(ssp)).instantiate()
+        im.setResultFile(str(tmp_path / "oms_res.mat"))
+        im.initialize()
+        for t in times:
+            im.stepUntil(t)
+            got.append([im.getValue(oms.CRef("balloon", c, v)) for c, v in OMS_REFS])
+        im.terminate()
+        im.delete()
+    else:  # OMSimulator 2
+        api = oms.OMSimulator()
+        model, status = api.importFile(str(ssp))
+        assert status == 0, f"OMSimulator 2 refused {ssp}"
+        api.setResultFile(model, str(tmp_path / "oms_res.mat"))
+        assert api.instantiate(model) == 0 and api.initialize(model) == 0
+        for t in times:
+            api.stepUntil(model, t)
+            got.append([api.getReal(f"{model}.balloon.{c}.{v}")[0] for c, v in OMS_REFS])
+        api.terminate(model)
+        api.delete(model)
+    return np.array(got)
+
+
 def test_balloon_ssp_runs_unedited_in_omsimulator(fmu_dir, balloon_ssp, tmp_path):
-    """OMSimulator 3 opens the balloon's .ssp as written and runs it with its fixed-step master
-    at the file's step: inputs held over each step, the algebraic loop solved at every
+    """OMSimulator (2 or 3) opens the balloon's .ssp as written and runs it with its fixed-step
+    master at the file's step: inputs held over each step, the algebraic loop solved at every
     communication point, so it must equal titopfmu's master with held inputs.
 
     Runs where OMSimulator's Python package imports: its PyPI package downloads the native
     library from OpenModelica's servers at install time, so it is not in the test extra
     (``scripts/check_omsimulator.py`` and docs/cosim.md give the figures)."""
-    pytest.importorskip("OMSimulator", reason="OMSimulator is not installed")
-    from OMSimulator import SSP, CRef
-
-    # the balloon's position and attitude, and the three joint coordinates
-    refs = [("balloon", f"body.m[{i}]") for i in range(13, 19)]
-    refs += [(c, "joint.m[3]") for c in ("slider", "pend1", "pend2")]
-    model = SSP(str(balloon_ssp))
-    im = model.instantiate()
-    im.setResultFile(str(tmp_path / "oms_res.mat"))
-    im.initialize()
-    got = []
-    for k in range(1, int(round(HORIZON / 0.01)) + 1):
-        im.stepUntil(k * 0.01)
-        got.append([im.getValue(CRef("balloon", c, v)) for c, v in refs])
-    im.terminate()
-    im.delete()
+    got = _run_in_omsimulator(balloon_ssp, tmp_path)
     held = build_balloon_cosim(fmu_dir)
     held.coupling = "hold"
     r = held.simulate(HORIZON, STEP, output_interval=0.01,
-                      record=[f"{c}.{v}" for c, v in refs])  # fmt: skip
+                      record=[f"{c}.{v}" for c, v in OMS_REFS])  # fmt: skip
     expected = np.array(r.rows[1:])
     assert np.ptp(expected[:, -2]) > 1e-3  # theta1 moves: the comparison is not of constants
-    np.testing.assert_allclose(np.array(got), expected, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-8)
+
+
+def test_model_exchange_ssp_runs_unedited_in_omsimulator_2(fmu_dir, tmp_path):
+    """Written for model exchange, OMSimulator 2 integrates the balloon's FMUs with CVODE in one
+    strongly coupled system, the loop solved at every derivative evaluation: it equals the
+    in-process engine to the integration tolerance. (OMSimulator 3 updates the inputs of a
+    strongly coupled system only at communication points: not this test.)"""
+    oms = pytest.importorskip("OMSimulator", reason="OMSimulator is not installed")
+    if hasattr(oms, "SSP"):
+        pytest.skip("OMSimulator 3 holds the inputs of model-exchange units over a step")
+    from titopfmu import Engine
+    from titopfmu.examples.balloon import build_balloon
+
+    path = write_ssp(build_balloon_cosim(fmu_dir), tmp_path / "me.ssp", stop_time=HORIZON,
+                     step=STEP, name="balloon", interface="ModelExchange",
+                     tolerance=1e-9)  # fmt: skip
+    got = _run_in_omsimulator(path, tmp_path)
+    signals = {"balloon": "balloon.m", "slider": "slider.joint.m", "pend1": "pend1.joint.m",
+               "pend2": "pend2.joint.m"}  # fmt: skip
+    engine = Engine(build_balloon())
+    record = {f"{c}.{v}": f"{signals[c]}[{v[v.index('[') + 1:-1]}]" for c, v in OMS_REFS}
+    ref = engine.simulate(HORIZON, output_interval=0.01, record=record, rtol=1e-12, atol=1e-13)
+    expected = np.array([ref[k] for k in record]).T[1:]
+    assert np.ptp(expected[:, -2]) > 1e-3
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-7)
 
 
 # -- bad input ----------------------------------------------------------------------------------
