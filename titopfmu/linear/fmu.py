@@ -84,6 +84,10 @@ def _vector(model: LinearModel, attr: str, n: int, use: bool) -> np.ndarray:
     return v
 
 
+def _an(word: str) -> str:
+    return ("an " if word[0] in "aeiou" else "a ") + word
+
+
 def _check_finite(label: str, M: np.ndarray, rows: list[str], cols: list[str] | None) -> None:
     bad = np.argwhere(~np.isfinite(M))
     if bad.size == 0:
@@ -93,9 +97,10 @@ def _check_finite(label: str, M: np.ndarray, rows: list[str], cols: list[str] | 
         where = f"{label}[{k[0] + 1}] ({rows[k[0]]!r})"
     else:
         where = f"{label}[{k[0] + 1},{k[1] + 1}] (row {rows[k[0]]!r}, column {cols[k[1]]!r})"
+    many = "1 such entry" if len(bad) == 1 else f"{len(bad)} such entries"
     raise LinearFmuError(
-        f"{where} = {M[k]!r} is not finite ({len(bad)} such entr{'y' if len(bad) == 1 else 'ies'}"
-        f" in {label}): the FMU needs finite matrices"
+        f"{where} = {float(M[k])!r} is not finite ({many} in {label}): the FMU needs finite "
+        "matrices"
     )
 
 
@@ -130,8 +135,9 @@ def build_fmu(
     are and the operating point). ``operating_point``: absolute inputs and outputs about the
     operating point (default) or the deviation model alone. ``x_start``: start values of the
     state deviations (default 0). ``rename``: model name -> FMI name for any state, input or
-    output (to resolve a collision, or for shorter names). ``win64``: also cross-compile for
-    Windows (default: when MinGW-w64 is on the PATH).
+    output (to resolve a collision, or for shorter names); a key ``"output:NAME"`` (or
+    ``state:``, ``input:``) renames only the variable of that kind. ``win64``: also
+    cross-compile for Windows (default: when MinGW-w64 is on the PATH).
     Raises :class:`LinearFmuError` naming the entry or the names at fault, before any build.
     """
     path = Path(path)
@@ -167,23 +173,30 @@ def build_fmu(
     # names: the model's (or renamed), made FMI-legal, unique over every variable
     rename = dict(rename or {})
     kinds = [("state", s) for s in sn] + [("input", s) for s in un] + [("output", s) for s in yn]
-    unknown = sorted(set(rename) - {s for _, s in kinds})
+    known = {s for _, s in kinds} | {f"{k}:{s}" for k, s in kinds}
+    unknown = sorted(set(rename) - known)
     if unknown:
-        raise LinearFmuError(f"rename: {unknown} are not state, input or output names of the "
-                             "model")  # fmt: skip
+        raise LinearFmuError(
+            f"rename: {unknown} are not state, input or output names of the model (NAME, or "
+            "KIND:NAME with KIND state, input or output)"
+        )
     seen: dict[str, tuple[str, str]] = {}
     fmi: dict[tuple[str, str], str] = {}
     for kind, s in kinds:
         if not isinstance(s, str) or not s.strip():
             raise LinearFmuError(f"the model has an empty {kind} name")
-        name = fmi_name(str(rename.get(s, s)).strip())
+        name = fmi_name(str(rename.get(f"{kind}:{s}", rename.get(s, s))).strip())
         if name in seen:
             k2, s2 = seen[name]
-            what = (f"the {k2} {s2!r} and the {kind} {s!r} both become" if s2 != s
-                    else f"the name {s!r} is both a {k2} and a {kind}: it would be")  # fmt: skip
+            if (k2, s2) == (kind, s):
+                raise LinearFmuError(f"name collision: the {kind} name {s!r} appears twice")
+            if s2 != s:
+                what = f"the {k2} {s2!r} and the {kind} {s!r} both become"
+            else:
+                what = f"the name {s!r} is both {_an(k2)} and {_an(kind)}: it would be"
             raise LinearFmuError(
                 f"name collision: {what} the FMI variable {name!r}; give one of them another "
-                f"name with rename={{{s!r}: ...}}"
+                f"name with rename={{{kind + ':' + s!r}: ...}}"
             )
         seen[name] = (kind, s)
         fmi[(kind, s)] = name

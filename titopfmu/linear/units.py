@@ -46,8 +46,6 @@ def units_of(system, name: str, width: int | None = None) -> list[str]:
             units = [_VEC.get(s, "")]
     elif rest in _SIGNALS:
         units = list(_SIGNALS[rest])
-    elif rest.endswith((".m", ".W")):  # a port's motion vector or wrench
-        units = list(_MOTION if rest.endswith(".m") else _WRENCH)
     elif rest == "joint.tau" and dof is not None:
         units = [dof[3]]
     elif rest == "joint.m" and dof is not None:
@@ -55,7 +53,9 @@ def units_of(system, name: str, width: int | None = None) -> list[str]:
     elif block is not None and rest in getattr(block, "external", {}):
         units = list(_WRENCH)
     elif isinstance(block, JointBody) and rest in ("joint.tau", "joint.m"):
-        units = []
+        units = []  # a multi-dof joint: components not named here
+    elif rest.endswith((".m", ".W")):  # a port's motion vector or wrench
+        units = list(_MOTION if rest.endswith(".m") else _WRENCH)
     if idx is not None:
         return [units[idx] if idx < len(units) else ""]
     n = len(units) if width is None else width
