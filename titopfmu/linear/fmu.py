@@ -17,8 +17,9 @@ last bit: Python's ``repr`` of every double):
 and outputs are then deviations too). Directional derivatives are the matrices; ModelStructure
 lists the exact non-zeros of A, B, C, D as the dependencies. Co-simulation steps are exact for
 the LTI system (the matrix exponential of the augmented system per step size, computed in C at
-run time and reused; inputs held, or moved on with the derivatives the master gives). The FMU
-contains ``sources/`` (``cc -std=c99 -shared -fPIC sources/*.c -lm`` rebuilds it elsewhere).
+run time and kept for the last four step sizes; inputs held, or moved on with the derivatives
+the master gives). The FMU contains ``sources/`` (``cc -std=c99 -shared -fPIC sources/*.c
+-lm`` rebuilds it elsewhere).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@
  *
  * exp(M h) by scaling and squaring with the [13/13] Padé approximant (Higham, SIAM J. Matrix Anal.
  * Appl. 26(4), 2005, the algorithm of MATLAB's expm and scipy.linalg.expm), computed at the first
- * step of each new step size and reused while h stays the same.
+ * step of each new step size and kept for the last four step sizes.
  *
  * Refusals (bad value, wrong calling sequence) log a message naming the variable and return
  * fmi2Error; the instance stays usable. fmi2Fatal is only returned for a failed allocation.
@@ -51,6 +51,7 @@
 #define NVARS (NU + NY + 2 * NX)
 /* the augmented generator: state, input deviation, the constant 1 of the drift, input rates */
 #define NA (NX + 2 * NU + 1)
+#define NSLOT 4
 
 enum { M_INSTANTIATED, M_INIT, M_STEP, M_EVENT, M_CONT, M_TERMINATED, M_ERROR };
 static const char *const MODE_NAME[] = {"instantiated",  "initialization mode", "step mode",
@@ -70,9 +71,11 @@ typedef struct {
     double x[NX1];          /* the state deviation δx */
     double dx[NX1], y[NY1]; /* derivative and outputs at (t, x, u), valid when !stale */
     int stale;
-    /* co-simulation: the top NX rows of exp(M h) for the step size h_disc */
-    double h_disc; /* 0: none computed yet */
-    double *phi;   /* NX x NA, row-major */
+    /* co-simulation: the top NX rows of exp(M h) for the last NSLOT step sizes (a master's
+       fixed step often comes as a few sizes that differ in the last bits: t_{k+1} - t_k) */
+    double h_slot[NSLOT]; /* 0: slot empty */
+    int next_slot;
+    double *phi; /* NSLOT blocks of NX x NA, row-major */
     double *work;  /* expm workspace: 8 NA x NA doubles, then NA pivots */
 } Instance;
 
@@ -290,9 +293,16 @@ static int expm(int n, double *M, double *E, double *work)
     return 0;
 }
 
-/* c->phi = the top NX rows of exp(M h) */
-static fmi2Status discretize(Instance *c, double h)
+/* the top NX rows of exp(M h): a slot computed before, or a new one */
+static fmi2Status discretize(Instance *c, double h, const double **out)
 {
+    for (int k = 0; k < NSLOT; k++)
+        if (c->h_slot[k] == h) {
+            *out = c->phi + (size_t)k * NX * NA;
+            return fmi2OK;
+        }
+    int slot = c->next_slot;
+    double *phi = c->phi + (size_t)slot * NX * NA;
     size_t nn = (size_t)NA * NA;
     /* layout of c->work: expm's 7 matrices and pivots, then M h, then exp(M h) */
     double *work = c->work, *Mh = c->work + 7 * nn + NA, *E = Mh + nn;
@@ -316,9 +326,11 @@ static fmi2Status discretize(Instance *c, double h)
                 return refuse(c, "fmi2DoStep: the matrix exponential over %s s overflows (the "
                                  "model is unstable on that time scale): shorter steps",
                               num(h).s);
-            c->phi[(size_t)i * NA + j] = v;
+            phi[(size_t)i * NA + j] = v;
         }
-    c->h_disc = h;
+    c->h_slot[slot] = h;
+    c->next_slot = (slot + 1) % NSLOT;
+    *out = phi;
     return fmi2OK;
 }
 
@@ -355,7 +367,7 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     c->cs = fmuType == fmi2CoSimulation;
     if (c->cs && NX > 0) {
         size_t nn = (size_t)NA * NA;
-        c->phi = functions->allocateMemory((size_t)NX * NA, sizeof(double));
+        c->phi = functions->allocateMemory((size_t)NSLOT * NX * NA, sizeof(double));
         /* 9 matrices and the pivots (ints, one double's room each) */
         c->work = functions->allocateMemory(9 * nn + NA, sizeof(double));
         if (!c->phi || !c->work) {
@@ -789,11 +801,10 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
         return refuse(c, "fmi2DoStep: current time %s is not finite",
                       num(currentCommunicationPoint).s);
     if (NX > 0) {
-        if (c->h_disc != h) {
-            fmi2Status st = discretize(c, h);
-            if (st != fmi2OK)
-                return st;
-        }
+        const double *phi = NULL;
+        fmi2Status st = discretize(c, h, &phi);
+        if (st != fmi2OK)
+            return st;
         double z[NA], x[NX1];
         memcpy(z, c->x, NX * sizeof(double));
         for (int k = 0; k < NU; k++) {
@@ -802,7 +813,7 @@ fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
         }
         z[NX + NU] = 1.0;
         for (int i = 0; i < NX; i++) {
-            const double *row = c->phi + (size_t)i * NA;
+            const double *row = phi + (size_t)i * NA;
             double s = 0.0;
             for (int j = 0; j < NA; j++)
                 s += row[j] * z[j];
