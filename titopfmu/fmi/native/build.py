@@ -141,14 +141,7 @@ def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None
         doc = Path(tmp) / "documentation" / "index.html"
         doc.parent.mkdir()
         doc.write_text(documentation_html(ftype, n, fmi_version), encoding="utf-8")
-        target = out_dir / f"{name}.fmu"
-        part = target.with_suffix(".fmu.part")
-        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
-            for p in sorted(Path(tmp).rglob("*")):
-                if p.is_file():
-                    z.write(p, p.relative_to(tmp).as_posix())
-        part.replace(target)
-    return target
+        return zip_fmu(tmp, out_dir / f"{name}.fmu")
 
 
 def measure_dependencies(fmu, lib: Path) -> dict[int, list[int]]:
