@@ -52,7 +52,16 @@ import numpy as np
 
 from ..assembly.loop_solver import LoopNode, LoopSolveError, TreeLoopSolver
 from ..blocks.loop_map import LoopMap
-from .components import Component, CosimError, FmuFile, M, RealChannel, Stepper, W
+from .components import (
+    Component,
+    CosimError,
+    Derivatives,
+    FmuFile,
+    M,
+    RealChannel,
+    Stepper,
+    W,
+)
 
 ACC = range(1, 7)  # loop part of a motion vector (1-based)
 PRE = range(7, M + 1)  # twist, position, Euler angles
@@ -116,6 +125,8 @@ class _Body:
     M: np.ndarray | None = None
     N: np.ndarray | None = None
     map: LoopMap | None = None
+    xnames: list[str] | None = None  # input names of x
+    dd: Derivatives | None = None  # the FMU's directional derivatives of y (None: none)
 
 
 def _user_stacklevel() -> int:
@@ -789,6 +800,14 @@ class CoSimulation:
             e += len(x)
         self._E = np.zeros(e)
         self._bodies: list[_Body] = []
+        # every body's Jacobian Mx (ny x nx, row-major) in one flat array: the compiled step
+        # (fastpath.py) reads and writes them in place
+        sizes = []
+        for i, name in enumerate(self.order):
+            u = self._u_names[i]
+            sizes.append(len(self._y_names[i]) * len(u + [x for x in self._late[i] if x not in u]))
+        self._MX = np.zeros(sum(sizes))
+        mx0 = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         for i, name in enumerate(self.order):
             node = self.nodes[i]
             ny = len(self._y_names[i])
@@ -809,6 +828,12 @@ class CoSimulation:
                 x_read=xv.copy(), has_parent=node.has_parent, n_children=len(node.children),
             )  # fmt: skip
             b.Yv = self._Y[b.sy]
+            b.Mx = self._MX[mx0[i] : mx0[i + 1]].reshape(ny, len(xn))
+            b.M, b.N = b.Mx[:, : b.nu], b.Mx[:, b.nu :]
+            b.xnames = xn
+            comp = comps[name]
+            b.dd = (Derivatives(comp, self._y_names[i], self.stats, self, "its loop outputs")
+                    if comp.provides_directional_derivative else None)  # fmt: skip
             b.xu, b.xl = xv[: b.nu], xv[b.nu :]
             b.nl, b.ne = len(b.xl), se[i].stop - se[i].start
             b.xs = slice(x0, x0 + len(xn))
@@ -924,24 +949,29 @@ class CoSimulation:
             del self._hist[: -(self.guess_order + 1)]
 
     def _measure(self, i: int) -> None:
-        """The Jacobian ``Mx`` of body i by unit perturbations of its inputs at the point where
-        its outputs were read (affine: exact up to rounding). Columns of inputs that do not move
-        during a solve (a free port's held wrench) stay zero. The FMU is left at the last probe:
-        the iteration that follows sends every body's inputs."""
+        """The Jacobian ``Mx`` of body i (in place), column by column: from the FMU's directional
+        derivatives (``fmi2GetDirectionalDerivative``, exact) when it provides them, else by
+        unit perturbations of its inputs at the point where its outputs were read (the map being
+        affine, exact up to rounding; the FMU is then left at the last probe: the iteration that
+        follows sends every body's inputs). Columns of inputs that do not move during a solve (a
+        free port's held wrench) stay zero."""
         b = self._bodies[i]
-        y0 = b.Yv.copy()
-        Mx = np.zeros((b.ny, len(b.xv)))
-        x = b.xv
-        kept = x.copy()
-        x[:] = b.x_read
-        for k in b.cols:
-            x[k] += 1.0
-            b.xch.send()
-            Mx[:, k] = b.ych.get()[: b.ny] - y0
-            x[k] = b.x_read[k]
-        x[:] = kept
-        b.Mx = Mx
-        b.M, b.N = Mx[:, : b.nu], Mx[:, b.nu :]
+        Mx = b.Mx
+        Mx[:] = 0.0
+        if b.dd is not None:
+            for k in b.cols:
+                Mx[:, k] = b.dd.column(b.xnames[k])
+        else:
+            y0 = b.Yv.copy()
+            x = b.xv
+            kept = x.copy()
+            x[:] = b.x_read
+            for k in b.cols:
+                x[k] += 1.0
+                b.xch.send()
+                Mx[:, k] = b.ych.get()[: b.ny] - y0
+                x[k] = b.x_read[k]
+            x[:] = kept
         b.map = LoopMap.from_dense(b.M, b.c, b.has_parent, b.n_children)
         self.stats.jacobian_updates += 1
 
