@@ -389,11 +389,15 @@ class Stepper:
         self._stats.fmu_calls += 1
         status = self._step(self._instance, t, h, 1)
         if status > 1:
-            c = self.component
-            raise CosimError(
-                f"fmi2DoStep of component '{c.name}' failed (status "
-                f"{_STATUS.get(status, status)}){c.last_error()}", t,
-            )  # fmt: skip
+            self.fail(t, status)
+
+    def fail(self, t: float, status: int) -> None:
+        """Raise the CosimError of a failed ``fmi2DoStep`` from ``t``."""
+        c = self.component
+        raise CosimError(
+            f"fmi2DoStep of component '{c.name}' failed (status "
+            f"{_STATUS.get(status, status)}){c.last_error()}", t,
+        )  # fmt: skip
 
 
 _DD = CFUNCTYPE(c_int, c_void_p, POINTER(c_uint), c_size_t, POINTER(c_uint), c_size_t,
@@ -430,10 +434,14 @@ class Derivatives:
         self._vk[0] = self.component.vr[known]
         status = self._dd(self._instance, self._vu, self._nu, self._vk, 1, self._one, self._colp)
         if status > 1:
-            c = self.component
-            raise CosimError(
-                f"component '{c.name}': fmi2GetDirectionalDerivative of {self.what} with "
-                f"respect to {known} failed (status {_STATUS.get(status, status)})"
-                f"{c.last_error()}", self._clock.t,
-            )  # fmt: skip
+            self.fail(known, status)
         return self._col
+
+    def fail(self, known: str, status: int) -> None:
+        """Raise the CosimError of a failed call for the input ``known``."""
+        c = self.component
+        raise CosimError(
+            f"component '{c.name}': fmi2GetDirectionalDerivative of {self.what} with "
+            f"respect to {known} failed (status {_STATUS.get(status, status)})"
+            f"{c.last_error()}", self._clock.t,
+        )  # fmt: skip

@@ -52,6 +52,7 @@ import numpy as np
 
 from ..assembly.loop_solver import LoopNode, LoopSolveError, TreeLoopSolver
 from ..blocks.loop_map import LoopMap
+from .fastpath import CompiledStep, applies
 from .components import (
     Component,
     CosimError,
@@ -207,6 +208,9 @@ class CoSimulation:
         #: degree of the polynomial through the last loop solutions that gives the first guess
         #: of the next one (fewer iterations; the solution itself does not depend on it)
         self.guess_order = 3
+        #: fixed steps with Newton's loop run in the compiled step (:mod:`.fastpath`) when every
+        #: body's FMU provides directional derivatives; False: the Python path (same results)
+        self.compiled = True
         self._ready = False
 
     # -- building -----------------------------------------------------------------------------
@@ -793,6 +797,7 @@ class CoSimulation:
         self._dY = np.zeros_like(self._Y)
         self._Yp = np.zeros_like(self._Y)
         self._Vg = np.zeros_like(V)
+        self._XR = np.zeros_like(V)  # bodies' x_read, at their x's positions in V
         self._maps: list | None = None
         se, e = [], 0
         for x in self._extras:
@@ -819,13 +824,14 @@ class CoSimulation:
             xv = V[x0 : x0 + len(xn)]
             cols = sorted(set(self._lc[i]) | {xn.index(x) for x in late})
             what = "its loop inputs" + (" and late inputs" if late else "")
+            self._XR[x0 : x0 + len(xn)] = xv
             b = _Body(
                 sy=self._sy[i], se=se[i], ny=ny, nu=len(u), xv=xv,
                 xch=self._channel(name, xn, what, xv),
                 ych=self._channel(name, self._y_names[i] + self._extras[i], "its loop outputs"),
                 lc=np.array(self._lc[i], dtype=int), cols=np.array(cols, dtype=int),
                 feed=np.array(self._feed[i], dtype=int), c=np.zeros(ny), tmp=np.zeros(ny),
-                x_read=xv.copy(), has_parent=node.has_parent, n_children=len(node.children),
+                x_read=self._XR[x0 : x0 + len(xn)], has_parent=node.has_parent, n_children=len(node.children),
             )  # fmt: skip
             b.Yv = self._Y[b.sy]
             b.Mx = self._MX[mx0[i] : mx0[i + 1]].reshape(ny, len(xn))
@@ -868,6 +874,8 @@ class CoSimulation:
         self._flush_rt = [(self._channel(cname, names), idx(cname, names))
                           for cname, names in self._final_flush]  # fmt: skip
         self._steppers = [Stepper(c, self.stats) for c in comps.values()]
+        self._mx_dirty = True  # a Jacobian changed since the compiled step factored them
+        self._compiled: CompiledStep | None = None  # built at its first use
         self._hist: list[tuple[float, np.ndarray]] = []
         self._have_prev = False
         self._h_prev = 0.0
@@ -973,6 +981,7 @@ class CoSimulation:
                 x[k] = b.x_read[k]
             x[:] = kept
         b.map = LoopMap.from_dense(b.M, b.c, b.has_parent, b.n_children)
+        self._mx_dirty = True
         self.stats.jacobian_updates += 1
 
     def _residual(self, Y: np.ndarray | None = None, V: np.ndarray | None = None):
@@ -1045,9 +1054,8 @@ class CoSimulation:
                 r_prev = self._residual(Yp, Vg)[0]
                 self._residual()  # the scale of Y
             # at a fixed time each FMU is affine: the residual is the mismatch between the
-            # outputs and their prediction by the maps, (Y - Y_old) - Mx (x - x_read). Broyden:
-            # correct each Mx along its secant (the direction in which the inputs move from one
-            # step to the next), unless the mismatch is rounding
+            # outputs and their prediction by the maps, (Y - Y_old) - Mx (x - x_read). The
+            # Jacobians are exact where measured; they age as the states move
             subtract(Y, dY, out=dY)
             eps = 64.0 * np.finfo(float).eps * self._scale
             ratio = min(1.0, res / r_prev) if r_prev > 0.0 else 1.0
@@ -1057,13 +1065,11 @@ class CoSimulation:
                 mis = subtract(dY[b.sy], dot(b.Mx, d, out=b.tmp), out=b.tmp)
                 amis = np.abs(mis)
                 if amis.max() > eps:
-                    nrm = float(d @ d)
-                    if nrm > 0.0:
-                        b.Mx += np.multiply.outer(mis, d / nrm)
                     # the last iteration contracted the residual by `ratio`; a body's mismatch
                     # scaled by that predicts its share of the next residual. Measure again, so
                     # that the next iteration is exact for them, the bodies whose share would
-                    # stay above a tenth of the tolerance
+                    # stay above a tenth of the tolerance (Broyden updates along the step, which
+                    # an earlier master made, are not worth their cost with exact Jacobians)
                     if refresh and len(b.feed):
                         share = float(amis[b.feed].max()) / self._scale * ratio
                         if share > 0.1 * tolerance:
@@ -1319,17 +1325,37 @@ class CoSimulation:
         self.initialize(start_time)
         sample = self._sampler(cols, result)
         with self._running(result, progress, n_steps, "step") as bar:
-            for k in range(n_steps + 1):
-                self.solve_loop(tolerance)
-                result.iterations.append(self.last_iterations)
-                if k % every == 0 or k == n_steps:
-                    sample()
-                if k == n_steps:
-                    break
-                self.do_step(step)
+            self.solve_loop(tolerance)
+            result.iterations.append(self.last_iterations)
+            sample()
+            k = 0
+            while k < n_steps:
+                m = min(every - k % every, n_steps - k)  # steps to the next output point
+                self._advance_fixed(m, step, tolerance, result.iterations)
+                k += m
+                sample()
                 if bar is not None:
-                    bar.update()
+                    bar.update(m)
         return result
+
+    def _advance_fixed(self, n: int, h: float, tolerance: float, iterations: list[int]) -> None:
+        """``n`` communication steps of ``h`` (s), each followed by the loop's solution; the loop
+        iterations of each appended to ``iterations`` (also those done before an error). The
+        compiled step (:mod:`.fastpath`) does them when it applies and :attr:`compiled` is
+        true, else :meth:`do_step` and :meth:`solve_loop`: same results to rounding."""
+        if self.compiled and applies(self) is None:
+            if self._compiled is None:
+                self._compiled = CompiledStep(self)
+            try:
+                iterations += self._compiled.run(n, h, tolerance, 5)
+            except CosimError:
+                iterations += self._compiled.done
+                raise
+            return
+        for _ in range(n):
+            self.do_step(h)
+            self.solve_loop(tolerance)
+            iterations.append(self.last_iterations)
 
     def _simulate_variable(
         self, stop_time, step, start_time, record, output_interval, tolerance, step_tolerance,
