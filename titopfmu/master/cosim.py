@@ -52,7 +52,6 @@ import numpy as np
 
 from ..assembly.loop_solver import LoopNode, LoopSolveError, TreeLoopSolver
 from ..blocks.loop_map import LoopMap
-from .fastpath import CompiledStep, applies
 from .components import (
     Component,
     CosimError,
@@ -63,6 +62,7 @@ from .components import (
     Stepper,
     W,
 )
+from .fastpath import CompiledStep, applies
 
 ACC = range(1, 7)  # loop part of a motion vector (1-based)
 PRE = range(7, M + 1)  # twist, position, Euler angles
@@ -808,7 +808,7 @@ class CoSimulation:
         # every body's Jacobian Mx (ny x nx, row-major) in one flat array: the compiled step
         # (fastpath.py) reads and writes them in place
         sizes = []
-        for i, name in enumerate(self.order):
+        for i in range(len(self.order)):
             u = self._u_names[i]
             sizes.append(len(self._y_names[i]) * len(u + [x for x in self._late[i] if x not in u]))
         self._MX = np.zeros(sum(sizes))
@@ -831,7 +831,8 @@ class CoSimulation:
                 ych=self._channel(name, self._y_names[i] + self._extras[i], "its loop outputs"),
                 lc=np.array(self._lc[i], dtype=int), cols=np.array(cols, dtype=int),
                 feed=np.array(self._feed[i], dtype=int), c=np.zeros(ny), tmp=np.zeros(ny),
-                x_read=self._XR[x0 : x0 + len(xn)], has_parent=node.has_parent, n_children=len(node.children),
+                x_read=self._XR[x0 : x0 + len(xn)], has_parent=node.has_parent,
+                n_children=len(node.children),
             )  # fmt: skip
             b.Yv = self._Y[b.sy]
             b.Mx = self._MX[mx0[i] : mx0[i + 1]].reshape(ny, len(xn))
