@@ -1192,12 +1192,19 @@ class CoSimulation:
         for _, cn, n in cols:
             if n not in by.setdefault(cn, []):
                 by[cn].append(n)
-        chans = {cn: self._channel(cn, names, "recorded variables") for cn, names in by.items()}
-        where = [(cn, by[cn].index(n)) for _, cn, n in cols]
+        # every channel reads into its slice of one buffer; the row picks from it
+        buf = np.zeros(sum(len(names) for names in by.values()))
+        chans, base, k = [], {}, 0
+        for cn, names in by.items():
+            base[cn] = k
+            chans.append(self._channel(cn, names, "recorded variables", buf[k : k + len(names)]))
+            k += len(names)
+        where = np.array([base[cn] + by[cn].index(n) for _, cn, n in cols], dtype=int)
 
         def sample() -> None:
-            vals = {cn: ch.get() for cn, ch in chans.items()}
-            result.append(self.t, [float(vals[cn][k]) for cn, k in where])
+            for ch in chans:
+                ch.get()
+            result.append(self.t, buf[where].tolist())
 
         return sample
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..blocks.loop_map import LoopMap
 from .components import _STATUS, CosimError, RealChannel
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -219,15 +220,13 @@ class CompiledStep:
                     for j in range(p.nh)]  # fmt: skip
         cs.stats.fmu_calls += p.calls
         cs.stats.jacobian_updates += p.updates
-        from ..blocks.loop_map import LoopMap
-
         for i, b in enumerate(cs._bodies):
             if stale[i]:
                 b.map = None
             elif b.map is None:
                 b.map = LoopMap.from_dense(b.M, b.c, b.has_parent, b.n_children)
                 cs._maps = None
-        its = [int(v) for v in self._iters[: p.done]]
+        its = self._iters[: p.done].tolist()
         cs.stats.iterations += sum(its)
         if its:
             cs.last_iterations = its[-1]
