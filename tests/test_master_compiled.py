@@ -13,8 +13,12 @@ with the same message, at the same time and with the same results so far by both
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sysconfig
 import warnings
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -169,3 +173,15 @@ def test_a_failure_mid_run_is_reported_alike_and_keeps_the_results(fmu_dir, tau,
     assert len(res_c.time) >= 2 and res_c.time == res_py.time
     assert res_c.iterations == res_py.iterations
     assert np.allclose(np.array(res_c.rows), np.array(res_py.rows), rtol=1e-9, atol=0.0)
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc")
+def test_the_compiled_step_compiles_as_strict_c99(tmp_path):
+    src = Path(fastpath.__file__).with_name("_step.c")
+    p = subprocess.run(
+        ["gcc", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-Wshadow",
+         "-Wstrict-prototypes", "-O2", "-fPIC", f"-I{sysconfig.get_paths()['include']}", "-c",
+         str(src), "-o", str(tmp_path / "step.o")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr

@@ -9,25 +9,31 @@ At every communication point the master
 2. solves the algebraic loop of the tree — accelerations down (``P.m[1..6]``), wrenches up
    (``Cj.W``) — with the same :class:`~titopfmu.assembly.loop_solver.TreeLoopSolver` as the
    in-process engine. Each FMU is affine in its loop inputs at a fixed point, ``y = M u + c``:
-   ``M`` is measured by unit perturbations through set/get (exact up to rounding, the map being
-   affine) and reused across steps; ``c`` comes from the outputs at the current inputs.
+   ``M`` comes from the FMU's directional derivatives (``fmi2GetDirectionalDerivative``,
+   exact), or by unit perturbations through set/get for an FMU that does not provide them
+   (exact up to rounding, the map being affine), and is reused across steps; ``c`` comes from
+   the outputs at the current inputs.
    The loop inputs start from the polynomial through their last solutions (``guess_order``).
    A body's outputs are read once, with its pre-loop values; inputs written to it after that
    read (its *late* inputs: a joint law's effort, a loop closure's wrench) are then carried to
    its outputs by more measured columns of its Jacobian, and sent with the first iteration.
-   Each iteration is a chord step of Newton's method on the reused Jacobians, which a Broyden
-   update corrects along the step. The residual after an iteration is exactly each FMU's
-   mismatch between its outputs and their prediction by its Jacobian: when that mismatch,
-   shrunk by the last contraction, predicts that the next iteration would not reach a tenth of
-   the tolerance, the Jacobians of those FMUs only are measured again, so that the next
-   iteration is exact for them. The residual decides, not the age of the Jacobians; the
-   convergence does not depend on mass ratios (about one iteration per step, at most two in
-   practice). ``loop="gauss-seidel"`` instead passes outputs to inputs in tree order, repeated
-   until convergence: a fixed-point iteration that converges only when the children are light
-   compared with their parents (kept for comparison);
+   Each iteration is a chord step of Newton's method on the reused Jacobians. The residual after an
+   iteration is exactly each FMU's mismatch between its outputs and their prediction by its
+   Jacobian: when that mismatch, shrunk by the last contraction, predicts that the next iteration
+   would not reach a tenth of the tolerance, the Jacobians of those FMUs only are measured again,
+   so that the next iteration is exact for them. The residual decides, not the age of the
+   Jacobians; the convergence does not depend on mass ratios (about one iteration per step, at most
+   two in practice). ``loop="gauss-seidel"`` instead passes outputs to inputs in tree order,
+   repeated until convergence: a fixed-point iteration that converges only when the children
+   are light compared with their parents (kept for comparison);
 3. advances every FMU by one communication step (``fmi2DoStep``), each holding its inputs at
    their value extrapolated to the middle of the step (second order in the step; held at their
    value at the point, ``coupling="hold"``, it is first order: README, "Co-simulation").
+
+With fixed steps and Newton's loop, the steps between output points run in compiled code
+(:mod:`.fastpath`, ``_step.c``): the same program and algorithm on the same arrays, the loop
+solved by an LU factorization of the assembled interface Jacobians (``compiled = False``: this
+module's Python path).
 
 FMU calls: the master keeps the value of every input it writes and sends all writes to a
 component since its last read in one ``fmi2SetReal`` just before the next ``fmi2GetReal``; each
