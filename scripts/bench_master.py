@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             split = timed_run(tmp, T, h, args.solver_method)
             csplit = timed_compiled_run(tmp, T, h, args.solver_method)
     steps = len(res.iterations) - 1
-    how = "compiled step" if cs._compiled is not None else f"Python path ({fastpath.applies(cs)})"
+    how = "compiled step" if cs.stats.compiled_steps == steps else "Python path"
     print(f"balloon, {T:g} s, communication step {h * 1e3:g} ms, FMU solver.method "
           f"{args.solver_method}, {len(cs.components)} FMUs, {how}")  # fmt: skip
     print(f"  co-simulation wall time     {wall:8.2f} s   ({wall / steps * 1e6:.1f} us per step)")

@@ -71,7 +71,8 @@ def test_compiled_and_python_paths_agree_on_the_balloon(fmu_dir):
         ref = run_balloon(0.3, 0.01, rtol=1e-12, atol=1e-13)
     cs_py, r_py = balloon_run(fmu_dir, False)
     cs_c, r_c = balloon_run(fmu_dir, True)
-    assert cs_c._compiled is not None and cs_py._compiled is None  # each path did run
+    steps = len(r_c.iterations) - 1
+    assert cs_c.stats.compiled_steps == steps and cs_py.stats.compiled_steps == 0
     # the same decisions (iterations, Jacobians measured) but where the residual of a point
     # falls within rounding of the tolerance
     it_py, it_c = np.array(r_py.iterations), np.array(r_c.iterations)
@@ -143,14 +144,37 @@ def test_an_fmu_without_directional_derivatives_runs_the_python_path(fmu_dir, tm
     without_directional_derivatives(fmu_dir / "TitopRevoluteBodyC0.fmu", plain)
     cs_fd = two_bodies(fmu_dir, plain)
     r_fd = cs_fd.simulate(0.1, 1e-3, record=["arm.joint.m[3]", "root.body.m[13]"])
-    assert cs_fd._compiled is None  # the Python path, Jacobians by unit perturbations
+    assert cs_fd.stats.compiled_steps == 0  # the Python path, Jacobians by unit perturbations
     assert "provides no directional derivatives" in fastpath.applies(cs_fd)
     cs_dd = two_bodies(fmu_dir, fmu_dir / "TitopRevoluteBodyC0.fmu")
     r_dd = cs_dd.simulate(0.1, 1e-3, record=["arm.joint.m[3]", "root.body.m[13]"])
-    assert cs_dd._compiled is not None
+    assert cs_dd.stats.compiled_steps == len(r_dd.iterations) - 1
     a, b = np.array(r_fd.rows), np.array(r_dd.rows)
     assert np.abs(a - b).max() < 1e-9 * (1.0 + np.abs(a).max())
     assert max(r_fd.iterations[1:]) <= 2 and max(r_dd.iterations[1:]) <= 2
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("ratio", [1e4, 1e-4])
+def test_both_paths_converge_in_two_iterations_whatever_the_mass_ratio(fmu_dir, ratio, compiled):
+    cs = CoSimulation()
+    cs.add("root", fmu_dir / "TitopRigidBodyC1.fmu", {
+        "mass": 1.0, "inertia": np.diag([0.1, 0.2, 0.3]), "C1.point": [0.3, 0.0, 0.0],
+        "gravity": [0.0, 0.0, 0.0], "twist0": [0.1, 0.0, 0.0, 0.0, 0.2, 0.5],
+    })  # fmt: skip
+    cs.add("child", fmu_dir / "TitopRevoluteBodyC0.fmu", {
+        "mass": ratio, "inertia": np.diag([1.0, 2.0, 1.5]) * ratio / 10.0,
+        "com": [0.5, 0.1, 0.0], "joint.axis": [0.0, 0.0, 1.0], "joint.qd0": 1.0,
+        "gravity": [0.0, 0.0, 0.0],
+    })  # fmt: skip
+    cs.connect("root.C1", "child.P")
+    cs.set_input("child.joint.tau", 0.0)
+    cs.compiled = compiled
+    res = cs.simulate(0.2, 1e-3, record=["child.joint.m[3]"])
+    steps = len(res.iterations) - 1
+    assert cs.stats.compiled_steps == (steps if compiled else 0)
+    assert max(res.iterations[1:]) <= 2, res.iterations
+    assert cs.stats.jacobian_updates <= 2 + steps // 10, cs.stats.jacobian_updates
 
 
 @pytest.mark.parametrize("tau, call", [(1e20, "fmi2DoStep"), (1e40, "fmi2GetReal")])

@@ -501,7 +501,16 @@ static PyObject *run(PyObject *self, PyObject *args)
     return PyLong_FromLong((long)p->err_code);
 }
 
+/* plan_size() -> sizeof(plan_t): fastpath.py checks its ctypes mirror against it */
+static PyObject *plan_size(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    return PyLong_FromSize_t(sizeof(plan_t));
+}
+
 static PyMethodDef methods[] = {
+    {"plan_size", plan_size, METH_NOARGS, "plan_size() -> the size of the plan in bytes"},
     {"run", run, METH_VARARGS,
      "run(plan_address, n_steps, h, tolerance, max_iterations) -> error code: n_steps "
      "communication steps of the plan that titopfmu.master.fastpath fills"},

@@ -81,6 +81,7 @@ class StepStats:
     iterations: int = 0
     jacobian_updates: int = 0
     fmu_calls: int = 0
+    compiled_steps: int = 0  # communication steps made by the compiled step (fastpath.py)
 
 
 @dataclass(eq=False)
@@ -888,6 +889,7 @@ class CoSimulation:
         self._h_prev = 0.0
 
     def free(self) -> None:
+        self._compiled = None  # it refers to the instances
         for c in self.components.values():
             c.free()
 

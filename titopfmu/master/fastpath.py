@@ -12,7 +12,7 @@ turns into the same :class:`~.components.CosimError` as the Python path raises.
 
 from __future__ import annotations
 
-from ctypes import Structure, addressof, c_double, c_int64, c_void_p
+from ctypes import Structure, addressof, c_double, c_int64, c_void_p, sizeof
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -51,6 +51,14 @@ class _Plan(Structure):
         ("iters", _P), ("err_code", _I), ("err_index", _I), ("err_status", _I), ("err_aux", _I),
         ("err_where", _I), ("done", _I), ("err_res", _F), ("err_t", _F),
     ]  # fmt: skip
+
+
+if _step is not None and _step.plan_size() != sizeof(_Plan):  # pragma: no cover
+    raise ImportError(
+        f"titopfmu.master._step was built for a plan of {_step.plan_size()} bytes, "
+        f"fastpath.py has {sizeof(_Plan)}: rebuild it (pip install -e . or python setup.py "
+        "build_ext --inplace)"
+    )
 
 
 def available() -> bool:
@@ -228,6 +236,7 @@ class CompiledStep:
                 cs._maps = None
         its = self._iters[: p.done].tolist()
         cs.stats.iterations += sum(its)
+        cs.stats.compiled_steps += len(its)
         if its:
             cs.last_iterations = its[-1]
         self.done = its
