@@ -1425,3 +1425,8 @@ class CoSimulation:
             if bar is not None:
                 bar.close()
             self.free()
+
+
+#: the master's own step and loop solution: the compiled step (:mod:`.fastpath`) stands in for
+#: them only while they are not overridden
+OWN_STEP = (CoSimulation.do_step, CoSimulation.solve_loop)
