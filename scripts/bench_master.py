@@ -13,7 +13,10 @@ around it: recording at output points, the call), one on the master's Python pat
 FMU call timed (``fmi2GetReal``, ``fmi2SetReal``, ``fmi2DoStep``, ``fmi2GetDirectionalDerivative``:
 the native FMUs' own work and the ctypes calls) against its own Python and numpy time.
 
-    python scripts/bench_master.py [--t-final 20] [--step 1e-3] [--split]
+Then the same balloon in model-exchange mode (``--me-rtol``, 1e-8 by default, the engine's
+tolerance): wall time, real-time factor, evaluations, and the ratio to the engine.
+
+    python scripts/bench_master.py [--t-final 20] [--step 1e-3] [--split] [--me-rtol 1e-8]
 """
 
 from __future__ import annotations
@@ -90,6 +93,30 @@ def timed_compiled_run(fmu_dir, T: float, h: float, solver_method: int) -> dict[
     return {"wall": wall, "steps": len(res.iterations) - 1, "inside": spent[0]}
 
 
+def model_exchange_run(fmu_dir, T: float, rtol: float, engine_wall: float) -> list[str]:
+    """The report of the balloon in model-exchange mode (one DOP853 over every FMU's states,
+    the loop solved at every evaluation): wall time, real-time factor, counters, ratio to the
+    engine's wall time measured in the same run."""
+    from titopfmu.master import ModelExchange
+
+    me = ModelExchange(build_balloon_cosim(fmu_dir), rtol=rtol, atol=0.1 * rtol)
+    t0 = time.perf_counter()
+    me.simulate(T, record=COSIM_RECORD, output_interval=0.01)
+    wall = time.perf_counter() - t0
+    st = me.stats
+    return [
+        f"model exchange, DOP853 rtol {rtol:g} atol {0.1 * rtol:g}",
+        f"  wall time                   {wall:8.2f} s",
+        f"  real-time factor            {T / wall:8.2f}",
+        f"  integrator steps            {st.steps:8d}   ({st.evaluations} evaluations, "
+        f"{st.fmu_calls / st.evaluations:.1f} FMU calls and "
+        f"{st.jacobian_columns / st.evaluations:.0f} directional derivatives each)",
+        f"  loop solutions per point    {st.iterations / st.solves:8.2f}   "
+        f"(largest residual {st.max_residual:.1e})",
+        f"  ratio model exchange/engine {wall / engine_wall:8.1f}",
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--t-final", type=float, default=20.0)
@@ -98,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="the FMUs' internal Runge-Kutta order (default 2)")  # fmt: skip
     ap.add_argument("--split", action="store_true",
                     help="a second, timed run: time in FMU calls vs the master's")  # fmt: skip
+    ap.add_argument("--me-rtol", type=float, default=1e-8,
+                    help="model-exchange run: DOP853's relative tolerance (0: no run)")  # fmt: skip
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     T, h = args.t_final, args.step
@@ -115,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.split:
             split = timed_run(tmp, T, h, args.solver_method)
             csplit = timed_compiled_run(tmp, T, h, args.solver_method)
+        me_lines = model_exchange_run(tmp, T, args.me_rtol, engine_wall) if args.me_rtol else []
     steps = len(res.iterations) - 1
     how = "compiled step" if cs.stats.compiled_steps == steps else "Python path"
     print(f"balloon, {T:g} s, communication step {h * 1e3:g} ms, FMU solver.method "
@@ -145,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    {kind:13s} {sec / n * 1e6:6.1f} us  ({split['calls'][kind] / n:.2f} calls)")
         print(f"    master        {(split['wall'] - inside) / n * 1e6:6.1f} us  (its own Python "
               "and numpy, the timing included)")  # fmt: skip
+    for line in me_lines:
+        print(line)
     return 0
 
 

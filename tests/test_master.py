@@ -265,6 +265,7 @@ def root_and_arm(fmu_dir) -> CoSimulation:
     cs.add("root", fmu_dir / "TitopRigidBodyC1.fmu")
     cs.add("arm", fmu_dir / "TitopRevoluteBodyC0.fmu", {"mass": 1.0, "com": [0.3, 0.0, 0.0]})
     cs.connect("root.C1", "arm.P")
+    cs.set_input("arm.joint.tau", 0.0)
     return cs
 
 

@@ -202,7 +202,6 @@ static int do_step(plan_t *p, double h)
         if (st > 1)
             return fail(p, E_STEP, c, st, 0);
     }
-    p->t += h;
     return 0;
 }
 
@@ -471,14 +470,15 @@ static int newton(plan_t *p, double tol, int64_t max_it, int64_t *iterations)
     return 0;
 }
 
-/* run(plan_address, n_steps, h, tolerance, max_iterations) -> error code (0: done) */
+/* run(plan_address, n_steps, h, tolerance, max_iterations, t0, k0) -> error code (0: done);
+ * the time after step k of the run is t0 + k h (CoSimulation.simulate: no drift of a sum) */
 static PyObject *run(PyObject *self, PyObject *args)
 {
     (void)self;
     unsigned long long address;
-    Py_ssize_t n_steps, max_it;
-    double h, tol;
-    if (!PyArg_ParseTuple(args, "Knddn", &address, &n_steps, &h, &tol, &max_it))
+    Py_ssize_t n_steps, max_it, k0;
+    double h, tol, t0;
+    if (!PyArg_ParseTuple(args, "Knddndn", &address, &n_steps, &h, &tol, &max_it, &t0, &k0))
         return NULL;
     plan_t *p = (plan_t *)(uintptr_t)address;
     p->err_code = E_OK;
@@ -487,6 +487,7 @@ static PyObject *run(PyObject *self, PyObject *args)
         int64_t it = 0;
         if (do_step(p, h))
             break;
+        p->t = t0 + (double)(k0 + s + 1) * h;
         guess(p);
         if (run_ops(p, 0, p->npre))
             break;
@@ -512,8 +513,8 @@ static PyObject *plan_size(PyObject *self, PyObject *args)
 static PyMethodDef methods[] = {
     {"plan_size", plan_size, METH_NOARGS, "plan_size() -> the size of the plan in bytes"},
     {"run", run, METH_VARARGS,
-     "run(plan_address, n_steps, h, tolerance, max_iterations) -> error code: n_steps "
-     "communication steps of the plan that titopfmu.master.fastpath fills"},
+     "run(plan_address, n_steps, h, tolerance, max_iterations, t0, k0) -> error code: "
+     "n_steps communication steps of the plan that titopfmu.master.fastpath fills"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_step",

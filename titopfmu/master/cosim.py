@@ -67,6 +67,7 @@ from .components import (
     RealChannel,
     Stepper,
     W,
+    describe,
 )
 from .fastpath import CompiledStep, applies
 
@@ -159,6 +160,18 @@ def _reissue_logged(component: Component, messages: list[tuple[int, str]]) -> No
                           cat, stacklevel=_user_stacklevel())  # fmt: skip
 
 
+def alias_name(aliases: Mapping[str, str], name: str) -> str:
+    """The FMU name of ``name`` under ``aliases`` (System name -> FMU name): ``hinge`` ->
+    ``C1``, ``hinge.m[3]`` -> ``C1.m[3]``, ``m[2]`` -> ``joint.m[2]``; others unchanged."""
+    base, bracket, idx = name.partition("[")
+    if base in aliases:
+        return aliases[base] + bracket + idx
+    port, dot, what = base.rpartition(".")
+    if dot and port in aliases and what in ("m", "W"):
+        return f"{aliases[port]}.{what}{bracket}{idx}"
+    return name
+
+
 class CosimResult:
     """Sampled results: ``time`` and one column per recorded variable."""
 
@@ -218,7 +231,20 @@ class CoSimulation:
         #: fixed steps with Newton's loop run in the compiled step (:mod:`.fastpath`) when every
         #: body's FMU provides directional derivatives; False: the Python path (same results)
         self.compiled = True
+        #: component -> {System name -> FMU name} (``from_system``: ``hinge`` -> ``C1``,
+        #: ``m`` -> ``joint.m``), accepted wherever a reference is taken
+        self.aliases: dict[str, dict[str, str]] = {}
+        #: how a System maps onto this co-simulation (``from_system``), else None
+        self.system_mapping = None
         self._ready = False
+
+    @classmethod
+    def from_system(cls, system, fmus: str | os.PathLike | None = None, **options) -> CoSimulation:
+        """The co-simulation of a :class:`~titopfmu.System` (see
+        :func:`titopfmu.master.from_system.from_system`): one FMU per block, same names."""
+        from .from_system import from_system
+
+        return from_system(system, fmus, **options)
 
     # -- building -----------------------------------------------------------------------------
 
@@ -242,6 +268,8 @@ class CoSimulation:
         if c not in self.components:
             known = ", ".join(self.components) or "none yet (add them first)"
             raise CosimError(f"reference '{ref}': no component '{c}'; components: {known}")
+        if c in self.aliases:
+            rest = alias_name(self.aliases[c], rest)
         return self.components[c], rest
 
     def connect(self, source: str, target: str) -> None:
@@ -400,6 +428,45 @@ class CoSimulation:
             ):  # fmt: skip
                 raise CosimError(f"input '{c.name}.{n}' is connected; it cannot also be held")
             self.inputs[(c.name, n)] = float(v)
+
+    #: inputs that may stay free (then at their FMU start value): a body's external wrench,
+    #: zero unless connected or held, like a block without an ``external`` port in process
+    OPTIONAL_INPUTS = ("ext.W[",)
+
+    def unconnected_inputs(self) -> list[tuple[str, str]]:
+        """(component, input) of every Real input that no connection feeds and no
+        :meth:`set_input` holds, :attr:`OPTIONAL_INPUTS` aside, in component order."""
+        if not self._ready:
+            self._plan()
+        fed = {(cb, i) for _, _, cb, i in self._pre_loop_links()}
+        fed |= self._loop_input_names() | set(self.inputs)
+        ports: dict[str, list[str]] = {}  # every variable of a connected TITOP port is fed
+        for ca, pa, cb, pb in self.port_links:  # (a closure does not read the accelerations)
+            ports.setdefault(ca, []).append(f"{pa}.")
+            ports.setdefault(cb, []).append(f"{pb}.")
+        return [(cn, n) for cn, c in self.components.items() for n in c.inputs
+                if c.variables[n].type == "Real" and (cn, n) not in fed
+                and not n.startswith((*self.OPTIONAL_INPUTS, *ports.get(cn, ())))]  # fmt: skip
+
+    def check_inputs(self) -> None:
+        """Refuse unconnected inputs, as the in-process engine refuses unconnected ports:
+        a CosimError naming every one (component and input), raised before any FMU is
+        instantiated. Hold an input the system leaves free with :meth:`set_input`."""
+        free = self.unconnected_inputs()
+        if not free:
+            return
+        by: dict[str, list[str]] = {}
+        for cn, n in free:
+            by.setdefault(cn, []).append(n)
+        names = "; ".join(f"'{cn}': {describe(ns)}" for cn, ns in by.items())
+        cn, n = free[0]
+        base = n.split("[", 1)[0]
+        size = sum(1 for c, m in free if c == cn and m.split("[", 1)[0] == base)
+        value = "0.0" if size == 1 else f"[0.0] * {size}"
+        raise CosimError(
+            f"unconnected input(s) {names}: every input must be connected or held at a value, "
+            f"e.g. set_input('{cn}.{base}', {value}) (a body's ext.W may stay free: zero)"
+        )
 
     # -- structure ----------------------------------------------------------------------------
 
@@ -720,6 +787,7 @@ class CoSimulation:
         """Instantiate every FMU, set parameters and held inputs, solve the first point."""
         if not self._ready:
             self._plan()
+        self.check_inputs()
         self.t = float(start_time)
         comps = self.components
         current = None
@@ -1209,10 +1277,12 @@ class CoSimulation:
             k += len(names)
         where = np.array([base[cn] + by[cn].index(n) for _, cn, n in cols], dtype=int)
 
-        def sample() -> None:
+        def sample(t: float | None = None) -> None:
+            """Append the values at the current point, labelled ``t`` (the output time the
+            point is on; the master's time when None)."""
             for ch in chans:
                 ch.get()
-            result.append(self.t, buf[where].tolist())
+            result.append(self.t if t is None else t, buf[where].tolist())
 
         return sample
 
@@ -1312,6 +1382,10 @@ class CoSimulation:
         step_tolerance: float | None = None,
         max_step: float | None = None,
         progress: bool = False,
+        mode: str = "cs",
+        rtol: float = 1e-8,
+        atol: float = 1e-10,
+        method: str = "DOP853",
     ) -> CosimResult:
         """Co-simulate from ``start_time`` to ``stop_time`` (s).
 
@@ -1320,20 +1394,63 @@ class CoSimulation:
         again as two steps of h/2 from the same saved FMU states; their difference estimates the
         error of the states (relative and absolute ``step_tolerance``) and sets the next step.
         ``tolerance`` is the relative residual to which the algebraic loop is solved.
+
+        Samples are taken at ``start_time + k * output_interval`` (s) and at ``stop_time``
+        (every communication point when None with a fixed step, a hundredth of the run with a
+        variable one). A fixed step must divide ``output_interval`` and the run (relative
+        1e-9), else a CosimError is raised before any FMU is instantiated; variable steps are
+        shortened to land on every output time.
+
+        ``mode="me"`` runs the FMUs' model-exchange interfaces instead: one error-controlled
+        scipy integrator (``method``, ``rtol``, ``atol``; ``max_step`` bounds its step) over
+        every unit's continuous states, the algebraic loop solved at every derivative
+        evaluation (:class:`~titopfmu.master.model_exchange.ModelExchange`); ``step`` and
+        ``step_tolerance`` are then not used.
         """
         if not (math.isfinite(step) and step > 0):
             raise CosimError(f"the communication step must be positive, got {step}")
-        if not (math.isfinite(stop_time) and stop_time > start_time):
+        if not (math.isfinite(stop_time) and math.isfinite(start_time) and stop_time > start_time):
             raise CosimError(f"stop time {stop_time} must be after the start time {start_time}")
+        span = stop_time - start_time
+        if output_interval is not None and not (
+            math.isfinite(output_interval) and output_interval > 0
+        ):
+            raise CosimError(f"the output interval must be positive, got {output_interval}")
+        if mode not in ("cs", "me"):
+            raise CosimError(
+                f"unknown mode {mode!r}: 'cs' (co-simulation) or 'me' (model exchange)"
+            )
+        if mode == "me":
+            from .model_exchange import ModelExchange
+
+            return ModelExchange(self, rtol=rtol, atol=atol, method=method).simulate(
+                stop_time, start_time=start_time, record=record, output_interval=output_interval,
+                tolerance=tolerance, max_step=max_step, progress=progress,
+            )  # fmt: skip
         if step_tolerance is not None:
             return self._simulate_variable(
                 stop_time, step, start_time, record, output_interval, tolerance, step_tolerance,
                 max_step, progress,
             )  # fmt: skip
-        n_steps = int(round((stop_time - start_time) / step))
-        if abs(n_steps * step - (stop_time - start_time)) > 1e-9 * max(1.0, stop_time):
-            raise CosimError(f"the step {step} must divide the interval {stop_time - start_time}")
-        every = 1 if output_interval is None else max(1, int(round(output_interval / step)))
+        n_steps = int(round(span / step))
+        if n_steps < 1 or abs(n_steps * step - span) > 1e-9 * span:
+            raise CosimError(
+                f"the communication step {step:g} s must divide the interval {span:g} s "
+                f"({span / step:.6g} steps)"
+            )
+        # the output grid: every `every` steps, exactly at start + k * output_interval
+        every = 1
+        if output_interval is not None:
+            every = int(round(output_interval / step))
+            if every < 1 or abs(every * step - output_interval) > 1e-9 * output_interval:
+                raise CosimError(
+                    f"the communication step {step:g} s does not divide the output interval "
+                    f"{output_interval:g} s ({output_interval / step:.6g} steps): choose a "
+                    f"step of {output_interval:g} s / n, e.g. "
+                    f"{output_interval / max(1, math.ceil(output_interval / step)):.6g} s, or "
+                    "an output interval that is a multiple of the step"
+                )
+        oi = step * every if output_interval is None else output_interval
         if not self._ready:
             self._plan()
         cols = self._record_columns(record)
@@ -1343,33 +1460,39 @@ class CoSimulation:
         with self._running(result, progress, n_steps, "step") as bar:
             self.solve_loop(tolerance)
             result.iterations.append(self.last_iterations)
-            sample()
             k = 0
-            while k < n_steps:
+            while True:
+                if k == n_steps:
+                    sample(stop_time)
+                    break
+                if k % every == 0:
+                    sample(start_time + (k // every) * oi)
                 m = min(every - k % every, n_steps - k)  # steps to the next output point
-                self._advance_fixed(m, step, tolerance, result.iterations)
+                self._advance_fixed(m, step, tolerance, result.iterations, start_time, k)
                 k += m
-                sample()
                 if bar is not None:
                     bar.update(m)
         return result
 
-    def _advance_fixed(self, n: int, h: float, tolerance: float, iterations: list[int]) -> None:
-        """``n`` communication steps of ``h`` (s), each followed by the loop's solution; the loop
-        iterations of each appended to ``iterations`` (also those done before an error). The
-        compiled step (:mod:`.fastpath`) does them when it applies and :attr:`compiled` is
-        true, else :meth:`do_step` and :meth:`solve_loop`: same results to rounding."""
+    def _advance_fixed(self, n: int, h: float, tolerance: float, iterations: list[int],
+                       t0: float, k0: int) -> None:  # fmt: skip
+        """``n`` communication steps of ``h`` (s) from step ``k0`` of a run from ``t0``, each
+        followed by the loop's solution; the time after step k is exactly ``t0 + k h`` (no drift
+        of a sum of steps). The loop iterations of each are appended to ``iterations`` (also
+        those done before an error). The compiled step (:mod:`.fastpath`) does them when it
+        applies and :attr:`compiled` is true, else :meth:`do_step` and :meth:`solve_loop`."""
         if self.compiled and applies(self) is None:
             if self._compiled is None:
                 self._compiled = CompiledStep(self)
             try:
-                iterations += self._compiled.run(n, h, tolerance, 5)
+                iterations += self._compiled.run(n, h, tolerance, 5, t0, k0)
             except CosimError:
                 iterations += self._compiled.done
                 raise
             return
-        for _ in range(n):
+        for j in range(n):
             self.do_step(h)
+            self.t = t0 + (k0 + j + 1) * h
             self.solve_loop(tolerance)
             iterations.append(self.last_iterations)
 
@@ -1401,9 +1524,10 @@ class CoSimulation:
             for k, t_out in enumerate(grid):
                 if k:
                     self._advance_variable(t_out, step_tolerance, tolerance, 1e-9 * span)
+                    self.t = t_out  # landed on it (to rounding): no drift of a sum of steps
                     if bar is not None:
                         bar.update()
-                sample()
+                sample(t_out)
                 result.iterations.append(self.last_iterations)
         return result
 

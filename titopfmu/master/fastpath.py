@@ -204,9 +204,11 @@ class CompiledStep:
         self._iters = np.zeros(0, dtype=np.int64)
         self._address = addressof(p)
 
-    def run(self, n: int, h: float, tolerance: float, max_iterations: int) -> list[int]:
-        """``n`` communication steps of ``h`` (s) from the master's current point; the loop
-        iterations of each. Raises the Python path's CosimError (``done`` steps made)."""
+    def run(self, n: int, h: float, tolerance: float, max_iterations: int, t0: float,
+            k0: int) -> list[int]:  # fmt: skip
+        """``n`` communication steps of ``h`` (s) from the master's current point, step ``k0``
+        of a run from ``t0`` (the time after step k is ``t0 + k h``); the loop iterations of
+        each. Raises the Python path's CosimError (``done`` steps made)."""
         cs, p, k = self.cs, self.plan, self._keep
         if len(self._iters) < n:
             self._iters = np.zeros(n, dtype=np.int64)
@@ -225,7 +227,7 @@ class CompiledStep:
             k["ht"][j] = tj
             k["hv"][j * ng : (j + 1) * ng] = uj
         p.calls = p.updates = 0
-        code = _step.run(self._address, n, h, tolerance, max_iterations)
+        code = _step.run(self._address, n, h, tolerance, max_iterations, t0, k0)
         # ... and out
         cs.t, cs._h_prev, cs._have_prev = p.t, p.h_prev, bool(p.have_prev)
         cs._mx_dirty = bool(p.dirty)
