@@ -209,3 +209,55 @@ def test_the_compiled_step_compiles_as_strict_c99(tmp_path):
         capture_output=True, text=True,
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
+
+
+SANITIZED_RUN = """
+import importlib.util, sys, warnings
+spec = importlib.util.spec_from_file_location("titopfmu.master._step", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+sys.modules["titopfmu.master._step"] = mod
+warnings.simplefilter("ignore")
+from titopfmu.examples.balloon import COSIM_RECORD, build_balloon_cosim
+from titopfmu.master import fastpath
+assert fastpath._step is mod
+cs = build_balloon_cosim(sys.argv[2])
+res = cs.simulate(0.05, 1e-3, record=COSIM_RECORD, output_interval=0.01)
+assert cs.stats.compiled_steps == 50, cs.stats.compiled_steps
+for row in res.rows:
+    print(" ".join(f"{v:.17g}" for v in row))
+"""
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc")
+def test_the_compiled_step_under_address_and_undefined_behaviour_sanitizers(tmp_path, fmu_dir):
+    """``_step.c`` rebuilt with ASan + UBSan drives the balloon's FMUs for 50 steps: no
+    out-of-bounds access or undefined behaviour (either aborts the run), and the numbers of the
+    installed build, bit for bit."""
+    import os
+    import sys
+
+    cc = shutil.which("gcc")
+    src = Path(fastpath.__file__).with_name("_step.c")
+    so = tmp_path / ("_step" + sysconfig.get_config_var("EXT_SUFFIX"))
+    subprocess.run([cc, "-std=c99", "-g", "-O1", "-fPIC", "-shared", "-Wall", "-Wextra",
+                    "-Werror", "-ffp-contract=off", "-fsanitize=address,undefined",
+                    "-fno-sanitize-recover=all", "-fno-omit-frame-pointer",
+                    f"-I{sysconfig.get_paths()['include']}", str(src), "-o", str(so)],
+                   check=True)  # fmt: skip
+    libasan = subprocess.run([cc, "-print-file-name=libasan.so"], capture_output=True,
+                             text=True).stdout.strip()  # fmt: skip
+    if not os.path.isabs(libasan):
+        pytest.skip("libasan not found")
+    script = tmp_path / "run.py"
+    script.write_text(SANITIZED_RUN)
+    env = dict(os.environ, LD_PRELOAD=libasan, ASAN_OPTIONS="detect_leaks=0:abort_on_error=1",
+               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")  # fmt: skip
+    san = subprocess.run([sys.executable, str(script), str(so), str(fmu_dir)], env=env,
+                         capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert san.returncode == 0, san.stderr[-4000:]
+    assert "ERROR: AddressSanitizer" not in san.stderr and "runtime error" not in san.stderr
+    plain = subprocess.run([sys.executable, str(script), fastpath._step.__file__, str(fmu_dir)],
+                           capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert plain.returncode == 0, plain.stderr[-4000:]
+    assert san.stdout == plain.stdout and len(san.stdout.splitlines()) == 6
