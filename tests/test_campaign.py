@@ -46,7 +46,7 @@ def cluster():
     from distributed import LocalCluster
 
     c = LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
         silence_logs=50,
     )  # fmt: skip
     yield c
@@ -170,7 +170,7 @@ def count(result):
     return 0.0
 
 if __name__ == "__main__":
-    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0",
                       silence_logs=50) as cl:
         Campaign("balloon", {"pend1.mass": "uniform(1.5, 2.5)"}, 30, sys.argv[1],
                  t_final=0.2, seed=5, custom={"count": count}).run(

@@ -436,7 +436,7 @@ def _connect(scheduler: str | None, workers: int | None, timeout: float):
         n_workers=n,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=":0",  # a free port for its HTTP routes: several clusters may run
         silence_logs=logging.ERROR,
     )
     try:

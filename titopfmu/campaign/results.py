@@ -37,18 +37,33 @@ def consolidate(directory: Path, parameters: list[str]):
     return table
 
 
+#: Quantiles of :func:`summary` (as fractions).
+QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+
+
 def summary(table, parameters: list[str]):
-    """Statistics of every parameter and outcome over the successful runs (count, mean, std,
-    min, 5/25/50/75/95 % quantiles, max), with the number of failed runs."""
+    """Statistics of every parameter and outcome over the successful runs: count, mean, std
+    (sample, ddof 1), min, the 5/25/50/75/95 % quantiles (linear interpolation), max, and the
+    number of runs that did not succeed (``failed``). One row per column (pandas)."""
     import pandas as pd
 
     ok = table[table["status"] == "ok"] if "status" in table else table
     cols = [c for c in table.columns if c not in META]
-    if ok.empty or not cols:
-        return pd.DataFrame(index=cols)
-    s = ok[cols].astype(float).describe(percentiles=[0.05, 0.25, 0.5, 0.75, 0.95]).T
-    s["failed"] = int((table["status"] != "ok").sum())
-    return s
+    n_bad = int((table["status"] != "ok").sum()) if "status" in table else 0
+    names = ["count", "mean", "std", "min", *(f"{100 * q:g}%" for q in QUANTILES), "max"]
+    rows = []
+    for c in cols:
+        v = ok[c].to_numpy(dtype=float)
+        v = v[np.isfinite(v)]
+        if v.size == 0:
+            rows.append([0.0] + [np.nan] * (len(names) - 1))
+            continue
+        q = np.quantile(v, QUANTILES)
+        std = float(np.std(v, ddof=1)) if v.size > 1 else np.nan
+        rows.append([float(v.size), float(np.mean(v)), std, float(v.min()), *q, float(v.max())])
+    out = pd.DataFrame(rows, index=cols, columns=names)
+    out["failed"] = n_bad
+    return out
 
 
 class CampaignResult:
