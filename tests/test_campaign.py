@@ -26,7 +26,12 @@ pytest.importorskip("pyarrow")
 import titopfmu  # noqa: E402
 from titopfmu import Engine  # noqa: E402
 from titopfmu.blocks.base import InertiaWarning, ParameterError  # noqa: E402
-from titopfmu.campaign import Campaign, CampaignError, DistributionError  # noqa: E402
+from titopfmu.campaign import (  # noqa: E402
+    Campaign,
+    CampaignError,
+    DistributionError,
+    parse_distribution,
+)
 from titopfmu.campaign.distributions import TruncNormal, draw, unit_points  # noqa: E402
 from titopfmu.modelfile import example_path, from_dict, to_dict  # noqa: E402
 from titopfmu.parameters import (  # noqa: E402
@@ -109,8 +114,9 @@ def test_parameters_by_name(balloon):
 def test_sampling_plans():
     """Reproducible from the seed; Latin hypercube strata each hit once; Sobol' balanced for a
     power of 2; a truncated normal stays in its bounds."""
-    a, b = draw({"p": TruncNormal(0, 1, -0.5, 2)}, 64, "lhs", 7), draw(
-        {"p": TruncNormal(0, 1, -0.5, 2)}, 64, "lhs", 7
+    a, b = (
+        draw({"p": TruncNormal(0, 1, -0.5, 2)}, 64, "lhs", 7),
+        draw({"p": TruncNormal(0, 1, -0.5, 2)}, 64, "lhs", 7),
     )
     assert np.array_equal(a["p"], b["p"])
     assert a["p"].min() >= -0.5 and a["p"].max() <= 2
@@ -121,6 +127,15 @@ def test_sampling_plans():
     for k in range(2):
         assert np.bincount(np.floor(s[:, k] * 8).astype(int), minlength=8).tolist() == [8] * 8
     assert not np.array_equal(unit_points(8, 1, "random", 1), unit_points(8, 1, "random", 2))
+    # a sweep: every combination, the first parameter slowest; values(...) under random draws
+    vary = {"a": parse_distribution("values(1, 2, 4)"), "b": parse_distribution("linspace(0,1,3)")}
+    g = draw(vary, 9, "grid", 0)
+    assert g["a"].tolist() == [1, 1, 1, 2, 2, 2, 4, 4, 4] and g["b"].tolist() == [0, 0.5, 1] * 3
+    assert set(draw(vary, 40, "random", 3)["a"]) == {1.0, 2.0, 4.0}
+    with pytest.raises(DistributionError, match="grid has 9 points"):
+        draw(vary, 8, "grid", 0)
+    with pytest.raises(DistributionError, match="linspace"):
+        parse_distribution("linspace(0, 1, 1)")
 
 
 def test_cluster_equals_serial_and_records_failure(cluster, balloon, tmp_path):

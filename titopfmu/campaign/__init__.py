@@ -18,6 +18,7 @@ from .distributions import (
     Normal,
     TruncNormal,
     Uniform,
+    Values,
     parse_distribution,
 )
 from .results import CampaignResult
@@ -35,6 +36,7 @@ __all__ = [
     "REDUCTIONS",
     "TruncNormal",
     "Uniform",
+    "Values",
     "parse_distribution",
     "run_campaign",
 ]

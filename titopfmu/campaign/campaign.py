@@ -31,7 +31,7 @@ from ..assembly.engine import METHODS as INTEGRATORS
 from ..assembly.system import System
 from ..blocks.base import InertiaWarning, TitopError
 from . import store
-from .distributions import METHODS, check_distribution, draw, spec_of
+from .distributions import METHODS, check_distribution, draw, grid_size, spec_of
 from .runs import BACKENDS, META, REDUCTIONS, ModelSource, RunSpec, run_batch
 from .store import CampaignError
 
@@ -87,7 +87,9 @@ class Campaign:
     (``block.key``, ``block.key[i]``, ``block.key[i,j]``, ``block.children.PORT[i]``: see
     :mod:`titopfmu.parameters`) -> distribution (a text such as ``"normal(2, 0.1)"``, a
     :mod:`titopfmu.campaign` distribution or a frozen ``scipy.stats`` one). ``method``:
-    ``random``, ``lhs`` or ``sobol``; ``seed``: None draws one (kept in the manifest, and reused
+    ``random``, ``lhs``, ``sobol``, or ``grid`` (a sweep over every combination of the
+    ``values(...)``/``linspace(...)`` of each parameter; ``samples`` None or the grid's size);
+    ``seed``: None draws one (kept in the manifest, and reused
     when resuming the same directory).
 
     Each run simulates ``t_final`` s (default: the model's ``experiment``, else 20 s), sampling
@@ -106,7 +108,7 @@ class Campaign:
         self,
         model: str | os.PathLike | System | Callable,
         vary: Mapping[str, object],
-        samples: int,
+        samples: int | None,
         out: str | os.PathLike,
         *,
         method: str = "random",
@@ -123,8 +125,6 @@ class Campaign:
         rtol: float | None = None,
         atol: float | None = None,
     ) -> None:
-        if not isinstance(samples, (int, np.integer)) or isinstance(samples, bool) or samples < 1:
-            raise CampaignError(f"samples must be a positive integer, got {samples!r}")
         if method not in METHODS:
             raise CampaignError(f"unknown sampling method {method!r}; choose from {METHODS}")
         if backend not in ("inprocess", "cosim"):
@@ -139,6 +139,10 @@ class Campaign:
             raise CampaignError("nothing to vary: give at least one PARAM=DISTRIBUTION")
         self.system, self.build = _load_model(model)
         self.vary = {str(k): check_distribution(d, str(k)) for k, d in vary.items()}
+        if samples is None and method == "grid":
+            samples = grid_size(self.vary)
+        if not isinstance(samples, (int, np.integer)) or isinstance(samples, bool) or samples < 1:
+            raise CampaignError(f"samples must be a positive integer, got {samples!r}")
         self.n = int(samples)
         self.method = method
         self.out = Path(out)
@@ -155,6 +159,8 @@ class Campaign:
             from ..parameters import check_parameter_names
 
             check_parameter_names(self.system, self.vary)
+        if seed is None and method == "grid":
+            seed = 0  # a grid draws nothing
         if seed is None:
             seed = self._seed_of_directory()
         if seed is None:

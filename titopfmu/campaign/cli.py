@@ -45,7 +45,9 @@ def add_campaign_parser(subparsers) -> argparse.ArgumentParser:
         "error. Needs the 'campaign' extra (dask[distributed], pyarrow, pandas).",
     )
     p.add_argument("model", metavar="MODEL", help="model file (.yaml/.json), .urdf or 'balloon'")
-    p.add_argument("--samples", type=int, default=None, help="number of runs")
+    p.add_argument(
+        "--samples", type=int, default=None, help="number of runs (a grid: its size by default)"
+    )
     p.add_argument(
         "--vary",
         action="append",
@@ -53,17 +55,19 @@ def add_campaign_parser(subparsers) -> argparse.ArgumentParser:
         default=[],
         metavar="PARAM=DIST",
         help="a parameter and its distribution, repeatable: normal(mean,std), "
-        "uniform(low,high), truncnormal(mean,std,low,high), lognormal(mu,sigma); PARAM is "
+        "uniform(low,high), truncnormal(mean,std,low,high), lognormal(mu,sigma), values(a,b,...)"
+        ", linspace(low,high,n); PARAM is "
         "block.key, block.key[i], block.key[i,j] or block.children.PORT[i] (1-based; see "
         "--list-parameters), e.g. pend1.mass=normal(2,0.1)",
     )
     p.add_argument("--out", default=None, help="output directory (new, empty, or this campaign's)")
     p.add_argument(
         "--method",
-        choices=("random", "lhs", "sobol"),
+        choices=("random", "lhs", "sobol", "grid"),
         default="random",
-        help="sampling: independent random draws (default), Latin hypercube, or a scrambled "
-        "Sobol' sequence (balanced for a power of 2 samples)",
+        help="sampling: independent random draws (default), Latin hypercube, a scrambled "
+        "Sobol' sequence (balanced for a power of 2 samples), or grid: every combination of "
+        "the values(...)/linspace(...) of the parameters (a sweep)",
     )
     p.add_argument(
         "--seed", type=int, default=None, help="seed of the samples (default: drawn, then kept)"
@@ -148,7 +152,10 @@ def campaign_command(args) -> int:
 
         print("\n".join(parameter_names(system)))
         return 0
-    missing = [o for o, v in (("--samples", args.samples), ("--out", args.out)) if v is None]
+    needed = [("--out", args.out)] + (
+        [] if args.method == "grid" else [("--samples", args.samples)]
+    )
+    missing = [o for o, v in needed if v is None]
     if not args.vary:
         missing.append("--vary")
     if missing:
@@ -174,9 +181,9 @@ def campaign_command(args) -> int:
             trajectories=args.trajectories,
             backend=args.engine,
         )
-        if args.method == "sobol" and args.samples & (args.samples - 1):
+        if args.method == "sobol" and campaign.n & (campaign.n - 1):
             print(
-                f"titopfmu: note: {args.samples} is not a power of 2: the Sobol' points lose "
+                f"titopfmu: note: {campaign.n} is not a power of 2: the Sobol' points lose "
                 "their balance properties",
                 file=sys.stderr,
             )

@@ -1,14 +1,16 @@
 """Distributions of a campaign's parameters and the sampling plans that draw from them.
 
 A distribution is written as on the command line, ``normal(2, 0.1)``, ``uniform(1.5, 2.5)``,
-``truncnormal(2, 0.5, 1, 3)``, ``lognormal(0.7, 0.1)``, or built from the classes here; any
+``truncnormal(2, 0.5, 1, 3)``, ``lognormal(0.7, 0.1)``, ``values(1, 2, 4)``,
+``linspace(1, 3, 5)``, or built from the classes here; any
 frozen ``scipy.stats`` distribution works in the Python API too. Values are in the units of the
 parameter (SI, radians).
 
 Every plan draws points ``u`` in the unit cube ``[0, 1)^d`` and maps each coordinate through the
 inverse cumulative distribution of its parameter (``ppf``): ``random`` (independent uniform
 draws of numpy's PCG64), ``lhs`` (Latin hypercube) and ``sobol`` (scrambled Sobol' sequence),
-both from :mod:`scipy.stats.qmc`. The same seed gives the same samples, bit for bit.
+both from :mod:`scipy.stats.qmc`. The same seed gives the same samples, bit for bit. A sweep
+(``grid``) takes instead every combination of the values of ``values(...)``/``linspace(...)``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import numpy as np
 
 from ..blocks.base import TitopError
 
-METHODS = ("random", "lhs", "sobol")
+METHODS = ("random", "lhs", "sobol", "grid")
 
 
 class DistributionError(TitopError):
@@ -131,6 +133,27 @@ class LogNormal:
         return f"lognormal({self.mu!r}, {self.sigma!r})"
 
 
+@dataclass(frozen=True)
+class Values:
+    """A finite set of values (``values(a, b, c)`` or ``linspace(low, high, n)``): every one of
+    them, in order, in a ``grid`` sweep; equally likely under the other plans."""
+
+    values: tuple[float, ...]
+
+    def check(self) -> None:
+        if not self.values:
+            raise ValueError("give at least one value")
+        _finite(self, *self.values)
+
+    def ppf(self, u) -> np.ndarray:
+        v = np.asarray(self.values, dtype=float)
+        k = np.minimum((np.asarray(u) * v.size).astype(int), v.size - 1)
+        return v[k]
+
+    def spec(self) -> str:
+        return f"values({', '.join(repr(float(v)) for v in self.values)})"
+
+
 def _finite(dist, *values: float) -> None:
     if not all(math.isfinite(v) for v in values):
         raise ValueError(f"parameters must be finite numbers, got {values}")
@@ -142,6 +165,8 @@ DISTRIBUTIONS = {
     "uniform": (Uniform, ("low", "high")),
     "truncnormal": (TruncNormal, ("mean", "std", "low", "high")),
     "lognormal": (LogNormal, ("mu", "sigma")),
+    "values": (Values, ("v1", "v2", "...")),
+    "linspace": (Values, ("low", "high", "n")),
 }
 _ALIASES = {"truncnorm": "truncnormal", "lognorm": "lognormal", "gauss": "normal"}
 
@@ -163,6 +188,25 @@ def parse_distribution(text: str, parameter: str = "?"):
         )
     cls, argnames = DISTRIBUTIONS[name]
     parts = [p.strip() for p in m[2].split(",")] if m[2].strip() else []
+    if name == "values":
+        try:
+            return check_distribution(Values(tuple(float(p) for p in parts)), parameter)
+        except ValueError:
+            raise DistributionError(
+                f"parameter {parameter!r}: {text!r}: the values must be numbers"
+            ) from None
+    if name == "linspace":
+        try:
+            low, high, n = float(parts[0]), float(parts[1]), int(parts[2])
+        except (ValueError, IndexError):
+            raise DistributionError(
+                f"parameter {parameter!r}: {text!r} must read linspace(low, high, n), n an integer"
+            ) from None
+        if len(parts) != 3 or n < 2 or not low < high:
+            raise DistributionError(
+                f"parameter {parameter!r}: {text!r}: linspace needs low < high and n >= 2"
+            )
+        return check_distribution(Values(tuple(np.linspace(low, high, n).tolist())), parameter)
     if len(parts) != len(argnames):
         raise DistributionError(
             f"parameter {parameter!r}: {name} takes {len(argnames)} numbers "
@@ -215,6 +259,17 @@ def _ppf(dist, u: np.ndarray) -> np.ndarray:
     return np.asarray(frozen.ppf(u), dtype=float)
 
 
+def grid_size(vary: Mapping[str, object]) -> int:
+    """The number of points of the full grid of ``vary`` (every distribution a :class:`Values`),
+    else :class:`DistributionError`."""
+    bad = [n for n, d in vary.items() if not isinstance(d, Values)]
+    if bad:
+        raise DistributionError(
+            f"a grid sweep needs values(...) or linspace(...) for every parameter; not for {bad}"
+        )
+    return int(np.prod([len(d.values) for d in vary.values()]))
+
+
 def unit_points(n: int, d: int, method: str, seed: int) -> np.ndarray:
     """``n`` points of ``[0, 1)^d`` by ``method`` (:data:`METHODS`), reproducible from ``seed``."""
     if method not in METHODS:
@@ -239,6 +294,12 @@ def unit_points(n: int, d: int, method: str, seed: int) -> np.ndarray:
 def draw(vary: Mapping[str, object], n: int, method: str, seed: int) -> dict[str, np.ndarray]:
     """``n`` values of every parameter of ``vary`` (name -> checked distribution)."""
     names = list(vary)
+    if method == "grid":  # the full factorial, the first parameter varying slowest
+        size = grid_size(vary)
+        if n != size:
+            raise DistributionError(f"the grid has {size} points, not {n} samples")
+        mesh = np.meshgrid(*(np.asarray(vary[k].values) for k in names), indexing="ij")
+        return {k: m.reshape(-1).astype(float) for k, m in zip(names, mesh, strict=True)}
     u = unit_points(n, len(names), method, seed)
     out = {}
     for k, name in enumerate(names):
@@ -259,8 +320,10 @@ __all__ = [
     "Normal",
     "TruncNormal",
     "Uniform",
+    "Values",
     "check_distribution",
     "draw",
+    "grid_size",
     "parse_distribution",
     "spec_of",
     "unit_points",
