@@ -375,7 +375,11 @@ class Campaign:
         if batch_size is None:
             batch_size = max(1, min(64, len(pending) // (8 * n_workers)))
         batches = [pending[k : k + batch_size] for k in range(0, len(pending), batch_size)]
-        [model, spec] = client.scatter([self.model, self.spec], broadcast=True, hash=False)
+        # the model and settings as the result of a task, not scattered data: a task's result
+        # lost with its worker is computed again, so losing every worker that held them loses
+        # nothing (workers fetch them once from each other)
+        model = client.submit(_value, self.model, pure=False)
+        spec = client.submit(_value, self.spec, pure=False)
         futures = {}
         for b in batches:
             f = client.submit(run_batch, model, spec, [(i, self.sample(i)) for i in b], pure=False)
@@ -404,6 +408,11 @@ class Campaign:
         finally:
             client.cancel(list(futures))
         return n_done
+
+
+def _value(x):
+    """``x`` itself (a task whose result is ``x``)."""
+    return x
 
 
 def _require(*modules: str) -> None:
