@@ -308,6 +308,13 @@ def test_bad_input_refused_before_any_run(balloon, tmp_path):
     with pytest.raises(CampaignError, match="cannot reach the Dask scheduler"):
         c.run(scheduler=f"tcp://127.0.0.1:{port}", connect_timeout=1.0)
     assert time.monotonic() - t0 < 30 and not out.exists()
+    # a scheduler without workers
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=0, dashboard_address=":0", silence_logs=50) as bare:
+        with pytest.raises(CampaignError, match="has no worker"):
+            c.run(scheduler=bare.scheduler_address, connect_timeout=1.0)
+    assert not out.exists()
     # a directory with another campaign, or with other files
     Campaign(balloon, {"pend1.mass": "normal(2, 0.1)"}, 2, out, **kw).run(workers=0)
     with pytest.raises(CampaignError, match="different campaign .*samples: 2 there, 4 now"):

@@ -410,6 +410,40 @@ class Campaign:
         return n_done
 
 
+def _titopfmu_version() -> str:
+    """The titopfmu version a worker imports (run on each worker before the campaign)."""
+    import titopfmu
+
+    return titopfmu.__version__
+
+
+def _check_workers(client, scheduler: str, timeout: float) -> None:
+    """The scheduler has workers (waited for up to ``timeout`` s) and each imports this version
+    of titopfmu; else :class:`CampaignError`."""
+    from .. import __version__
+
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except Exception:  # TimeoutError
+        raise CampaignError(
+            f"the Dask scheduler at {scheduler!r} has no worker (waited {timeout:g} s); start "
+            f"some with: dask worker {scheduler}"
+        ) from None
+    try:
+        versions = client.run(_titopfmu_version)
+    except Exception as exc:
+        raise CampaignError(
+            f"the workers of {scheduler!r} cannot import titopfmu ({type(exc).__name__}: {exc}); "
+            "install it where the workers run"
+        ) from None
+    other = {w: v for w, v in versions.items() if v != __version__}
+    if other:
+        raise CampaignError(
+            f"workers of {scheduler!r} run another titopfmu than this one ({__version__}): "
+            + ", ".join(f"{w}: {v}" for w, v in sorted(other.items()))
+        )
+
+
 def _value(x):
     """``x`` itself (a task whose result is ``x``)."""
     return x
@@ -440,12 +474,18 @@ def _connect(scheduler: str | None, workers: int | None, timeout: float):
         ) from None
     if scheduler is not None:
         try:
-            return Client(scheduler, timeout=f"{timeout}s"), None
+            client = Client(scheduler, timeout=f"{timeout}s")
         except Exception as exc:  # OSError, TimeoutError, ValueError for a bad address
             raise CampaignError(
                 f"cannot reach the Dask scheduler at {scheduler!r} within {timeout:g} s: "
                 f"{type(exc).__name__}: {exc}"
             ) from None
+        try:
+            _check_workers(client, scheduler, timeout)
+        except BaseException:
+            client.close()
+            raise
+        return client, None
     n = workers or os.cpu_count() or 1
     cluster = LocalCluster(
         n_workers=n,
