@@ -113,7 +113,9 @@ def main() -> None:
             for _ in range(args.repeat):
                 for m, (run, procs) in modes.items():
                     for k in (n, 2 * n):
-                        c = Campaign(system, VARY, k, tmp / f"c{next(counter)}", t_final=t_final)
+                        c = Campaign(  # the same seed: the n runs are the 2n's first ones
+                            system, VARY, k, tmp / f"c{next(counter)}", t_final=t_final, seed=1
+                        )
                         w, u = measure(system, c, run, procs)
                         wall[m, k] = min(wall.get((m, k), np.inf), w)
                         cpu[m, k] = min(cpu.get((m, k), np.inf), u)
@@ -134,6 +136,9 @@ def main() -> None:
                     f"  {m:10s} {2 * n / wall[m, 2 * n]:7.2f} {1e3 * per:10.2f} {over:>9s} "
                     f"{fixed:11.2f}"
                 )
+            print(
+                f"  load average (1 min) after: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+            )
             print(
                 "  speed-up on 2 cores (wall, 1 worker / 2 workers): "
                 f"{wall['1 worker', 2 * n] / wall['2 workers', 2 * n]:.2f}"
