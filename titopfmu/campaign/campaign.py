@@ -347,28 +347,36 @@ class Campaign:
         return CampaignResult(self.out, resumed=len(done), executed=executed)
 
     def _execute(self, pending: list[int], client, progress, batch_size) -> int:
+        """Run ``pending`` (serially without a client); each record logged as it arrives."""
         if not pending:
             return 0
         bar = _progress.bar(len(pending), "campaign", "run", _progress.wanted(progress))
         log = store.RunLog(self.out)
-        n_done = 0
+        counts = {"done": 0, "failed": 0}
+
+        def record(records: list[dict]) -> None:
+            for rec in records:
+                log.write(rec)
+                counts["done"] += 1
+                counts["failed"] += rec["status"] != "ok"
+            if bar is not None:
+                if counts["failed"]:
+                    bar.set_postfix(failed=counts["failed"], refresh=False)
+                bar.update(len(records))
+
         try:
             if client is None:
                 for i in pending:
-                    for rec in run_batch(self.model, self.spec, [(i, self.sample(i))]):
-                        log.write(rec)
-                        n_done += 1
-                    if bar is not None:
-                        bar.update(1)
+                    record(run_batch(self.model, self.spec, [(i, self.sample(i))]))
             else:
-                n_done = self._dask(pending, client, log, bar, batch_size)
+                self._dask(pending, client, record, batch_size)
         finally:
             log.close()
             if bar is not None:
                 bar.close()
-        return n_done
+        return counts["done"]
 
-    def _dask(self, pending, client, log, bar, batch_size) -> int:
+    def _dask(self, pending, client, record, batch_size) -> None:
         from distributed import as_completed
 
         n_workers = max(1, len(client.scheduler_info().get("workers", {})))
@@ -384,7 +392,6 @@ class Campaign:
         for b in batches:
             f = client.submit(run_batch, model, spec, [(i, self.sample(i)) for i in b], pure=False)
             futures[f] = b
-        n_done = 0
         try:
             for f in as_completed(list(futures)):
                 try:
@@ -399,15 +406,10 @@ class Campaign:
                         }
                         for i in futures[f]
                     ]
-                for rec in records:
-                    log.write(rec)
-                    n_done += 1
-                if bar is not None:
-                    bar.update(len(records))
+                record(records)
                 f.release()
         finally:
             client.cancel(list(futures))
-        return n_done
 
 
 def _titopfmu_version() -> str:
