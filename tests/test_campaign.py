@@ -305,10 +305,9 @@ def test_bad_input_refused_before_any_run(balloon, tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     c = Campaign(balloon, {"pend1.mass": "normal(2, 0.1)"}, 4, out, **kw)
-    t0 = time.monotonic()
-    with pytest.raises(CampaignError, match="cannot reach the Dask scheduler"):
+    with pytest.raises(CampaignError, match="cannot reach the Dask scheduler .* within 1 s"):
         c.run(scheduler=f"tcp://127.0.0.1:{port}", connect_timeout=1.0)
-    assert time.monotonic() - t0 < 30 and not out.exists()
+    assert not out.exists()
     # a scheduler without workers
     from distributed import LocalCluster
 
