@@ -215,7 +215,7 @@ def test_resume_after_sigkill_redoes_no_finished_run(cluster, tmp_path):
         env=env,
         start_new_session=True,  # its cluster's processes too: the whole group is killed
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=open(tmp_path / "stderr.txt", "w"),  # noqa: SIM115 - closed with the process
     )
     log = out / "runs.jsonl"
     deadline = time.monotonic() + 60
@@ -223,7 +223,7 @@ def test_resume_after_sigkill_redoes_no_finished_run(cluster, tmp_path):
         if log.exists() and log.read_bytes().count(b"\n") >= 6:
             break
         time.sleep(0.05)
-    assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+    assert proc.poll() is None, (tmp_path / "stderr.txt").read_text()[-2000:]
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     time.sleep(0.5)
