@@ -210,12 +210,13 @@ def test_resume_after_sigkill_redoes_no_finished_run(cluster, tmp_path):
     script = tmp_path / "killed.py"
     script.write_text(textwrap.dedent(KILLED_SCRIPT))
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    err = open(tmp_path / "stderr.txt", "w")  # noqa: SIM115 - closed once the process is gone
     proc = subprocess.Popen(
         [sys.executable, str(script), str(out), str(counter)],
         env=env,
         start_new_session=True,  # its cluster's processes too: the whole group is killed
         stdout=subprocess.DEVNULL,
-        stderr=open(tmp_path / "stderr.txt", "w"),  # noqa: SIM115 - closed with the process
+        stderr=err,
     )
     log = out / "runs.jsonl"
     deadline = time.monotonic() + 60
@@ -226,6 +227,7 @@ def test_resume_after_sigkill_redoes_no_finished_run(cluster, tmp_path):
     assert proc.poll() is None, (tmp_path / "stderr.txt").read_text()[-2000:]
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    err.close()
     time.sleep(0.5)
     before = log.read_bytes()
     finished = {json.loads(x)["run"] for x in before.decode().splitlines() if x.endswith("}")}
