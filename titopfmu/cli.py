@@ -189,11 +189,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--atol", type=_positive, default=1e-10, help="me: absolute tolerance")
     _progress_option(c)
     c.add_argument("--quiet", action="store_true", help="do not print the summary")
+    from .campaign.cli import add_campaign_parser
     from .linear.cli import add_linearize_parser
     from .model_cli import add_parsers as add_model_parsers
 
     add_linearize_parser(sub)
     add_model_parsers(sub)
+    add_campaign_parser(sub)
     return parser
 
 
