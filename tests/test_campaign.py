@@ -297,8 +297,11 @@ def test_bad_input_refused_before_any_run(balloon, tmp_path):
     ):
         with pytest.raises(DistributionError, match=msg):
             Campaign(balloon, {"pend1.mass": dist}, 4, out, **kw)
-    with pytest.raises(CampaignError, match="does not have yet"):
-        Campaign(balloon, {"pend1.mass": "normal(2, 0.1)"}, 4, out, backend="cosim", **kw)
+    with pytest.raises(CampaignError, match="unknown backend 'fmu'"):
+        Campaign(balloon, {"pend1.mass": "normal(2, 0.1)"}, 4, out, backend="fmu", **kw)
+    with pytest.raises(CampaignError, match="step 0.003 s does not divide the output interval"):
+        Campaign(balloon, {"pend1.mass": "normal(2, 0.1)"}, 4, out, backend="cosim",
+                 step=0.003, **kw)  # fmt: skip
     with pytest.raises(CampaignError, match="outcome 'nope'"):
         Campaign(balloon, {"pend1.mass": "normal(2, 0.1)"}, 4, out, outcomes=["nope"], **kw)
     assert not out.exists()
@@ -391,3 +394,26 @@ def test_model_as_a_function_of_the_sample(tmp_path):
 
     with pytest.raises(CampaignError, match="failed on the first sample"):
         Campaign(broken, {"length": "uniform(0.5, 2)"}, 4, tmp_path / "d", record=record)
+
+
+def test_cosim_backend_on_the_cluster_agrees_with_the_engine(balloon, tmp_path, cluster):
+    """Each run through the balloon's FMUs (CoSimulation.from_system, h = 1 ms) on the
+    LocalCluster: every sample ok, the outcomes within the co-simulation's accuracy (1e-4,
+    second order in h) of the same samples run in process."""
+    from titopfmu.fmi.build import build_fmus
+
+    fmus = tmp_path / "fmus"
+    build_fmus(fmus, types=["rigid_body", "prismatic_body", "revolute_body",
+                            "joint_spring_damper"], max_children=1)  # fmt: skip
+    vary = {"pend1.mass": "uniform(1.5, 2.5)", "slider.mass": "uniform(3, 5)"}
+    kw = dict(t_final=T_FINAL, seed=3, output_interval=0.01)
+    engine = Campaign(balloon, vary, 3, tmp_path / "e", **kw).run(workers=0).table
+    cosim = Campaign(balloon, vary, 3, tmp_path / "c", backend="cosim", fmus=fmus, **kw).run(
+        scheduler=cluster.scheduler_address
+    ).table
+    assert (cosim["status"] == "ok").all(), list(cosim["error"])
+    assert list(cosim["pend1.mass"]) == list(engine["pend1.mass"])
+    cols = [c for c in engine.columns if c.endswith((".final", ".min", ".max"))]
+    assert len(cols) == 27
+    gap = np.max(np.abs(cosim[cols].to_numpy() - engine[cols].to_numpy()))
+    assert 0 < gap < 1e-4, gap

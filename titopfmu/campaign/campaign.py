@@ -100,8 +100,11 @@ class Campaign:
     of the :class:`~titopfmu.SimulationResult` returning a float or a mapping of floats
     (picklable: a module-level function, or any function when cloudpickle can carry it).
     ``trajectories``: also keep every run's recorded columns (``DIR/trajectories``).
-    ``backend``: ``inprocess`` (the engine) or ``cosim`` (the FMUs, where the master has
-    ``CoSimulation.from_system``). ``integrator``, ``rtol``, ``atol``: the engine's.
+    ``backend``: ``inprocess`` (the engine) or ``cosim`` (the system's FMUs co-simulated by
+    the master, :meth:`CoSimulation.from_system <titopfmu.master.CoSimulation.from_system>`;
+    needs fmpy). ``integrator``, ``rtol``, ``atol``: the engine's; ``step`` (s, dividing the
+    output interval) and ``fmus`` (a folder of FMUs; default the per-user cache, filled once
+    before the runs): the co-simulation's.
     """
 
     def __init__(
@@ -124,17 +127,15 @@ class Campaign:
         integrator: str | None = None,
         rtol: float | None = None,
         atol: float | None = None,
+        step: float = 1e-3,
+        fmus: str | os.PathLike | None = None,
     ) -> None:
         if method not in METHODS:
             raise CampaignError(f"unknown sampling method {method!r}; choose from {METHODS}")
-        if backend not in ("inprocess", "cosim"):
-            raise CampaignError(f"unknown backend {backend!r}; choose 'inprocess' or 'cosim'")
         if backend not in BACKENDS:
-            raise CampaignError(
-                "backend 'cosim' (each run through the system's FMUs) needs "
-                "CoSimulation.from_system (titopfmu.master.from_system), which this titopfmu "
-                "does not have yet; use backend='inprocess'"
-            )
+            raise CampaignError(f"unknown backend {backend!r}; choose from {sorted(BACKENDS)}")
+        if backend == "cosim" and not (math.isfinite(step) and step > 0):
+            raise CampaignError(f"the communication step must be positive, got {step}")
         if not vary:
             raise CampaignError("nothing to vary: give at least one PARAM=DISTRIBUTION")
         self.system, self.build = _load_model(model)
@@ -233,8 +234,12 @@ class Campaign:
             atol=atol,
             trajectories=bool(trajectories),
             backend=backend,
+            step=float(step),
+            fmus=None if fmus is None else str(Path(fmus).resolve()),
         )
         self._check_record(probe)
+        if backend == "cosim":
+            self._check_cosim(probe)
         self.model = (
             ModelSource(self.system, list(self.vary), None)
             if self.build is None
@@ -258,6 +263,31 @@ class Campaign:
         except TitopError as exc:
             raise CampaignError(f"recorded outputs: {exc}") from None
 
+    def _check_cosim(self, system: System) -> None:
+        """Before any run, for backend ``cosim``: the step divides the output interval and the
+        run, the system has FMUs (its blocks' types), and they are built, once, here (the
+        workers then find them in the per-user cache instead of building them together)."""
+        s = self.spec
+        for what, span in (("output interval", s.output_interval), ("run", s.t_final)):
+            k = span / s.step
+            if abs(k - round(k)) > 1e-9 * max(1.0, k):
+                raise CampaignError(
+                    f"the communication step {s.step} s does not divide the {what} {span} s "
+                    f"({k:.6g} steps)"
+                )
+        try:
+            from ..master.from_system import from_system
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", InertiaWarning)
+                from_system(system, s.fmus).free()
+        except ImportError as exc:
+            raise CampaignError(
+                f"backend 'cosim' needs fmpy (pip install 'titopfmu[fmi]'): {exc}"
+            ) from None
+        except TitopError as exc:
+            raise CampaignError(f"backend 'cosim': {exc}") from None
+
     def manifest_spec(self) -> dict:
         """What identifies this campaign (hashed into the directory's manifest)."""
         s = self.spec
@@ -274,6 +304,7 @@ class Campaign:
             "custom": sorted(s.custom),
             "trajectories": s.trajectories,
             "backend": s.backend,
+            **({"step": s.step, "fmus": s.fmus} if s.backend == "cosim" else {}),
             "integrator": s.integrator,
             "rtol": s.rtol,
             "atol": s.atol,

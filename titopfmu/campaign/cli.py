@@ -108,6 +108,19 @@ def add_campaign_parser(subparsers) -> argparse.ArgumentParser:
         help="inprocess: the engine (default); cosim: the system's FMUs co-simulated",
     )
     p.add_argument(
+        "--step",
+        type=_positive,
+        default=1e-3,
+        help="communication step of --engine cosim (s, dividing the output interval; "
+        "default 1e-3)",
+    )
+    p.add_argument(
+        "--fmus",
+        default=None,
+        metavar="DIR",
+        help="FMUs of --engine cosim (default: built once into the per-user cache)",
+    )
+    p.add_argument(
         "--timeout",
         type=_positive,
         default=None,
@@ -180,6 +193,8 @@ def campaign_command(args) -> int:
             reductions=[r.strip() for r in args.reduce.split(",") if r.strip()],
             trajectories=args.trajectories,
             backend=args.engine,
+            step=args.step,
+            fmus=args.fmus,
         )
         if args.method == "sobol" and campaign.n & (campaign.n - 1):
             print(

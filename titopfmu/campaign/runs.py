@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..assembly.engine import Engine, SimulationError
+from ..assembly.engine import Engine
 from ..assembly.system import System
 from ..blocks.base import InertiaWarning, TitopError
 
@@ -45,7 +45,9 @@ class RunSpec:
     ``output_interval`` s up to ``t_final`` s; ``reductions``: names of :data:`REDUCTIONS`
     applied to every column (outcome ``column.reduction``); ``custom``: name -> function of the
     :class:`~titopfmu.SimulationResult` returning a float or a mapping name -> float (outcome
-    ``name`` or ``name.key``)."""
+    ``name`` or ``name.key``). ``integrator``, ``rtol``, ``atol``: the engine's (backend
+    ``inprocess``); ``step`` (s) and ``fmus`` (a folder of FMUs, None: the per-user cache): the
+    co-simulation's (backend ``cosim``)."""
 
     t_final: float
     output_interval: float
@@ -57,6 +59,8 @@ class RunSpec:
     atol: float = 1e-10
     trajectories: bool = False
     backend: str = "inprocess"
+    step: float = 1e-3
+    fmus: str | None = None
 
 
 class ModelSource:
@@ -93,10 +97,19 @@ def simulate_inprocess(system: System, spec: RunSpec):
     )
 
 
-#: Backend name -> function (system, spec) -> SimulationResult. "cosim" (the system's FMUs
-#: co-simulated by the master, ``CoSimulation.from_system``) is added where the master has it;
-#: :func:`titopfmu.campaign.Campaign` refuses a backend missing here before any run.
-BACKENDS: dict[str, Callable] = {"inprocess": simulate_inprocess}
+def simulate_cosim(system: System, spec: RunSpec):
+    """The run's :class:`~titopfmu.SimulationResult` from the system's FMUs co-simulated by the
+    master (:meth:`CoSimulation.from_system <titopfmu.master.CoSimulation.from_system>`, fixed
+    communication step ``spec.step``), with the columns the engine gives for the same record."""
+    from ..master.from_system import from_system, simulate_system
+
+    cs = from_system(system, spec.fmus)
+    return simulate_system(cs, spec.t_final, spec.step, record=spec.record,
+                           output_interval=spec.output_interval)  # fmt: skip
+
+
+#: Backend name -> function (system, spec) -> SimulationResult.
+BACKENDS: dict[str, Callable] = {"inprocess": simulate_inprocess, "cosim": simulate_cosim}
 
 
 def outcomes(result, spec: RunSpec) -> dict[str, float]:
@@ -134,8 +147,8 @@ def run_one(model: ModelSource, spec: RunSpec, run: int, sample: Mapping[str, fl
             system = model.system(sample)
             try:
                 result = BACKENDS[spec.backend](system, spec)
-            except SimulationError as exc:  # keep what was computed up to the failure
-                result = exc.result
+            except TitopError as exc:  # a SimulationError or CosimError keeps its result
+                result = getattr(exc, "result", None)
                 raise
             rec.update(outcomes(result, spec))
     except Exception as exc:  # a failed run is recorded, the campaign goes on
@@ -164,5 +177,6 @@ __all__ = [
     "outcomes",
     "run_batch",
     "run_one",
+    "simulate_cosim",
     "simulate_inprocess",
 ]
