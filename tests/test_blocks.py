@@ -1266,11 +1266,15 @@ def test_free_bodies_joined_by_a_closure_spring_conserve_momentum_and_energy():
 def test_relative_motion_bias_kernel_is_minus_c_transpose(seed):
     """The joints' velocity-product term e = -C(x'_0)^T S u against the operator C of eq. (7)
     (titopfmu.spatial.coriolis_operator)."""
-    from titopfmu.blocks.kernels import relative_motion_bias_into
+    from titopfmu.blocks.bodies import FreeBody, PortKinematics
     from titopfmu.spatial import coriolis_operator
 
     rng = np.random.default_rng(seed)
     tw0, su = rng.normal(size=6), rng.normal(size=6)
-    e = np.empty(6)
-    relative_motion_bias_into(tw0, su, e)
+    # the core's e: a free joint (S = 1, u = S u) at zero configuration (G = 1, x'_0 = tw0),
+    # whose acceleration at zero parent acceleration and u̇ = 0 is e
+    blk = FreeBody("f", 1.0, np.eye(3))
+    x = np.concatenate([np.zeros(3), [1.0, 0.0, 0.0, 0.0], su])
+    kin = blk.kinematics(x, PortKinematics(tw0, np.zeros(3), np.eye(3)), {})
+    e = blk.acceleration(kin, np.zeros(6), np.zeros(6))
     np.testing.assert_allclose(e, -coriolis_operator(tw0).T @ su, rtol=1e-14, atol=1e-14)

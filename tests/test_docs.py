@@ -76,7 +76,7 @@ def test_cosim_guide_runs_and_matches_the_in_process_system(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     build_fmus("fmus", types=["rigid_body", "revolute_body", "joint_spring_damper"],
                max_children=1)  # fmt: skip
-    (cosim_code,) = _python_blocks(DOCS / "cosim.md")
+    cosim_code, me_code = _python_blocks(DOCS / "cosim.md")  # co-simulation, model exchange
     cosim_code = cosim_code.replace("cs.simulate(5.0,", "cs.simulate(0.5,")
     cosim_code = cosim_code.replace("stop_time=5.0", "stop_time=0.5")
     scope: dict = {}
@@ -93,4 +93,7 @@ def test_cosim_guide_runs_and_matches_the_in_process_system(tmp_path, monkeypatc
     exec(modelling, scope)
     theta_engine = scope["result"]["theta"][-1]
     assert abs(theta_cosim - theta_engine) < 1e-5, (theta_cosim, theta_engine)
+    exec(me_code.replace("cs.simulate(5.0,", "cs.simulate(0.5,"), scope)  # the same cs
+    theta_me = scope["result"]["theta"][-1]
+    assert abs(theta_me - theta_engine) < 1e-7, (theta_me, theta_engine)
     assert abs(theta_engine - 0.3) > 1e-3  # it moved: the comparison means something

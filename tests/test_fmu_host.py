@@ -89,8 +89,9 @@ def test_the_fmus_sources_build_it_under_sanitizers_and_the_host_runs_clean(tmp_
              "-fno-omit-frame-pointer"]  # fmt: skip
     lib = tmp_path / "san.so"
     subprocess.run([compiler(), "-std=c99", "-shared", "-fPIC", *flags, "-I", str(src),
-                    str(src / "fmi2_block.c"), str(src / "titop_double.c"),
-                    str(src / "titop_complex.c"), "-o", str(lib), "-lm"], check=True)  # fmt: skip
+                    str(src / "fmi2_block.c"), str(src / "fmu_block.c"),
+                    str(src / "titop_double.c"), str(src / "titop_complex.c"), "-o", str(lib),
+                    "-lm"], check=True)  # fmt: skip
     exe = tmp_path / "host"
     subprocess.run([compiler(), "-std=gnu99", *flags, "-I", str(FMI_HEADERS), str(HOST), "-o",
                     str(exe), "-ldl", "-lm"], check=True)  # fmt: skip

@@ -510,6 +510,24 @@ def test_bad_input_is_named():
         linearize(s, 0.0, inputs=["pend.joint.tau[2]"])
 
 
+def test_euler_output_at_gimbal_lock_is_refused():
+    """A pendulum about y at q = π/2 has pitch θ = π/2: φ and ψ are undefined there, the
+    Euler-angle output has no derivative (refused, named); away from it, it is linearised."""
+    s = System("pitched")
+    s.add(
+        Ground("ground", children={"O": (0.0, 0.0, 0.0)}),
+        RevoluteBody("pend", 1.0, np.eye(3), com=(0.5, 0.0, 0.0), axis=(0, 1, 0),
+                     theta0=np.pi / 2, gravity=(0.0, 0.0, -G)),
+        Constant("tau", 0.0),
+    )  # fmt: skip
+    s.connect("ground.O", "pend.P")
+    s.connect("tau.y", "pend.joint.tau")
+    with pytest.raises(LinearizationError, match="'pend.euler'.*gimbal lock"):
+        linearize(s, 0.0, outputs=["pend.euler"])
+    m = linearize(pendulum(q0=0.3), 0.0, outputs=["pend.euler[3]"])
+    assert m.C[0] == pytest.approx([1.0, 0.0], abs=1e-12)  # ψ = q about z
+
+
 def test_feedback_through_a_python_signal_block_enters_a():
     """A PD law in a Function block (outside the core) feeding the joint effort: A includes
     it (closed loop ω² = g/l + k/(m l²), damping from d), and holding the effort (u given)

@@ -13,6 +13,12 @@ pytest.importorskip("pinocchio")
 
 
 @pytest.fixture(autouse=True)
+def _fmu_cache(tmp_path_factory, monkeypatch):
+    """The FMU legs build their FMUs once into a cache folder shared by this module's tests."""
+    monkeypatch.setenv("TITOPFMU_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "fmu_cache"))
+
+
+@pytest.fixture(autouse=True)
 def _quiet():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -24,8 +30,10 @@ def test_crosscheck_balloon_writes_a_passing_report(tmp_path):
     assert main(["crosscheck", "balloon", "--out", str(out), "--states", "10", "--quiet"]) == 0
     data = json.loads((out / "results.json").read_text())
     assert data["passed"] and data["acc_error"] < 1e-9 and data["traj_error"] < 1e-6
+    assert data["cosim_acc_error"] < 1e-8 and data["cosim_traj_error"] < 1e-4
     report = (out / "report.md").read_text()
     assert "| comparison |" in report and "trajectory.png" in report and "from_system" in report
+    assert "FMUs + master vs in process" in report
     assert (out / "trajectory.png").stat().st_size > 10_000
 
 
@@ -63,7 +71,17 @@ def test_run_a_saved_random_tree_with_default_columns(tmp_path):
     header = csv.read_text().splitlines()[0].split(",")
     assert header[:4] == ["time", "root.x", "root.y", "root.z"] and len(header) > 7
     assert (tmp_path / "tree.png").exists()
-    assert main(["run", str(p), "--engine", "cosim", "--out", str(csv)]) == 2
+    # the same model through its FMUs and the master: same columns, the engine's values to the
+    # coupling error of the step
+    co = tmp_path / "tree_cosim.csv"
+    assert main(["run", str(p), "--t-final", "0.2", "--engine", "cosim", "--step", "5e-4",
+                 "--out", str(co), "--quiet"]) == 0  # fmt: skip
+    import numpy as np
+
+    a = np.genfromtxt(csv, delimiter=",", skip_header=1)
+    b = np.genfromtxt(co, delimiter=",", skip_header=1)
+    assert co.read_text().splitlines()[0] == csv.read_text().splitlines()[0]
+    assert a.shape == b.shape and np.max(np.abs(a - b)) < 1e-4
 
 
 def test_run_checks_its_outputs_before_the_run_and_falls_back_after(tmp_path, capsys,

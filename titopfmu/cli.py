@@ -105,10 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b = sub.add_parser(
         "build",
-        help="build the native FMI 2.0 FMUs (co-simulation and model exchange) of every block type",
-        description="Build one native FMI 2.0 FMU (co-simulation and model exchange, compiled "
-        "from the C core; it needs a C compiler) per block type and child-port variant, each "
-        "validated with fmpy's validator when fmpy is installed (the 'fmi' extra).",
+        help="build the native FMI 2.0 (or 3.0) FMUs (co-simulation and model exchange) of every "
+        "block type",
+        description="Build one native FMI 2.0 (or 3.0) FMU (co-simulation and model exchange, "
+        "compiled from the C core; it needs a C compiler) per block type and child-port variant, "
+        "each validated with fmpy's validator when fmpy is installed (the 'fmi' extra).",
     )
     b.add_argument("--out", default="fmus", help="output folder (default fmus/)")
     b.add_argument(
@@ -123,6 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         help="skip body variants with more child ports than this",
+    )
+    b.add_argument(
+        "--fmi-version",
+        type=int,
+        choices=(2, 3),
+        default=2,
+        help="FMI version of the FMUs: 2 (default) or 3 (FMI 3.0: ports as array variables)",
     )
     b.add_argument("--no-validate", action="store_true", help="skip fmpy's validator")
     _progress_option(b)
@@ -170,13 +178,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="variables to record: component.variable, an array by its base name "
         "(e.g. pend1.joint.m) (default: every output of every component)",
     )
+    c.add_argument(
+        "--mode",
+        choices=("cs", "me"),
+        default="cs",
+        help="cs: co-simulation at the communication step (default); me: the FMUs' "
+        "model-exchange interfaces integrated together (DOP853, --rtol, --atol)",
+    )
+    c.add_argument("--rtol", type=_positive, default=1e-8, help="me: relative tolerance")
+    c.add_argument("--atol", type=_positive, default=1e-10, help="me: absolute tolerance")
     _progress_option(c)
     c.add_argument("--quiet", action="store_true", help="do not print the summary")
+    from .campaign.cli import add_campaign_parser
     from .linear.cli import add_linearize_parser
     from .model_cli import add_parsers as add_model_parsers
 
     add_linearize_parser(sub)
     add_model_parsers(sub)
+    add_campaign_parser(sub)
     return parser
 
 
@@ -419,13 +438,15 @@ def _build(args) -> int:
         if (args.types is None or t.key in args.types)
         and (args.max_children is None or k <= args.max_children)
     )
-    _notice(f"building {n} FMU{'s' if n != 1 else ''} into {args.out}")
+    version = " FMI 3.0" if args.fmi_version == 3 else ""
+    _notice(f"building {n}{version} FMU{'s' if n != 1 else ''} into {args.out}")
     try:
         paths = build_fmus(
             args.out,
             types=args.types,
             max_children=args.max_children,
             progress=progress.wanted(args.progress),
+            fmi_version=args.fmi_version,
         )
     except (ValueError, BuildError) as exc:
         return _error(str(exc), 2)
@@ -485,8 +506,12 @@ def _cosim(args) -> int:
             step,
             start_time=exp.start_time,
             record=record,
-            output_interval=args.output_interval,
+            # model exchange has no step: it samples at the step the run would have taken
+            output_interval=args.output_interval or (step if args.mode == "me" else None),
             progress=progress.wanted(args.progress),
+            mode=args.mode,
+            rtol=args.rtol,
+            atol=args.atol,
         )
     except CosimError as exc:
         partial = getattr(exc, "result", None)
@@ -510,8 +535,9 @@ def _cosim(args) -> int:
         return _error(str(exc), 1)
     if not args.quiet:
         span = stop - exp.start_time
+        how = f"step {step:g} s" if args.mode == "cs" else f"model exchange, rtol {args.rtol:g}"
         print(
-            f"{args.system}: {span:g} s simulated in {wall:.2f} s wall (step {step:g} s, "
+            f"{args.system}: {span:g} s simulated in {wall:.2f} s wall ({how}, "
             f"{len(result.columns)} columns); wrote {written}"
         )
     return 1 if written != out else 0

@@ -1,9 +1,10 @@
-"""Command-line verbs on model files: ``titopfmu run MODEL ...`` and ``titopfmu crosscheck MODEL``.
+"""Command-line verbs on model files: ``titopfmu run MODEL ...``, ``titopfmu crosscheck MODEL``
+and ``titopfmu export MODEL --ssp out.ssp``.
 
 Wiring into :mod:`titopfmu.cli`: call :func:`add_parsers` with the sub-parsers object; each
 sub-parser it adds sets ``func`` (``args.func(args)`` returns the exit code), so ``main`` can
 dispatch with ``if hasattr(args, "func"): return args.func(args)``. The handlers are
-:func:`run_command` and :func:`crosscheck_command`.
+:func:`run_command`, :func:`crosscheck_command` and :func:`export_command`.
 
 MODEL is a model file (``docs/model-files.md``), a URDF file (``*.urdf``, imported with
 :func:`titopfmu.import_urdf`) or the name of a shipped model (``balloon``).
@@ -75,7 +76,8 @@ def add_parsers(subparsers) -> None:
         "--engine",
         choices=("inprocess", "cosim"),
         default="inprocess",
-        help="inprocess (default) or cosim: not available yet for model files",
+        help="inprocess (default), or cosim: the model's FMUs co-simulated by titopfmu's "
+        "master (CoSimulation.from_system; FMUs built once into the per-user cache)",
     )
     r.add_argument(
         "--step",
@@ -89,7 +91,11 @@ def add_parsers(subparsers) -> None:
         default=None,
         help="cosim: error-controlled variable step with this tolerance",
     )
-    r.add_argument("--fmus", default=None, help="cosim: folder of FMUs built by 'titopfmu build'")
+    r.add_argument(
+        "--fmus",
+        default=None,
+        help="cosim: folder of FMUs built by 'titopfmu build' (default: the per-user cache)",
+    )
     r.add_argument(
         "--floating-base",
         action="store_true",
@@ -99,8 +105,9 @@ def add_parsers(subparsers) -> None:
 
     c = subparsers.add_parser(
         "crosscheck",
-        help="compare a model in process and in Pinocchio",
-        description="Run a model in process and in Pinocchio (built from the same model by "
+        help="compare a model in process, as FMUs with the master, and in Pinocchio",
+        description="Run a model in process, through its FMUs with titopfmu's co-simulation "
+        "master (CoSimulation.from_system) and in Pinocchio (built from the same model by "
         "titopfmu.reference.to_pinocchio): accelerations at random states and a trajectory; "
         "writes report.md, trajectory.png and the numbers as JSON to the output folder.",
     )
@@ -116,12 +123,50 @@ def add_parsers(subparsers) -> None:
         action="store_true",
         help="URDF models: a free-flying root instead of a fixed base",
     )
+    c.add_argument(
+        "--no-cosim", action="store_true", help="skip the FMU + master leg (no C compiler)"
+    )
+    c.add_argument(
+        "--step",
+        type=_positive,
+        default=COSIM_STEP,
+        help=f"FMU leg: communication step in s (default {COSIM_STEP:g})",
+    )
+    c.add_argument("--fmus", default=None, help="FMU leg: folder of FMUs (default: the cache)")
     c.add_argument("--quiet", action="store_true", help="do not print the summary")
     c.set_defaults(func=crosscheck_command)
 
+    e = subparsers.add_parser(
+        "export",
+        help="write a model as an SSP file of FMUs (for other tools)",
+        description="Write a model (model file, URDF or shipped name) as an SSP 1.0 archive: "
+        "one native FMU per block (included), parameters bound, connections, and a default "
+        "experiment. It runs in titopfmu's master (titopfmu cosim FILE.ssp), OMSimulator, "
+        "libcosim and other SSP tools.",
+    )
+    e.add_argument("model", metavar="MODEL", help="model file (.yaml/.json), .urdf or 'balloon'")
+    e.add_argument("--ssp", required=True, help="SSP file to write (e.g. model.ssp)")
+    e.add_argument("--fmus", default=None, help="folder of FMUs (default: the per-user cache)")
+    e.add_argument(
+        "--t-final", type=_positive, default=None, help="stop time of the default experiment (s)"
+    )
+    e.add_argument(
+        "--step",
+        type=_positive,
+        default=COSIM_STEP,
+        help=f"communication step of the default experiment (s, default {COSIM_STEP:g})",
+    )
+    e.add_argument(
+        "--floating-base",
+        action="store_true",
+        help="URDF models: a free-flying root instead of a fixed base",
+    )
+    e.add_argument("--quiet", action="store_true", help="do not print the summary")
+    e.set_defaults(func=export_command)
+
 
 def build_parser() -> argparse.ArgumentParser:
-    """A stand-alone parser with the two verbs (``python -m titopfmu.model_cli``)."""
+    """A stand-alone parser with the three verbs (``python -m titopfmu.model_cli``)."""
     p = argparse.ArgumentParser(prog="titopfmu")
     add_parsers(p.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     return p
@@ -185,11 +230,6 @@ def run_command(args) -> int:
         t0 = time.perf_counter()
         try:
             system = load_model(args.model, args.floating_base)
-            if args.engine == "cosim":
-                raise TitopError(
-                    "--engine cosim is not available for model files yet "
-                    "(CoSimulation.from_system is not implemented); use --engine inprocess"
-                )
             from .assembly.engine import Engine
 
             info = getattr(system, "model_info", None)
@@ -201,18 +241,26 @@ def run_command(args) -> int:
             bad = check_outputs(out, args.plot)
             if bad is not None:
                 return bad
-            result = Engine(system).simulate(
-                float(s["t_final"]),
-                output_interval=float(s["output_interval"]),
-                record=record,
-                method=s["method"],
-                rtol=float(s["rtol"]),
-                atol=float(s["atol"]),
-                progress=args.progress,
-            )
+            if args.engine == "cosim":
+                result = _run_cosim(args, system, record, s)
+            else:
+                result = Engine(system).simulate(
+                    float(s["t_final"]),
+                    output_interval=float(s["output_interval"]),
+                    record=record,
+                    method=s["method"],
+                    rtol=float(s["rtol"]),
+                    atol=float(s["atol"]),
+                    progress=args.progress,
+                )
         except SimulationError as exc:
             return failed_run(exc, out)
-        except (TitopError, FileNotFoundError, ImportError) as exc:
+        except TitopError as exc:
+            if getattr(exc, "result", None) is not None and exc.result.rows:
+                return failed_run(exc, out)  # a co-simulation that failed: results so far
+            print(f"titopfmu: error: {exc}", file=sys.stderr)
+            return 2
+        except (FileNotFoundError, ImportError) as exc:
             print(f"titopfmu: error: {exc}", file=sys.stderr)
             return 2
     wall = time.perf_counter() - t0
@@ -230,16 +278,79 @@ def run_command(args) -> int:
     if code == 2:
         return 1
     if not args.quiet:
+        calls = "FMU calls" if args.engine == "cosim" else "right-hand-side evaluations"
         print(
             f"{system.name} ({args.engine}): {float(s['t_final']):g} s simulated in {wall:.2f} s "
-            f"wall ({result.n_evaluations} right-hand-side evaluations); wrote {out}"
-            + (f" and {plot}" if plot else "")
+            f"wall ({result.n_evaluations} {calls}); wrote {out}" + (f" and {plot}" if plot else "")
         )
     return code
 
 
+def _cosim_of(system, fmus, quiet: bool):
+    """``CoSimulation.from_system`` with the FMU builds announced on stderr."""
+    from .master import CoSimulation
+
+    def notice(message: str) -> None:
+        if not quiet:
+            print(f"titopfmu: {message}", file=sys.stderr, flush=True)
+
+    return CoSimulation.from_system(system, fmus, notice=notice)
+
+
+def _run_cosim(args, system, record, s):
+    """``run --engine cosim``: the model's FMUs with the master; the engine's columns."""
+    from .master.from_system import simulate_system
+
+    cs = _cosim_of(system, args.fmus, args.quiet)
+    step = float(args.step)
+    interval = float(s["output_interval"])
+    if args.step_tolerance is None and abs(interval / step - round(interval / step)) > 1e-9:
+        raise TitopError(
+            f"--output-interval {interval:g} must be a multiple of the communication step "
+            f"--step {step:g}"
+        )
+    return simulate_system(
+        cs,
+        float(s["t_final"]),
+        step,
+        record=record,
+        output_interval=interval,
+        step_tolerance=args.step_tolerance,
+        progress=args.progress,
+    )
+
+
+def export_command(args) -> int:
+    """``titopfmu export MODEL --ssp out.ssp``: the model's FMUs, parameters, connections and
+    default experiment as an SSP archive."""
+    from .master import write_ssp
+
+    try:
+        with warnings.catch_warnings():
+            if args.quiet:
+                warnings.simplefilter("ignore", InertiaWarning)
+            system = load_model(args.model, args.floating_base)
+            cs = _cosim_of(system, args.fmus, args.quiet)
+            s = _settings(args, system)
+            path = write_ssp(
+                cs, args.ssp, stop_time=float(s["t_final"]), step=float(args.step),
+                name=system.name,
+            )  # fmt: skip
+    except (TitopError, FileNotFoundError, ImportError, OSError) as exc:
+        print(f"titopfmu: error: {exc}", file=sys.stderr)
+        return 2
+    if not args.quiet:
+        print(
+            f"{system.name}: wrote {path} ({len(cs.components)} components, "
+            f"{len({c.file.path for c in cs.components.values()})} FMUs; default experiment "
+            f"0-{float(s['t_final']):g} s, step {float(args.step):g} s)"
+        )
+    return 0
+
+
 def crosscheck_command(args) -> int:
-    """``titopfmu crosscheck MODEL``: in process vs Pinocchio; writes a Markdown report."""
+    """``titopfmu crosscheck MODEL``: in process vs FMUs + master vs Pinocchio; writes a
+    Markdown report."""
     from .crosscheck import crosscheck
 
     try:
@@ -255,6 +366,9 @@ def crosscheck_command(args) -> int:
                 seed=args.seed,
                 rtol=args.rtol,
                 atol=args.atol,
+                cosim=not args.no_cosim,
+                cosim_step=args.step,
+                fmus=args.fmus,
             )
     except (TitopError, FileNotFoundError, ImportError) as exc:
         print(f"titopfmu: error: {exc}", file=sys.stderr)

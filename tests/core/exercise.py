@@ -58,6 +58,42 @@ for name, build in systems.items():
         jx, jin = nt.jacobian(0.1 * k, x, inputs, np.full(nt.model.zwork_size, np.nan))
         assert np.all(np.isfinite(jx)) and np.all(np.isfinite(jin)), name
         total += float(np.sum(dx)) + float(np.sum(jx)) + float(np.sum(jin))
+    # the object path: every block through its one-body core model (titop_block_*: kinematics,
+    # bias, loop map, response, acceleration, state rate; titop_cut_block for the closures)
+    total += float(np.sum(e.object_derivative(0.1, x)))
+    ev = e.evaluate(0.1, x)
+    for b in e.tree_blocks:
+        i = e.tree_index[b.name]
+        sig = {p: e._input(ev, b.name, p) for p, _ in e.inputs[b.name]}
+        w_c = ev.sol.w_c[i] if b.n_children else None
+        r = b.respond(ev.kin[b.name], sig, ev.sol.acc_p[i], w_c)
+        total += float(np.sum(r.acc)) + float(np.sum(e.signal(ev, f"{b.name}.acc")))
+        total += sum(float(np.sum(v)) for v in (r.w_p, r.acc_c, r.extra) if v is not None)
+        total += float(np.sum(b.bias(ev.kin[b.name].twist, ev.kin[b.name].R, sig))) if hasattr(
+            b, "bias") else 0.0
+    for lc in e.closure_sides:
+        total += float(np.sum(e.signal(ev, f"{lc}.potential_energy")))
+    # motion vectors of a full evaluation, on doubles and on complex values
+    zd = np.zeros(nt.data_size, dtype=complex)
+    zx = x.astype(complex) + 1e-100j
+    zi = e._native_inputs(0.0, x).astype(complex)
+    assert nt.model.zeval(zd, 0.0, zx, zi, True, np.zeros(x.size, dtype=complex)) == 0
+    for i, b in enumerate(e.tree_blocks):
+        out, zout = np.full(18, np.nan), np.full(18, np.nan, dtype=complex)
+        nt.model.body_motion(full, i, out)
+        nt.model.zbody_motion(zd, i, zout)
+        total += float(np.sum(out)) + float(np.sum(zout.real))
+        k = getattr(getattr(b, "joint", None), "dof", 0)
+        if k:
+            out, zout = np.full(3 * k, np.nan), np.full(3 * k, np.nan, dtype=complex)
+            nt.model.joint_motion(full, i, out)
+            nt.model.zjoint_motion(zd, i, zout)
+            total += float(np.sum(out)) + float(np.sum(zout.real))
+    for j in range(len(nt.port_wrenches(full))):
+        out, zout = np.full(18, np.nan), np.full(18, np.nan, dtype=complex)
+        nt.model.port_motion(full, j, out)
+        nt.model.zport_motion(zd, j, zout)
+        total += float(np.sum(out)) + float(np.sum(zout.real))
     bad = x.copy()
     bad[0] = np.nan
     r = nt.derivative(0.0, bad, e._native_inputs(0.0, x), np.empty(x.size), nt.new_data())
@@ -68,4 +104,25 @@ for name, build in systems.items():
         r = nt.derivative(0.0, x, inp, np.empty(x.size), nt.new_data())
         assert r != 0 and r[0] == 2, r
     print(f"{name} {total:.17g}")
+# spatial and joint helpers of the extension
+from titopfmu.core import _titop  # noqa: E402
+from titopfmu.spatial.rotations import (  # noqa: E402
+    dcm_from_euler,
+    dcm_from_quaternion,
+    euler_from_dcm,
+    quaternion_from_euler,
+    quaternion_rate,
+    rotation_vector,
+)
+
+th = np.array([0.3, -1.2, 2.0])
+vals = [dcm_from_euler(th), euler_from_dcm(dcm_from_euler(th)), quaternion_from_euler(th),
+        dcm_from_quaternion([0.9, 0.1, -0.2, 0.3]), quaternion_rate([0.9, 0.1, -0.2, 0.3], th),
+        rotation_vector(dcm_from_euler(0.1 * th))]  # fmt: skip
+for kind, nq, nv in ((4, 1, 1), (5, 1, 1), (6, 4, 3), (7, 7, 6)):
+    p, q = np.full(nv, np.nan), np.full(nq, np.nan)
+    _titop.joint_coordinates(kind, np.linspace(0.1, 0.6, nv), q)
+    _titop.joint_position(kind, q, p)
+    vals += [p, q]
+print(f"helpers {sum(float(np.sum(v)) for v in vals):.17g}")
 print("done")

@@ -5,15 +5,21 @@
  * command line), holds its parent port still (P.m = 0: a fixed point) and runs 1 s twice: as a
  * co-simulation unit (fmi2DoStep of 10 ms, RK4 sub-steps of at most 0.1 ms) and as a
  * model-exchange unit (the host's own RK4 of 0.1 ms on fmi2GetDerivatives). Prints the joint
- * coordinate and rate at the end of each run: "q_cs qd_cs q_me qd_me".
+ * coordinate and rate at the end of each run: "q_cs qd_cs q_me qd_me". Compiled with MinGW-w64
+ * it loads a win64 DLL instead (LoadLibrary), to run under wine.
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "fmi2Functions.h"
 
+#ifdef _WIN32 /* the same host, cross-compiled with MinGW-w64, runs a win64 DLL (under wine) */
+#include <windows.h>
+#define F(name) name##TYPE *name = (name##TYPE *)(void (*)(void))GetProcAddress(lib, #name)
+#else
+#include <dlfcn.h>
 #define F(name) name##TYPE *name = (name##TYPE *)dlsym(lib, #name)
+#endif
 
 static void logger(fmi2ComponentEnvironment e, fmi2String inst, fmi2Status st, fmi2String cat,
                    fmi2String msg, ...)
@@ -27,11 +33,19 @@ int main(int argc, char **argv)
 {
     if (argc != 15)
         return 9;
+#ifdef _WIN32
+    HMODULE lib = LoadLibraryA(argv[1]);
+    if (!lib) {
+        fprintf(stderr, "LoadLibrary(%s) failed: error %lu\n", argv[1], GetLastError());
+        return 1;
+    }
+#else
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         fprintf(stderr, "%s\n", dlerror());
         return 1;
     }
+#endif
     F(fmi2Instantiate);
     F(fmi2SetupExperiment);
     F(fmi2EnterInitializationMode);

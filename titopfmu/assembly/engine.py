@@ -24,7 +24,6 @@ from scipy import integrate
 from ..blocks.base import TitopError
 from ..blocks.bodies import BodyBlock, Ground, ImposedMotionBody, JointBody, RigidBody
 from ..blocks.closure import LoopClosure
-from ..blocks.kernels import joint_acceleration
 from ..blocks.signals import JointSpringDamper
 from ..blocks.standalone import motion_vector
 from ..core.model import NativeTree, unsupported
@@ -578,10 +577,7 @@ class Engine:
         if alpha is not None and isinstance(b, RigidBody):
             return alpha
         if alpha is not None and isinstance(b, JointBody) and not b.inverse and b.joint.dof:
-            jk = ev.kin[b.name].joint
-            a0 = np.empty(6)  # e + S u̇ (the kernel of eqs. 17, 24), then + G ẋ'_B
-            joint_acceleration(jk.e, b.joint.S, alpha, a0)
-            return jk.G.dot(sol.acc_p[i]) + a0
+            return b.acceleration(ev.kin[b.name], sol.acc_p[i], alpha)
         sig = {p: self._input(ev, b.name, p) for p, _ in self.inputs[b.name]}
         n = b.n_children
         return b.respond(ev.kin[b.name], sig, sol.acc_p[i], sol.w_c[i] if n else None).acc
@@ -687,43 +683,24 @@ class Engine:
         return readers
 
     def _native_reader(self, name: str):
+        """Signal ``name`` as a function of x read from ``_sample_data`` (the core's mapping,
+        :meth:`~titopfmu.core.model.NativeTree.reader`), or None."""
         nt = self.native
         bname, rest = split_port(name)
         b = self.system.blocks.get(bname)
-        i = self.tree_index.get(bname)
         if b is None:
             return None
+        state = None
         if rest.startswith("state.") and rest[6:] in b.state_names:
-            k = self.plan.state_slices[bname].start + b.state_names.index(rest[6:])
-            return lambda x: x[k : k + 1]
-        if i is None:
+            state = self.plan.state_slices[bname].start + b.state_names.index(rest[6:])
+        i = self.tree_index.get(bname)
+        if i is None and state is None:
+            return None
+        r = nt.reader(-1 if i is None else i, rest, state)
+        if r is None:
             return None
         data = self._sample_data
-
-        def view(f: str, w: int) -> FloatArray:  # follows the buffer's values
-            return nt.body_values(data, f, w)[i]
-
-        if rest == "position":
-            R, ip = view("R", 9).reshape(3, 3), view("ip", 3)
-            return lambda x: R.dot(ip)
-        if rest == "euler":
-            R = view("R", 9).reshape(3, 3)
-            return lambda x: euler_from_dcm(R)
-        if rest in ("twist", "acc"):
-            v = view("tw" if rest == "twist" else "acc", 6)
-            return lambda x: v.copy()
-        if isinstance(b, JointBody) and b.joint.dof:
-            k = b.joint.dof
-            if rest == "joint.m" and not b.inverse:
-                alpha, sl = view("alpha", k), self.plan.state_slices[bname]
-                return lambda x: b.joint_motion(x[sl], alpha)
-            if rest == "joint.tau" and b.inverse:
-                v = view("effort", k)
-                return lambda x: v.copy()
-        if isinstance(b, (Ground, ImposedMotionBody)) and rest == "W":
-            v = view("out", 6)
-            return lambda x: v.copy()
-        return None
+        return lambda x: r(data, x)
 
     def simulate(
         self,

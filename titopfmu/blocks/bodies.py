@@ -1,8 +1,11 @@
 """Body blocks of the TITOP library (seed 004, secs. 2-3): parameters, ports and the object path.
 
-The engine and the FMUs evaluate these blocks in the C core (:mod:`titopfmu.core`); the methods
-below (on the kernels of :mod:`titopfmu.blocks.kernels`) are the object path, run for a user's
-subclass and held equal to the core by the tests.
+The engine and the FMUs evaluate these blocks in the C core (:mod:`titopfmu.core`). The methods
+below are the object path (a system with a user's block subclass, the master's loop, a block
+evaluated on its own): each built-in block owns a one-body core model
+(:class:`~titopfmu.core.model.LoneBlock`) and gets every equation from it; a subclass may
+override any of them (``kinematics``, ``bias``, ``loop_map``, ``respond``, ``derivative``): an
+overridden ``bias`` (e.g. an extra force) enters the inherited ``loop_map`` and ``respond``.
 
 Every body block is causal and, at a fixed instant, **affine in the loop unknowns**: the spatial
 acceleration it receives from its parent and the wrenches it receives from its children. A block
@@ -30,10 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..spatial.algebra import FloatArray, dynamic_model, kinematic_model
-from ..spatial.rotations import (
-    dcm_from_euler,
-    quaternion_from_euler,
-)
+from ..spatial.rotations import dcm_from_euler, quaternion_from_euler
 from .base import (
     Block,
     ParameterError,
@@ -43,7 +43,6 @@ from .base import (
 )
 from .joints import (
     FreeJoint,
-    JointKinematics,
     JointModel,
     PrismaticJoint,
     RevoluteJoint,
@@ -51,17 +50,6 @@ from .joints import (
     WeldJoint,
     _finite_scalar,
     initial_quaternion,
-)
-from .kernels import (
-    add_external_wrench,
-    body_bias,
-    imposed_motion_map,
-    inverse_effort_map,
-    joint_acceleration,
-    joint_space_map,
-    rigid_joint_map,
-    root_kinematics,
-    root_state_rate,
 )
 from .loop_map import LoopMap
 
@@ -78,26 +66,41 @@ class PortKinematics:
     that owns the port; ``R`` = P_{frame/i} is that frame's DCM.
     """
 
-    __slots__ = ("twist", "ip", "R")
+    __slots__ = ("twist", "ip", "R", "packed")
 
-    def __init__(self, twist: FloatArray, ip: FloatArray, R: FloatArray) -> None:
+    def __init__(
+        self, twist: FloatArray, ip: FloatArray, R: FloatArray, packed: FloatArray | None = None
+    ) -> None:
         self.twist = twist
         self.ip = ip
         self.R = R
+        self.packed = packed  # [twist, ip, R] contiguous (the core's form), when known
 
 
 class BodyKinematics:
-    """Pre-loop kinematics of a body block: at its reference point P and at its child ports."""
+    """Pre-loop kinematics of a body block: at its reference point P (``twist`` = x'_P, ``ip`` =
+    [IP], in R_a; ``R`` = P_{a/i}; ``R_ab`` = P_{a/b} of a joint body) and at its child ports
+    (``children``, :class:`PortKinematics`); ``imposed_acc`` = the imposed ẋ'_P of an
+    imposed-motion body. ``data`` and ``inputs`` are the core's buffers of this evaluation of
+    the block (:class:`~titopfmu.core.model.LoneBlock`)."""
 
-    __slots__ = ("twist", "ip", "R", "children", "joint", "imposed_acc")
+    __slots__ = ("twist", "ip", "R", "R_ab", "children", "imposed_acc", "data", "inputs")
 
-    def __init__(self, twist, ip, R, children, joint=None, imposed_acc=None) -> None:
+    def __init__(self, twist, ip, R, children, imposed_acc=None, data=None, inputs=None,
+                 R_ab=None) -> None:  # fmt: skip
         self.twist: FloatArray = twist
         self.ip: FloatArray = ip
         self.R: FloatArray = R
+        self.R_ab = R_ab
         self.children: list[PortKinematics] = children
-        self.joint = joint
         self.imposed_acc = imposed_acc
+        self.data = data
+        self.inputs = inputs
+
+    @property
+    def joint(self) -> BodyKinematics:
+        """The joint's kinematics: this object (``R_ab``)."""
+        return self
 
 
 class Response:
@@ -124,7 +127,142 @@ class ExternalWrench:
     frame: Literal["body", "inertial"] = "body"
 
 
-class BodyBlock(Block):
+class CoreBlock(Block):
+    """A block whose equations come from the C core, one step at a time (the object path): its
+    one-body core model (:class:`~titopfmu.core.model.LoneBlock`, built on first use) gives its
+    kinematics, bias, loop map, response and state derivative."""
+
+    has_parent = False
+    n_children = 0
+
+    @property
+    def core(self):
+        """This block on its own in the core (:class:`~titopfmu.core.model.LoneBlock`)."""
+        c = self.__dict__.get("_core")
+        if c is None:
+            from ..core.model import LoneBlock
+
+            c = self.__dict__["_core"] = LoneBlock(self)
+        return c
+
+    def __getstate__(self) -> dict:
+        """Pickled (Dask, multiprocessing) and deep-copied without :attr:`core`, a cache
+        rebuilt on first use (the extension's model is not picklable)."""
+        state = self.__dict__.copy()
+        state.pop("_core", None)
+        return state
+
+    def kinematics(self, x: FloatArray, parent, signals, children: bool = True) -> BodyKinematics:
+        """Pre-loop kinematics from the states ``x``, the parent port's
+        :class:`PortKinematics` (a body with a parent) and the kinematic signal inputs;
+        ``children=False`` skips the child ports (enough for the state derivative)."""
+        from ..core.model import packed
+
+        c = self.core
+        data = np.empty(c.data_size)
+        inp = c.inputs(signals, c.kin_slots)
+        n = self.n_children
+        ports = np.empty(18 * n) if children and n else None
+        pk = packed(parent) if self.has_parent else None
+        x = np.ascontiguousarray(x, dtype=float)
+        c.model.block_kinematics(data, 0, x, inp, pk, ports)
+        kids = []
+        if ports is not None:
+            kids = [PortKinematics(ports[o : o + 6], ports[o + 6 : o + 9],
+                                   ports[o + 9 : o + 18].reshape(3, 3), ports[o : o + 18])
+                    for o in range(0, 18 * n, 18)]  # fmt: skip
+        R = c.field(data, "R", 9).reshape(3, 3)
+        imposed = inp[c.imposed[0] : c.imposed[0] + 6].copy() if c.imposed else None
+        R_ab = c.field(data, "E", 9).reshape(3, 3) if self.has_parent else None
+        return BodyKinematics(c.field(data, "tw", 6), c.field(data, "ip", 3), R, kids, imposed,
+                              data, inp, R_ab)  # fmt: skip
+
+    def _prepare(self, kin: BodyKinematics, signals) -> FloatArray:
+        """The inputs with every signal, and the bias in ``kin.data``: the core's, or that of
+        an overridden :meth:`bias`."""
+        c = self.core
+        inp = c.inputs(signals, None, kin.inputs)
+        if not isinstance(self, BodyBlock) or type(self).bias is BodyBlock.bias:
+            c.model.block_bias(kin.data, 0, inp)
+        else:
+            c.field(kin.data, "h", 6)[:] = self.bias(kin.twist, kin.R, signals)
+        return inp
+
+    def loop_map(self, kin: BodyKinematics, signals) -> LoopMap:
+        """The block's affine map at this instant (:mod:`titopfmu.blocks.loop_map`), from the
+        core (``titop_block_map``): the joint-space form of a root body (eq. 11, α = ẋ'_P) and
+        of a forward joint body (eqs. 17-23 / 24-29, α = u̇), the hybrid form of the others
+        (welded, eq. 15; imposed joint motion, eqs. 21/27, its effort an extra output; imposed
+        motion and fixed base, eq. 11 solved for the wrench)."""
+        c = self.core
+        inp = self._prepare(kin, signals)
+        out = np.empty(c.map_size)
+        c.model.block_map(kin.data, 0, inp, out)
+        v = c.map_values(out)
+        n = self.n_children
+        kids = n > 0
+        if c.ka and not self.has_parent:  # root body
+            return LoopMap(J=v["J"], U=v["U"] if kids else None, f0=v["f0"],
+                           cC=v["cC"] if kids else None, XA=v["XA"], xc=v["xc"])  # fmt: skip
+        if not self.has_parent:  # imposed motion, fixed base
+            return LoopMap(cC=v["cC"], XC=v["XC"], xc=v["xc"]) if kids else LoopMap(xc=v["xc"])
+        if c.ka:  # forward joint
+            return LoopMap(PP=v["PP"], PC=v["CP"].T if kids else None,
+                           CP=v["CP"] if kids else None, U=v["U"] if kids else None, J=v["J"],
+                           F=v["F"], f0=v["f0"], cP=v["cP"], cC=v["cC"] if kids else None,
+                           XA=v["XA"], xc=v["xc"])  # fmt: skip
+        ne = c.ne > 0
+        XP, XC, xc = (v["XP"], v["XC"], v["xc"]) if ne else (None, None, None)
+        if not kids:
+            return LoopMap(PP=v["PP"], cP=v["cP"], XP=XP, xc=xc)
+        return LoopMap(PP=v["PP"], PC=v["CP"].T, CP=v["CP"], cP=v["cP"], cC=v["cC"], XP=XP,
+                       XC=XC, xc=xc)  # fmt: skip
+
+    def respond(self, kin: BodyKinematics, signals, acc_p, w_c, full: bool = True) -> Response:
+        """The block's outputs at given loop inputs (``titop_block_respond``): its acceleration
+        at P, the wrench on its parent ``W_P = -G^T W_{B/A,P}`` (eqs. 18/25), its child ports'
+        accelerations (eq. 14) and its extra output (see :class:`Response`). With
+        ``full=False`` a forward joint body stops at u̇ (``extra``; the rest None), all a state
+        derivative needs."""
+        c = self.core
+        inp = self._prepare(kin, signals)
+        n = self.n_children
+        accc = np.empty(6 * n) if n else None
+        forward = c.ka and self.has_parent
+        ap = None if acc_p is None else np.ascontiguousarray(acc_p, dtype=float)
+        wc = None if not n else np.ascontiguousarray(w_c, dtype=float)
+        r = c.model.block_respond(kin.data, 0, inp, ap, wc, full or not forward, accc)
+        if r:
+            raise ArithmeticError(f"block '{self.name}': singular equations (core status {r[0]})")
+        d = kin.data
+        k = getattr(getattr(self, "joint", None), "dof", 0)
+        if not self.has_parent:
+            acc = c.field(d, "acc", 6).copy()
+            extra = acc if c.ka else c.field(d, "out", 6).copy()
+            return Response(None, acc, accc, extra)
+        if not k:
+            extra = None
+        else:
+            extra = c.field(d, "alpha" if forward else "effort", k).copy()
+        if forward and not full:
+            return Response(None, None, None, extra)
+        return Response(c.field(d, "wrench_parent", 6).copy(), c.field(d, "acc", 6).copy(), accc,
+                        extra)  # fmt: skip
+
+    def derivative(self, x: FloatArray, kin, extra: FloatArray) -> FloatArray:
+        """The state derivative (``titop_block_state_rate``): a root's ``[P_{b/i} v_P ; q̇ ;
+        ẋ'_P]`` (eq. 12, quaternion attitude), a joint body's ``[q̇ = f(q, u) (nq), u̇ (k)]``;
+        ``extra`` = ẋ'_P or u̇ from the loop solution; ``kin`` is only read when
+        :attr:`derivative_uses_kinematics`."""
+        c = self.core
+        out = np.empty(self.n_states)
+        data = c.scratch if kin is None else kin.data
+        c.model.block_state_rate(data, 0, np.ascontiguousarray(x, dtype=float),
+                                 np.ascontiguousarray(extra, dtype=float), out)  # fmt: skip
+        return out
+
+
+class BodyBlock(CoreBlock):
     """Common part of the body blocks: mass properties, child ports, external wrenches, gravity.
 
     Parameters
@@ -229,28 +367,22 @@ class BodyBlock(Block):
 
     # -- shared equations -----------------------------------------------------------------------
 
-    def child_kinematics(self, twist: FloatArray, ip: FloatArray, R: FloatArray):
-        """Transport v_CP of twist and position to every child port (Definition 1)."""
-        tw = self.tau_stack.dot(twist)
-        return [
-            PortKinematics(tw[6 * i : 6 * i + 6], ip + pc, R)
-            for i, pc in enumerate(self.child_points)
-        ]
-
     def bias(
         self, twist: FloatArray, R: FloatArray, signals: Mapping[str, FloatArray]
     ) -> FloatArray:
-        """``h = C(x'_P) D_P x'_P - D_P [g; 0] - Σ τ_EP^T W_ext,E`` (eqs. 7, 11 and 13), in R_a.
+        """``h = C(x'_P) D_P x'_P - D_P [g; 0] - Σ τ_EP^T W_ext,E`` (eqs. 7, 11 and 13), in R_a,
+        from the core (``titop_block_bias``).
 
         With it, Newton-Euler reads ``D_P ẋ'_P + h = Σ τ_{C_i P}^T W_{./A,C_i} + W_{./A,P}``.
-        ``R`` = P_{a/i}. The kernels :func:`~titopfmu.blocks.kernels.body_bias` and
-        :func:`~titopfmu.blocks.kernels.add_external_wrench` hold the formulas.
+        ``twist`` = x'_P (R_a), ``R`` = P_{a/i}, ``signals`` the external wrenches by name. A
+        subclass may override it: :meth:`loop_map` and :meth:`respond` then use its value.
         """
-        h = np.empty(6)
-        body_bias(self.D, self.mass, self.com, self.gravity, twist, R, h)
-        for ename, inertial, point in self._externals:
-            add_external_wrench(h, signals[ename], point, inertial, R)
-        return h
+        c = self.core
+        data = np.zeros(c.data_size)
+        c.field(data, "tw", 6)[:] = twist
+        c.field(data, "R", 9)[:] = np.asarray(R, dtype=float).reshape(9)
+        c.model.block_bias(data, 0, c.inputs(signals))
+        return c.field(data, "h", 6).copy()
 
     # -- invariants (for tests and users) -------------------------------------------------------
 
@@ -316,44 +448,10 @@ class RigidBody(BodyBlock):
         self.state_names = (
             "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz",
         )  # fmt: skip
-        self.D_inv = np.linalg.inv(self.D)
-        n = self.n_children
-        self._U = self.tau_stack if n else None  # ẋ'_C = τ ẋ'_P (eq. 14)
-        self._I6 = np.eye(6)
 
     def initial_state(self) -> FloatArray:
         return np.concatenate([self.position0, quaternion_from_euler(self.euler0), self.twist0])
 
-    def kinematics(self, x: FloatArray, parent, signals, children: bool = True) -> BodyKinematics:
-        """Pre-loop kinematics from the states; ``children=False`` skips the child ports."""
-        R = np.empty((3, 3))
-        ip = np.empty(3)
-        root_kinematics(x, R, ip)
-        twist = x[7:13]
-        return BodyKinematics(twist, ip, R, self.child_kinematics(twist, ip, R) if children else [])
-
-    def loop_map(self, kin: BodyKinematics, signals) -> LoopMap:
-        """Eq. (11) in the joint-space form, α = ẋ'_P: ``D_P α = Σ τ_{C_iP}^T W_C_i - h``; child
-        accelerations ``ẋ'_C = τ_{C_iP} α`` (eq. 14); the extra output is α."""
-        n = self.n_children
-        f0 = -self.bias(kin.twist, kin.R, signals)
-        return LoopMap(J=self.D, U=self._U, f0=f0, cC=np.zeros(6 * n) if n else None,
-                       XA=self._I6, xc=np.zeros(6))  # fmt: skip
-
-    def respond(self, kin: BodyKinematics, signals, acc_p, w_c, full: bool = True) -> Response:
-        """Eq. (11) at given child wrenches: ``ẋ'_P = D_P^-1 (Σ τ_{C_iP}^T W_C_i - h)``."""
-        r = -self.bias(kin.twist, kin.R, signals)
-        if self.n_children:
-            r += self.T.dot(w_c)
-        acc = self.D_inv.dot(r)
-        acc_c = self.tau_stack.dot(acc) if self.n_children and full else None
-        return Response(None, acc, acc_c, acc)
-
-    def derivative(self, x: FloatArray, kin: BodyKinematics, extra: FloatArray) -> FloatArray:
-        """[ d[IP]_{R_i}/dt = P_{b/i} v_P ; q̇ ; ẋ'_P ] (eq. 12 with a quaternion attitude)."""
-        out = np.empty(13)
-        root_state_rate(x, kin.R, kin.twist, extra, out)
-        return out
 
 
 class ImposedMotionBody(BodyBlock):
@@ -384,39 +482,10 @@ class ImposedMotionBody(BodyBlock):
         )
         self._add_port("m", "signal_in", 18, "imposed motion vector at P (18, in the body frame)")
         self._add_port("W", "signal_out", 6, "external wrench required at P (6, body frame)")
-        self._XC = -self.T if self.n_children else None
 
     kinematic_inputs = ("m",)
 
-    def kinematics(self, x, parent, signals, children: bool = True) -> BodyKinematics:
-        m = signals["m"]
-        R = dcm_from_euler(m[15:18])
-        twist = m[6:12].copy()
-        ip = m[12:15].copy()
-        return BodyKinematics(
-            twist, ip, R, self.child_kinematics(twist, ip, R), imposed_acc=m[0:6].copy()
-        )
-
-    def loop_map(self, kin, signals) -> LoopMap:
-        """Eq. (11) solved for the wrench: W_ext,P = D_P ẋ'_P + h - Σ τ_{C_iP}^T W_C_i."""
-        xc = np.empty(6)
-        cC = np.empty(6 * self.n_children)
-        imposed_motion_map(self.D, self.bias(kin.twist, kin.R, signals), kin.imposed_acc,
-                           self.tau_stack, xc, cC)  # fmt: skip
-        if not self.n_children:
-            return LoopMap(xc=xc)
-        return LoopMap(cC=cC, XC=self._XC, xc=xc)
-
-    def respond(self, kin, signals, acc_p, w_c, full: bool = True) -> Response:
-        """Eq. (11) solved for the wrench at given child wrenches."""
-        acc = kin.imposed_acc
-        w = self.D.dot(acc) + self.bias(kin.twist, kin.R, signals)
-        if self.n_children:
-            w -= self.T.dot(w_c)
-        return Response(None, acc, self.tau_stack.dot(acc) if self.n_children else None, w)
-
-
-class Ground(Block):
+class Ground(CoreBlock):
     """Fixed base: a root whose motion is null (inverse dynamics with zero imposed motion).
 
     Child ports at points (m, vector from the base origin O to the port, base frame); ``position``
@@ -453,71 +522,22 @@ class Ground(Block):
         for c in self.child_names:
             self._add_port(c, "child", 24, f"child port {c} of the fixed base {name}")
         self._add_port("W", "signal_out", 6, "wrench holding the base at O (6, base frame)")
-        self._map = (
-            LoopMap(cC=np.zeros(6 * n), XC=-self.T, xc=np.zeros(6))
-            if n
-            else LoopMap(xc=np.zeros(6))
-        )
-        ip = self.R.T @ self.position
-        self._kin = BodyKinematics(
-            np.zeros(6),
-            ip,
-            self.R,
-            [PortKinematics(np.zeros(6), ip + pc, self.R) for pc in self.child_points],
-        )
 
     @property
     def n_children(self) -> int:
         return len(self.child_names)
 
     def kinematics(self, x, parent, signals, children: bool = True) -> BodyKinematics:
-        return self._kin
-
-    def loop_map(self, kin, signals) -> LoopMap:
-        return self._map
-
-    def respond(self, kin, signals, acc_p, w_c, full: bool = True) -> Response:
-        """The base does not move; it holds its children: ``W = -Σ τ_{C_iO}^T W_C_i``."""
-        n = self.n_children
-        return Response(None, np.zeros(6), np.zeros(6 * n) if n else None,
-                        -self.T.dot(w_c) if n else np.zeros(6))  # fmt: skip
+        """The base's pose (constant; computed once by the core)."""
+        kin = self.__dict__.get("_kin")
+        if kin is None:
+            kin = self.__dict__["_kin"] = super().kinematics(np.zeros(0), None, {})
+        return kin
 
 
 # ----------------------------------------------------------------------------------------------
 # bodies hanging from a parent through a joint
 # ----------------------------------------------------------------------------------------------
-
-
-class JointEquations:
-    """The constants of a joint body's equations (eqs. 18-23 / 24-29), derived once.
-
-    ``S`` (6×k), ``J`` = S^T D_P S (eq. 20) and ``J_inv`` its inverse, ``StD`` = S^T D_P,
-    ``StT`` = S^T T (k×6n), ``U`` = τ S (6n×k), ``Ik`` = 1_k; for k = 1 also the floats and rows
-    the scalar path of ``respond`` uses (``j_inv``, ``s`` = S[:, 0], ``rows``).
-
-    One slotted record per block rather than a dozen block attributes: CPython keeps an
-    instance's attributes compact (a shared key table) only up to 29 of them.
-    """
-
-    __slots__ = ("S", "St", "StD", "StT", "J", "J_inv", "j_inv", "s", "U", "Ik", "rows")
-
-    def __init__(
-        self, D: FloatArray, S: FloatArray, J_inv: FloatArray, T: FloatArray, tau: FloatArray
-    ) -> None:
-        k = S.shape[1]
-        n = T.shape[1] // 6
-        self.S = S
-        self.St = S.T.copy()
-        self.StD = S.T @ D
-        self.J = self.StD @ S
-        self.J_inv = J_inv
-        self.j_inv = float(J_inv[0, 0]) if k == 1 else None
-        self.s = S[:, 0].copy() if k == 1 else None
-        self.U = tau @ S if n else None
-        self.StT = S.T @ T if n else None
-        self.Ik = np.eye(k)
-        # for respond on floats when k = 1: the rows of S^T D and S^T T
-        self.rows = (self.StD[0].copy(), self.StT[0].copy() if n else None) if k == 1 else None
 
 
 class JointBody(BodyBlock):
@@ -583,7 +603,6 @@ class JointBody(BodyBlock):
                     f"{'zero' if k == 1 else 'singular'}: {j.tolist()}; the body cannot be moved "
                     "by its joint (e.g. a point mass on a revolute axis or on a ball joint)",
                 )
-            self._c = JointEquations(self.D, S, np.linalg.inv(j), self.T, self.tau_stack)
             unit = joint.coordinate_unit
             effort = "N m" if unit == "rad" else "N"
             motion_doc = joint.motion_doc or f"[q̈, q̇, q] ({unit})"
@@ -596,134 +615,21 @@ class JointBody(BodyBlock):
                 self._add_port("joint.tau", "signal_in", k, effort_doc)
                 self._add_port("joint.m", "signal_out", 3 * k, f"joint motion m = {motion_doc}")
 
-    def kinematics(
-        self, x: FloatArray, parent: PortKinematics, signals, children: bool = True
-    ) -> JointKinematics:
-        """Pre-loop kinematics of A from its parent port and its joint (a
-        :class:`~titopfmu.blocks.joints.JointKinematics`, which carries the body's kinematics
-        too); ``children=False`` skips the child ports (enough for the state derivative)."""
-        joint = self.joint
-        k = joint.dof
-        if self.inverse:
-            m = signals["joint.m"]
-            q, qd = joint.coordinates_from_position(m[2 * k : 3 * k]), m[k : 2 * k]
-        else:
-            nq = joint.nq
-            q, qd = x[0:nq], x[nq : nq + k]
-        jk = joint.kinematics(q, qd, parent.twist, parent.ip, parent.R)
-        if children and self.child_points:
-            jk.children = self.child_kinematics(jk.twist, jk.ip, jk.R)
-        return jk
-
-    def loop_map(self, kin: BodyKinematics, signals) -> LoopMap:
-        """Affine map of eqs. (17)-(23) / (24)-(29); see :mod:`titopfmu.assembly.loop_solver`.
-
-        Newton-Euler (18)/(25) with ``ẋ'_A = G ẋ'_B + e + S q̈`` gives the wrench on the parent
-        ``W_P = G^T (T W_C - D ẋ'_A - h)``. Forward: the joint equation (22)/(28)
-        ``q̈ = J^-1 (τ - S^T (D (G ẋ'_B + e) + h - T W_C))`` with J = S^T D S (eq. 20) is
-        substituted, i.e. ``D ẋ'_A = D Π G ẋ'_B + ...`` with ``Π = 1 - S J^-1 S^T D``. Inverse: q̈
-        is imposed and the effort ``τ = S^T W_{B/A,P} = S^T (D ẋ'_A + h - T W_C)`` (eqs. 19/26,
-        the wrench of the parent on A, as in :meth:`respond`) is the extra output.
-        """
-        jk = kin.joint
-        G = jk.G
-        h = self.bias(kin.twist, kin.R, signals)
-        n = self.n_children
-        q = 6 * n
-        k = self.joint.dof
-        ts = self.tau_stack
-        c = self._c if k else None
-        PP = np.empty((6, 6))
-        cP = np.empty(6)
-        cC = np.empty(q)
-        if k and not self.inverse:
-            F, f0, CP = np.empty((k, 6)), np.empty(k), np.empty((q, 6))
-            tau = np.asarray(signals["joint.tau"], dtype=float)
-            joint_space_map(self.D, c.StD, c.St, ts, G, jk.e, h, tau, PP, F, f0, cP, CP, cC)
-            return LoopMap(PP=PP, PC=CP.T if n else None, CP=CP if n else None, U=c.U, J=c.J,
-                           F=F, f0=f0, cP=cP, cC=cC if n else None, XA=c.Ik,
-                           xc=np.zeros(k))  # fmt: skip
-        a0 = jk.e
-        if k:
-            a0 = np.empty(6)
-            joint_acceleration(jk.e, c.S, np.asarray(signals["joint.m"][0:k], dtype=float), a0)
-        DG = np.empty((6, 6))
-        Da0h = np.empty(6)
-        CP = np.empty((q, 6))
-        rigid_joint_map(self.D, G, a0, h, ts, DG, Da0h, PP, cP, CP, cC)
-        if k:  # inverse: τ = S^T W_{B/A,P} = S^T (D ẋ'_A + h - T W_C)
-            XP, xc = np.empty((k, 6)), np.empty(k)
-            inverse_effort_map(c.S, DG, Da0h, XP, xc)
-            XC = -c.StT if n else None
-        else:
-            XP = XC = xc = None
-        if not n:
-            return LoopMap(PP=PP, cP=cP, XP=XP, xc=xc)
-        return LoopMap(PP=PP, PC=CP.T, CP=CP, cP=cP, cC=cC, XP=XP, XC=XC, xc=xc)
-
-    def respond(self, kin: BodyKinematics, signals, acc_p, w_c, full: bool = True) -> Response:
-        """The equations of :meth:`loop_map` at given inputs, without building its matrices.
-
-        ``ẋ'_A = G ẋ'_B + e + S q̈`` with, forward, ``q̈ = J^-1 (τ - S^T (D (G ẋ'_B + e) + h -
-        T W_C))`` (eqs. 22/28) or, inverse, q̈ imposed; the wrench of the parent on A at P,
-        ``W_A = D ẋ'_A + h - T W_C`` (eqs. 18/25), goes up as ``W_P = -G^T W_A`` and gives the
-        inverse effort ``τ = S^T W_A`` (eqs. 19/26). With ``full=False`` a forward block stops
-        at q̈ (``extra``; ``w_p``, ``acc`` and ``acc_c`` None), all a state derivative needs.
-        """
-        jk = kin.joint
-        h = self.bias(kin.twist, kin.R, signals)
-        n = self.n_children
-        k = self.joint.dof
-        acc = jk.G.dot(acc_p)
-        acc += jk.e
-        extra = None
-        c = self._c if k else None
-        if k and not self.inverse:
-            # eq. (22)/(28) with the constant rows S^T D and S^T T
-            if k == 1:  # on floats
-                std, stt = c.rows
-                qdd = float(signals["joint.tau"][0]) - float(std.dot(acc)) - float(c.s.dot(h))
-                if n:
-                    qdd += float(stt.dot(w_c))
-                extra = np.array((c.j_inv * qdd,))
-            else:
-                rhs = signals["joint.tau"] - c.StD.dot(acc)
-                rhs -= c.St.dot(h)
-                if n:
-                    rhs += c.StT.dot(w_c)
-                extra = c.J_inv.dot(rhs)
-            if not full:
-                return Response(None, None, None, extra)
-            acc += c.S.dot(extra)
-        elif k:
-            acc += c.S.dot(signals["joint.m"][0:k])
-        nwa = self.T.dot(w_c) if n else np.zeros(6)  # -W_A
-        nwa -= self.D.dot(acc)
-        nwa -= h
-        if k and self.inverse:
-            extra = c.St.dot(nwa)
-            extra *= -1.0
-        return Response(nwa.dot(jk.G), acc, self.tau_stack.dot(acc) if n else None, extra)
-
-    def derivative(self, x: FloatArray, kin, extra: FloatArray) -> FloatArray:
-        """``[q̇ = f(q, u) (nq), u̇ (k)]``, ``extra`` = u̇ from the loop solution; ``kin`` is only
-        read when q̇ ≠ u (:attr:`derivative_uses_kinematics`)."""
-        joint = self.joint
-        nq, k = joint.nq, joint.dof
-        out = np.empty(nq + k)
-        if joint.identity_rate:  # q̇ = u
-            out[0:k] = x[k : 2 * k]
-        else:
-            out[0:nq] = joint.coordinate_rate(x[0:nq], x[nq : nq + k], kin.joint)
-        out[nq:] = extra
-        return out
-
     def joint_motion(self, x: FloatArray, acc: FloatArray) -> FloatArray:
         """Forward block: ``joint.m = [u̇ (k), u (k), p (k)]`` from the states ``x`` and
         ``acc`` = u̇ (NaN before the loop is solved)."""
         joint = self.joint
         nq, k = joint.nq, joint.dof
         return np.concatenate([acc, x[nq : nq + k], joint.position_output(x[0:nq])])
+
+    def acceleration(self, kin: BodyKinematics, acc_p: FloatArray, alpha: FloatArray
+                     ) -> FloatArray:  # fmt: skip
+        """``ẋ'_A = G ẋ'_B + e + S u̇`` (eqs. 17, 24; ``titop_block_acceleration``) from the
+        parent port's acceleration ``acc_p`` (R_b) and ``alpha`` = u̇ (k), in R_a."""
+        out = np.empty(6)
+        ap, al = np.ascontiguousarray(acc_p, dtype=float), np.ascontiguousarray(alpha, dtype=float)
+        self.core.model.block_acceleration(kin.data, 0, ap, al, out)
+        return out
 
 
 class WeldedBody(JointBody):

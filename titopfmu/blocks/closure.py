@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..core import _titop
 from ..spatial.algebra import FloatArray
 from .base import Block, ParameterError, as_matrix
-from .kernels import closure_deflection, closure_wrenches
 
 
 class LoopClosure(Block):
@@ -43,6 +43,8 @@ class LoopClosure(Block):
         self.D = self._check(
             as_matrix(name, "D", np.zeros((6, 6)) if D is None else D, (6, 6)), "D"
         )
+        self._K = np.ascontiguousarray(self.K.reshape(36))
+        self._D = np.ascontiguousarray(self.D.reshape(36))
         for side in ("left", "right"):
             self._add_port(
                 side,
@@ -60,23 +62,22 @@ class LoopClosure(Block):
         return m
 
     def wrenches(self, left, right) -> tuple[FloatArray, FloatArray]:
-        """Wrenches on the left and right sides, each in its own frame (Fig. 14), by
-        :func:`~titopfmu.blocks.kernels.closure_wrenches`.
+        """Wrenches on the left and right sides, each in its own frame (Fig. 14), from the core
+        (``titop_cut_block``).
 
         ``left``/``right`` carry ``twist``, ``ip`` and ``R`` (see PortKinematics).
         """
+        from ..core.model import packed
+
         w_l, w_r = np.empty(6), np.empty(6)
-        closure_wrenches(self.K, self.D, *_side(left), *_side(right), w_l, w_r)
+        _titop.cut_block(self._K, self._D, packed(left), packed(right), w_l, w_r)
         return w_l, w_r
 
     def potential_energy(self, left, right) -> float:
-        """½ δx^T K δx (J): the energy stored in the closure spring."""
-        R_lr, dx, dxd = np.empty((3, 3)), np.empty(6), np.empty(6)
-        closure_deflection(*_side(left), *_side(right), R_lr, dx, dxd)
+        """½ δx^T K δx (J): the energy stored in the closure spring (δx from the core's
+        ``titop_cut_deflection``)."""
+        from ..core.model import packed
+
+        dx, dxd = np.empty(6), np.empty(6)
+        _titop.cut_deflection(packed(left), packed(right), dx, dxd)
         return 0.5 * float(dx @ self.K @ dx)
-
-
-def _side(port) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Twist, position and DCM of a port as contiguous float arrays (for the kernels)."""
-    c = np.ascontiguousarray
-    return c(port.twist, dtype=float), c(port.ip, dtype=float), c(port.R, dtype=float)

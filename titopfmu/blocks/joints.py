@@ -20,67 +20,24 @@ quaternion, so their configuration ``q`` has ``nq > k`` components and its rate 
 reads ``u̇``. For every joint, the joint motion signal is ``joint.m = [u̇ (k), u (k), p (k)]`` with
 ``p`` the joint's position output (:meth:`JointModel.position_output`: the coordinate of a 1-dof
 joint, Euler angles of the relative attitude for the others).
+
+The classes below hold a joint's parameters, checked, and document its equations; the equations
+themselves run in the C core (``joint_transform`` and ``body_kinematics`` of
+``titopfmu/core/csrc/titop_core.c``), which the body blocks call
+(:class:`~titopfmu.blocks.bodies.JointBody`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..spatial.algebra import FloatArray, dual_dcm
-from ..spatial.rotations import (
-    dcm_from_quaternion,
-    euler_from_dcm,
-    quaternion_from_euler,
-    quaternion_rate,
-)
+from ..core import _titop
+from ..spatial.algebra import FloatArray
+from ..spatial.rotations import quaternion_from_euler
 from .base import ParameterError, as_vector, check_axis, check_dcm
-from .kernels import (
-    free_coordinate_rate,
-    joint_coordinates,
-    prismatic_kinematics,
-    quaternion_joint_kinematics,
-    revolute_kinematics,
-    weld_kinematics,
-)
-
-_NO_OFFSET = np.zeros(0)  # the spherical joint's r in quaternion_joint_kinematics
-
-
-class JointKinematics:
-    """Run-time kinematic quantities of a joint body at one instant (all in R_a unless said).
-
-    It is also the body's kinematics (:class:`~titopfmu.blocks.bodies.BodyKinematics`: twist,
-    ip, R, children), so one object per body and evaluation: ``joint`` is the object itself.
-    """
-
-    __slots__ = ("G", "e", "twist", "ip", "R", "R_ab", "children")
-
-    imposed_acc = None
-
-    def __init__(
-        self,
-        G: FloatArray,
-        e: FloatArray,
-        twist: FloatArray,
-        ip: FloatArray,
-        R: FloatArray,
-        R_ab: FloatArray,
-    ) -> None:
-        self.G = G  # 6×6, parent-port dual vectors (R_b) -> dual vectors at P (R_a)
-        self.e = e  # 6, velocity-product part of the spatial acceleration at P
-        self.twist = twist  # 6, twist of A at P
-        self.ip = ip  # 3, [IP]_{R_a} (m)
-        self.R = R  # 3×3, P_{a/i}
-        self.R_ab = R_ab  # 3×3, P_{a/b}
-        self.children: Sequence = ()  # the child ports' PortKinematics, set by the body block
-
-    @property
-    def joint(self) -> JointKinematics:
-        return self
 
 
 class JointModel:
@@ -98,31 +55,21 @@ class JointModel:
     identity_rate = True  # q̇ = u (nq = k)
     motion_doc = ""
     effort_doc = ""
-
-    def kinematics(
-        self, q: FloatArray, qd: FloatArray, twist_b: FloatArray, ip_b: FloatArray, R_bi: FloatArray
-    ) -> JointKinematics:
-        """Kinematics at the configuration ``q`` (nq) and generalized speeds ``qd`` (k), given
-        the parent port's twist ``twist_b`` (R_b), position ``ip_b`` = [IO]_{R_b} and P_{b/i}."""
-        raise NotImplementedError
-
-    def coordinate_rate(self, q: FloatArray, u: FloatArray, jk: JointKinematics) -> FloatArray:
-        """``q̇`` (nq) from the generalized speeds ``u`` (k); ``jk`` = kinematics at (q, u)."""
-        return u
+    core_kind = 3  # the core's body kind (titop.h, enum titop_kind)
 
     def position_output(self, q: FloatArray) -> FloatArray:
-        """The position part ``p`` (k) of ``joint.m = [u̇, u, p]``."""
-        return q
+        """The position part ``p`` (k) of ``joint.m = [u̇, u, p]`` (``titop_joint_position``)."""
+        p = np.empty(self.dof)
+        if self.dof:
+            _titop.joint_position(self.core_kind, np.ascontiguousarray(q, dtype=float), p)
+        return p
 
     def coordinates_from_position(self, p: FloatArray) -> FloatArray:
         """Inverse of :meth:`position_output` (for the inverse-dynamics blocks)."""
-        return p
-
-
-def _outputs(G: bool = True) -> tuple:
-    """Fresh output arrays of the joint kinematics kernels: G (6×6), e, twist (6), ip (3), R."""
-    return (np.empty((6, 6)) if G else None, np.empty(6), np.empty(6), np.empty(3),
-            np.empty((3, 3)))  # fmt: skip
+        q = np.empty(self.nq)
+        if self.nq:
+            _titop.joint_coordinates(self.core_kind, np.ascontiguousarray(p, dtype=float), q)
+        return q
 
 
 class WeldJoint(JointModel):
@@ -130,12 +77,6 @@ class WeldJoint(JointModel):
 
     def __init__(self, block: str, p_ab: ArrayLike) -> None:
         self.R_ab = check_dcm(block, "P_ab", p_ab)
-        self.Gc = dual_dcm(self.R_ab.T)
-
-    def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
-        G, e, twist, ip, R = _outputs()
-        weld_kinematics(self.Gc, self.R_ab, twist_b, ip_b, R_bi, G, e, twist, ip, R)
-        return JointKinematics(G, e, twist, ip, R, self.R_ab)
 
 
 class RevoluteJoint(JointModel):
@@ -147,33 +88,12 @@ class RevoluteJoint(JointModel):
     dof = 1
     nq = 1
     coordinate_unit = "rad"
+    core_kind = 4
 
     def __init__(self, block: str, axis: ArrayLike, p_a0b: ArrayLike) -> None:
         self.axis = check_axis(block, "axis", axis)
         self.R_a0b = check_dcm(block, "P_a0b", p_a0b)
         self.S = np.concatenate([np.zeros(3), self.axis]).reshape(6, 1)
-        r = self.axis
-        K = np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
-        self.K = K
-        # P_{aθ/b} = P_{a0/b} (1 + sin θ K + (1 - cos θ) K²) (Rodrigues form of eq. 16)
-        self._R0K = self.R_a0b @ K
-        self._R0K2 = self.R_a0b @ K @ K
-        # P_{aθ/b} and G = P^{×2}_{b/aθ} = diag(P_{aθ/b}^T, P_{aθ/b}^T) as one product:
-        # [vec(G); vec(P_{aθ/b})] = _Gc (1, sin θ, 1 - cos θ)
-        gc = np.zeros((45, 3))
-        g6 = gc[0:36].reshape(6, 6, 3)
-        for j, m in enumerate((self.R_a0b, self._R0K, self._R0K2)):
-            g6[0:3, 0:3, j] = m.T
-            g6[3:6, 3:6, j] = m.T
-            gc[36:45, j] = m.reshape(9)
-        self._Gc = gc
-
-    def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
-        gr = np.empty(45)
-        _, e, twist, ip, R = _outputs(G=False)
-        revolute_kinematics(self._Gc, self.axis, float(q[0]), float(qd[0]), twist_b, ip_b, R_bi,
-                            gr, e, twist, ip, R)  # fmt: skip
-        return JointKinematics(gr[0:36].reshape(6, 6), e, twist, ip, R, gr[36:45].reshape(3, 3))
 
 
 class PrismaticJoint(JointModel):
@@ -187,23 +107,12 @@ class PrismaticJoint(JointModel):
     dof = 1
     nq = 1
     coordinate_unit = "m"
+    core_kind = 5
 
     def __init__(self, block: str, axis: ArrayLike, p_ab: ArrayLike) -> None:
         self.axis = check_axis(block, "axis", axis)
         self.R_ab = check_dcm(block, "P_ab", p_ab)
-        self.Gr = dual_dcm(self.R_ab.T)
         self.S = np.concatenate([self.axis, np.zeros(3)]).reshape(6, 1)
-        t = self.axis
-        self.K = np.array([[0.0, -t[2], t[1]], [t[2], 0.0, -t[0]], [-t[1], t[0], 0.0]])
-        # τ_{-x t̃} P^{×2}_{b/a} = P^{×2}_{b/a} + x [[0, -K P_{b/a}], [0, 0]]
-        self._Gx = np.zeros((6, 6))
-        self._Gx[0:3, 3:6] = -(self.K @ self.R_ab.T)
-
-    def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
-        G, e, twist, ip, R = _outputs()
-        prismatic_kinematics(self.Gr, self._Gx, self.axis, self.R_ab, float(q[0]), float(qd[0]),
-                             twist_b, ip_b, R_bi, G, e, twist, ip, R)  # fmt: skip
-        return JointKinematics(G, e, twist, ip, R, self.R_ab)
 
 
 def initial_quaternion(
@@ -247,7 +156,7 @@ class SphericalJoint(JointModel):
         v̇^A_P = v̇^B_P - (*ω_r) v^B_P,   ω̇^A = ω̇^B - (*ω_r) ω^B + ω̇_r
 
     i.e. ``ẋ'_A = G ẋ'_B + e + S ω̇_r``, ``G = P^{×2}_{b/a}``,
-    ``e = [-(*ω_r) v_0; -(*ω_r) ω_0]`` (kernels.relative_motion_bias_into). With eqs. (18)-(22),
+    ``e = [-(*ω_r) v_0; -(*ω_r) ω_0]`` (``body_kinematics`` in the core). With eqs. (18)-(22),
     the driving effort is the torque ``τ = S^T W_{B/A,P} = T_{B/A,P}`` (N m, R_a, eq. 19) and
     the apparent inertia ``J = S^T D_P S = I_P`` (the 3×3 inertia of A about P, eq. 20).
     Position output p: the 3-2-1 Euler angles [φ, θ, ψ] of P_{a/a0} (rad; an output only).
@@ -256,6 +165,7 @@ class SphericalJoint(JointModel):
     identity_rate = False
     dof = 3
     nq = 4
+    core_kind = 6
     coordinate_unit = "rad"
     motion_doc = (
         "relative motion [ω̇_r (rad/s², R_a), ω_r (rad/s, R_a), Euler angles of P_{a/a0} (rad, "
@@ -267,24 +177,6 @@ class SphericalJoint(JointModel):
         self.R_a0b = check_dcm(block, "P_a0b", p_a0b)
         self.S = np.zeros((6, 3))
         self.S[3:6, 0:3] = np.eye(3)
-
-    def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
-        G, e, twist, ip, R = _outputs()
-        R_ab = np.empty((3, 3))
-        quaternion_joint_kinematics(self.R_a0b, q, _NO_OFFSET, qd, twist_b, ip_b, R_bi, G, e,
-                                    twist, ip, R, R_ab)  # fmt: skip
-        return JointKinematics(G, e, twist, ip, R, R_ab)
-
-    def coordinate_rate(self, q, u, jk):  # noqa: D102
-        return quaternion_rate(q, u)
-
-    def position_output(self, q):  # noqa: D102
-        return euler_from_dcm(dcm_from_quaternion(q))
-
-    def coordinates_from_position(self, p):  # noqa: D102
-        q = np.empty(4)
-        joint_coordinates(np.asarray(p, dtype=float), q)
-        return q
 
 
 class FreeJoint(JointModel):
@@ -303,7 +195,7 @@ class FreeJoint(JointModel):
         IP = IO + r,   v^A_P = v_0 + v_r,   ω^A = ω_0 + ω_r
         v̇^A_P = v̇_0 + (*ω_0) v_r - (*ω_r) v_0 + v̇_r,   ω̇^A = ω̇_0 - (*ω_r) ω_0 + ω̇_r
 
-    i.e. ``ẋ'_A = G ẋ'_B + e + u̇`` with ``e = x'_0 ×ₘ u`` (kernels.relative_motion_bias_into). The
+    i.e. ``ẋ'_A = G ẋ'_B + e + u̇`` with ``e = x'_0 ×ₘ u`` (``body_kinematics`` in the core). The
     driving effort is the wrench ``τ = W_{B/A,P} = [F; T]`` (N, N m about P, R_a, eqs. 19/26),
     the apparent inertia ``J = D_P`` (eq. 4); eq. (22) then gives ``u̇ = D_P^-1 (τ - h + Σ τ_CP^T
     W_C) - G ẋ'_B - e`` and the wrench on the parent is ``W_{A/B,O} = -G^T τ``.
@@ -313,6 +205,7 @@ class FreeJoint(JointModel):
     identity_rate = False
     dof = 6
     nq = 7
+    core_kind = 7
     coordinate_unit = "m, rad"
     motion_doc = (
         "relative motion [v̇_r, ω̇_r (m/s², rad/s², R_a), v_r, ω_r (m/s, rad/s, R_a), "
@@ -326,26 +219,6 @@ class FreeJoint(JointModel):
     def __init__(self, block: str, p_a0b: ArrayLike) -> None:
         self.R_a0b = check_dcm(block, "P_a0b", p_a0b)
         self.S = np.eye(6)
-
-    def kinematics(self, q, qd, twist_b, ip_b, R_bi):  # noqa: D102
-        G, e, twist, ip, R = _outputs()
-        R_ab = np.empty((3, 3))
-        quaternion_joint_kinematics(self.R_a0b, q[3:7], q[0:3], qd, twist_b, ip_b, R_bi, G, e,
-                                    twist, ip, R, R_ab)  # fmt: skip
-        return JointKinematics(G, e, twist, ip, R, R_ab)
-
-    def coordinate_rate(self, q, u, jk):  # noqa: D102
-        out = np.empty(7)
-        free_coordinate_rate(jk.R_ab, q, u, out)
-        return out
-
-    def position_output(self, q):  # noqa: D102
-        return np.concatenate([q[0:3], euler_from_dcm(dcm_from_quaternion(q[3:7]))])
-
-    def coordinates_from_position(self, p):  # noqa: D102
-        q = np.empty(7)
-        joint_coordinates(np.asarray(p, dtype=float), q)
-        return q
 
 
 def _finite_scalar(block: str, parameter: str, value: float) -> float:

@@ -43,7 +43,19 @@ KINDS = {RigidBody: RIGID, Ground: GROUND, ImposedMotionBody: IMPOSED, WeldedBod
          FreeBody: FREE, RevoluteBodyInverse: REVOLUTE, PrismaticBodyInverse: PRISMATIC,
          SphericalBodyInverse: SPHERICAL, FreeBodyInverse: FREE}  # fmt: skip
 NO_PARENT, PARENT_INPUT = -1, -2
+#: the complex step h of :meth:`NativeTree.zevaluate` and :meth:`NativeTree.directional`
+COMPLEX_STEP = 1e-100
 SINGULAR, NONFINITE = _titop.SINGULAR, _titop.NONFINITE
+
+
+def core_kind(block) -> int:
+    """The core's body kind of a built-in block or of a subclass of one (its nearest built-in
+    base class); a TypeError for any other block."""
+    for cls in type(block).__mro__:
+        kind = KINDS.get(cls)
+        if kind is not None:
+            return kind
+    raise TypeError(f"block '{block.name}' ({type(block).__name__}) is not a body block")
 
 
 def unsupported(blocks, closures=()) -> str | None:
@@ -99,7 +111,7 @@ class NativeTree:
             if ps is not None:
                 children[ps[0]][ps[1]] = i
         for i, b in enumerate(blocks):
-            kind = KINDS[type(b)]
+            kind = core_kind(b)
             inverse = int(getattr(b, "inverse", False))
             dof = getattr(getattr(b, "joint", None), "dof", 0)
             ps = parents[i]
@@ -220,7 +232,7 @@ class NativeTree:
         """Directional derivatives of a full evaluation along (vx, vin), exact to rounding
         (complex step): ``(d data, d dx)``, ``d data`` laid out as a data buffer (read it with
         :meth:`body_values` and :meth:`port_wrenches`)."""
-        h = 1e-100
+        h = COMPLEX_STEP
         zx = np.asarray(x, dtype=complex) + (0 if vx is None else 1j * h * np.asarray(vx))
         zi = np.asarray(inputs, dtype=complex) + (0 if vin is None else 1j * h * np.asarray(vin))
         zd = np.zeros(self.data_size, dtype=complex)
@@ -229,6 +241,65 @@ class NativeTree:
         if r:
             raise ArithmeticError(f"core status {r[0]} at block {r[1]}")
         return zd.imag / h, zdx.imag / h
+
+    def zevaluate(self, t: float, x: FloatArray, inputs: FloatArray, vx: FloatArray | None,
+                  vin: FloatArray | None) -> tuple[FloatArray, FloatArray]:  # fmt: skip
+        """A full evaluation on complex values at ``x + i h vx``, ``inputs + i h vin`` (h =
+        :data:`COMPLEX_STEP`): ``(zdata, zx)``, for :meth:`reader` s (the imaginary part of a
+        value over h is its directional derivative, exact to rounding)."""
+        h = COMPLEX_STEP
+        zx = np.asarray(x, dtype=complex) + (0 if vx is None else 1j * h * np.asarray(vx))
+        zi = np.asarray(inputs, dtype=complex) + (0 if vin is None else 1j * h * np.asarray(vin))
+        zd = np.zeros(self.data_size, dtype=complex)
+        zx = np.ascontiguousarray(zx)
+        r = self.model.zeval(zd, t, zx, np.ascontiguousarray(zi), True,
+                             np.zeros(self.n_states, dtype=complex))  # fmt: skip
+        if r:
+            raise ArithmeticError(f"core status {r[0]} at block {r[1]}")
+        return zd, zx
+
+    def reader(self, i: int, signal: str, state: int | None = None):
+        """``value(data, x)`` of the signal ``signal`` of body ``i`` (``position``, ``euler``,
+        ``twist``, ``acc``, a forward joint's ``joint.m``, an inverse joint's ``joint.tau``, a
+        fixed or imposed-motion body's ``W``; or, with ``state``, the state of that index) read
+        from a full evaluation's buffer ``data`` at the state ``x``, or None if the core does
+        not compute it. ``data`` and ``x`` are float arrays, or complex ones
+        (:meth:`zevaluate`): the one mapping from signals to the core's values of the engine's
+        output sampling and of the linear models' exact outputs."""
+        if state is not None:
+            return lambda data, x: x[state : state + 1]
+        b, m = self.blocks[i], self.model
+        kind = KINDS.get(type(b), GROUND if isinstance(b, Ground) else None)
+        k = getattr(getattr(b, "joint", None), "dof", 0)
+        inverse = getattr(b, "inverse", False)
+
+        def fld(data, f: str, w: int):
+            o = i * self.layout["body_stride"] + self.layout[f]
+            return data[o : o + w]
+
+        def motion(fn, zfn, width: int, part: slice):
+            def value(data, x):
+                out = np.empty(width, dtype=data.dtype)
+                (zfn if data.dtype == complex else fn)(data, i, out)
+                return out[part]
+
+            return value
+
+        if signal == "position":  # [IP]_{R_i} = P_{a/i} [IP]_{R_a}
+            return lambda data, x: fld(data, "R", 9).reshape(3, 3) @ fld(data, "ip", 3)
+        if signal == "euler":
+            return motion(m.body_motion, m.zbody_motion, 18, slice(15, 18))
+        fields = {"twist": ("tw", 6), "acc": ("acc", 6)}
+        if k and signal == "joint.m" and not inverse:
+            return motion(m.joint_motion, m.zjoint_motion, 3 * k, slice(0, 3 * k))
+        if k and signal == "joint.tau" and inverse:
+            fields["joint.tau"] = ("effort", k)
+        if kind in (GROUND, IMPOSED) and signal == "W":
+            fields["W"] = ("out", 6)
+        if signal in fields:
+            f, w = fields[signal]
+            return lambda data, x: fld(data, f, w).copy()
+        return None
 
     # -- views into a data buffer ------------------------------------------------------------
 
@@ -247,3 +318,81 @@ class NativeTree:
         np_ = (data.size - o) // L["port_stride"]
         rec = data[o : o + np_ * L["port_stride"]].reshape(np_, L["port_stride"])
         return rec[:, L["port_w"] : L["port_w"] + 6]
+
+
+#: the fields of :meth:`LoneBlock.loop_map`'s buffer (``titop_block_map``, titop.h), in order:
+#: name and shape, with ka internal accelerations, ne extra outputs and n child ports
+_MAP_FIELDS = ("J", "F", "f0", "PP", "cP", "CP", "cC", "U", "XP", "XC", "xc", "XA")
+
+
+class LoneBlock:
+    """One built-in block on its own in the core (a :meth:`NativeTree.lone_block` model): what
+    the object path of the block classes (:mod:`titopfmu.blocks.bodies`) calls for its
+    equations, one step at a time (``titop_block_*`` in titop.h). No formula here: it moves
+    port values to and from the core's buffers.
+
+    A block's signal inputs are gathered into the model's input vector (:meth:`inputs`); its
+    parent port's pose comes as ``[x' (6), IP (3), P_{b/i} (9)]`` (:func:`packed`), and each
+    call works on the data buffer of one evaluation (``kin.data``).
+    """
+
+    def __init__(self, block) -> None:
+        nt = NativeTree.lone_block(block)
+        self.model = nt.model
+        self.kind = core_kind(block)
+        self.data_size = nt.data_size
+        self.nin = nt.nin
+        self.n_ports = n = block.n_children
+        L = nt.layout
+        self.fields = {f: L[f] for f in ("R", "ip", "tw", "acc", "alpha", "effort",
+                                         "wrench_parent", "out", "h", "E")}  # fmt: skip
+        self.slots = [(p, off, w) for _, p, w, off in nt.inputs]
+        self.slots += [(e, off, 6) for _, e, off in nt.externals]
+        kinematic = set(getattr(block, "kinematic_inputs", ()))
+        self.kin_slots = [s for s in self.slots if s[0] in kinematic]
+        self.imposed = [off for p, off, _ in self.slots if p == "m" and self.kind == IMPOSED]
+        ka, ne, size = self.model.map_size(0)
+        self.ka, self.ne, self.map_size = ka, ne, size
+        q = 6 * n
+        shapes = {"J": (ka, ka), "F": (ka, 6), "f0": (ka,), "PP": (6, 6), "cP": (6,),
+                  "CP": (q, 6), "cC": (q,), "U": (q, ka), "XP": (ne, 6), "XC": (ne, q),
+                  "xc": (ne,), "XA": (ne, ka)}  # fmt: skip
+        self.map_fields = {}
+        off = 0
+        for f in _MAP_FIELDS:
+            w = int(np.prod(shapes[f]))
+            self.map_fields[f] = (off, off + w, shapes[f])
+            off += w
+        if off != size:
+            raise RuntimeError(f"loop map layout: {off} values, the core writes {size}")
+        self.scratch = np.zeros(self.data_size)  # for calls without an evaluation's buffer
+
+    def inputs(self, signals, slots=None, out: FloatArray | None = None) -> FloatArray:
+        """The model's input vector (``out``, else a new one, zeros where no signal is given)
+        with the ``signals`` (port -> value) of ``slots`` (default: every signal input)."""
+        inp = np.zeros(self.nin) if out is None else out
+        for port, off, w in self.slots if slots is None else slots:
+            v = signals.get(port)
+            if v is not None:
+                inp[off : off + w] = v
+        return inp
+
+    def field(self, data: FloatArray, name: str, width: int) -> FloatArray:
+        """A view of the field ``name`` (a key of :attr:`fields`) of the body in ``data``."""
+        o = self.fields[name]
+        return data[o : o + width]
+
+    def map_values(self, out: FloatArray) -> dict[str, FloatArray]:
+        """The fields of a loop map buffer, as views with their shapes."""
+        return {f: out[a:b].reshape(shape) for f, (a, b, shape) in self.map_fields.items()}
+
+
+def packed(port) -> FloatArray:
+    """``[x' (6), IP (3), P (9, row-major)]`` of a port's kinematics (an object with
+    ``twist``, ``ip``, ``R`` and possibly ``packed``), as the core takes a parent port."""
+    p = getattr(port, "packed", None)
+    if p is not None:
+        return p
+    return np.concatenate((np.asarray(port.twist, dtype=float).reshape(6),
+                           np.asarray(port.ip, dtype=float).reshape(3),
+                           np.asarray(port.R, dtype=float).reshape(9)))  # fmt: skip

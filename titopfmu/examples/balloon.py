@@ -168,17 +168,6 @@ def run_balloon(
 
 # -- the same system as FMUs (co-simulation master) -----------------------------------------------
 
-#: FMU of each component of the co-simulated balloon.
-COSIM_FMUS = {
-    "balloon": "TitopRigidBodyC1",
-    "slider": "TitopPrismaticBodyC1",
-    "pend1": "TitopRevoluteBodyC1",
-    "pend2": "TitopRevoluteBodyC0",
-    "slider_law": "TitopJointSpringDamper",
-    "pend1_law": "TitopJointSpringDamper",
-    "pend2_law": "TitopJointSpringDamper",
-}
-
 #: Variables recorded for the CSV columns (x, y, z and the attitude come from the balloon's
 #: motion vector: [IP]_{R_b} and Θ, rotated into R_i afterwards).
 COSIM_RECORD = {
@@ -189,47 +178,19 @@ COSIM_RECORD = {
 }
 
 
-def build_balloon_cosim(fmu_dir, params: BalloonParameters | None = None, solver_method: int = 2):
+def build_balloon_cosim(
+    fmu_dir=None, params: BalloonParameters | None = None, solver_method: int = 2
+):
     """The balloon of :func:`build_balloon` as a :class:`~titopfmu.master.CoSimulation` of the
-    FMUs in ``fmu_dir`` (``titopfmu build``): same parameters, same wiring, the joint laws as
-    ``TitopJointSpringDamper`` FMUs and the buoyancy as a constant inertial ``ext.W``."""
-    from pathlib import Path
-
+    FMUs in ``fmu_dir`` (``titopfmu build``; None: the per-user cache, built there if needed):
+    :meth:`CoSimulation.from_system` of the same System, so same parameters, same wiring, the
+    joint laws as ``TitopJointSpringDamper`` FMUs and the buoyancy, a constant, held on the
+    balloon's inertial ``ext.W``. ``solver_method`` is every FMU's ``solver.method``."""
     from ..master import CoSimulation
 
-    p = params or BalloonParameters()
-    d = Path(fmu_dir)
-    zero3 = np.zeros((3, 3))
-    g = list(p.gravity)
-    method = {"solver.method": solver_method}
-    cs = CoSimulation()
-    cs.add("balloon", d / "TitopRigidBodyC1.fmu", {
-        "mass": p.m_balloon, "inertia": p.J_balloon, "C1.point": -np.array(p.CB),
-        "gravity": g, "ext.inertial": True, **method,
-    })  # fmt: skip
-    cs.add("slider", d / "TitopPrismaticBodyC1.fmu", {
-        "mass": p.m_slider, "inertia": zero3, "joint.axis": p.t_axis, "gravity": g, **method,
-    })  # fmt: skip
-    cs.add("pend1", d / "TitopRevoluteBodyC1.fmu", {
-        "mass": p.m_p1, "inertia": zero3, "com": p.SP1, "C1.point": p.SP1,
-        "joint.axis": [0.0, 0.0, 1.0], "joint.q0": p.theta1_0, "gravity": g, **method,
-    })  # fmt: skip
-    cs.add("pend2", d / "TitopRevoluteBodyC0.fmu", {
-        "mass": p.m_p2, "inertia": zero3, "com": p.P1P2, "joint.axis": [0.0, 0.0, 1.0],
-        "joint.q0": p.theta2_0, "gravity": g, **method,
-    })  # fmt: skip
-    cs.add("slider_law", d / "TitopJointSpringDamper.fmu", {"k": p.k, "d": p.d_s})
-    cs.add("pend1_law", d / "TitopJointSpringDamper.fmu", {"d": p.d_p1})
-    cs.add("pend2_law", d / "TitopJointSpringDamper.fmu", {"d": p.d_p2})
-    cs.connect("balloon.C1", "slider.P")
-    cs.connect("slider.C1", "pend1.P")
-    cs.connect("pend1.C1", "pend2.P")
-    for joint in ("slider", "pend1", "pend2"):
-        cs.connect(f"{joint}.joint.m", f"{joint}_law.joint.m")
-        cs.connect(f"{joint}_law.joint.tau", f"{joint}.joint.tau")
-    buoyancy = np.concatenate([-p.total_mass * np.array(g), np.zeros(3)]) * float(p.buoyancy)
-    cs.set_input("balloon.ext.W", buoyancy)
-    return cs
+    with paper_inertia_accepted():
+        system = build_balloon(params)
+    return CoSimulation.from_system(system, fmu_dir, solver={"solver.method": solver_method})
 
 
 def balloon_columns_from_cosim(result) -> dict[str, np.ndarray]:

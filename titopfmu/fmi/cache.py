@@ -100,3 +100,51 @@ def cached_fmus(
         if stage.exists():
             shutil.rmtree(stage, ignore_errors=True)
     return folder
+
+
+def cached_variants(
+    variants: list[tuple[str, int]], *, progress: bool = False, notice=None
+) -> Path:
+    """The cache folder holding the FMUs of the (type key, number of child ports) pairs
+    ``variants``, built there first if missing. Unlike :func:`cached_fmus` the port counts are
+    not limited to the variants ``titopfmu build`` writes: a body with 7 child ports gets its
+    ``...C7`` FMU (the C core and the FMI wrapper have no cap; the generator sizes every array)."""
+    from .native.build import MINGW, CoreObjects, build_native, compiler
+
+    for key, n in variants:
+        if key not in FMU_TYPES:
+            raise ValueError(f"unknown FMU type {key!r}")
+        t = FMU_TYPES[key]
+        if t.variants == (0,) and n != 0 or n < min(t.variants):
+            raise ValueError(f"FMU type {key!r} has no variant with {n} child ports")
+    key = f"{__version__}-{sources_hash()}"
+    folder = cache_root() / key
+    wanted = sorted(set(variants))
+    missing = [(k, n) for k, n in wanted
+               if not (folder / f"{FMU_TYPES[k].model_name(n)}.fmu").is_file()]  # fmt: skip
+    if not missing:
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    if notice is not None:
+        notice(f"building {len(missing)} FMUs into {folder} (once; reused on later runs)")
+    from ..progress import bar
+
+    win64 = shutil.which(MINGW) is not None
+    core = CoreObjects(compiler(), win64)
+    meter = bar(len(missing), "building FMUs", "FMU", progress)
+    try:
+        for k, n in missing:
+            # each FMU is written as a .part file and renamed: no half file is ever visible
+            stage = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=folder.parent))
+            try:
+                built = build_native(FMU_TYPES[k], n, stage, win64=win64, core=core)
+                os.replace(built, folder / built.name)
+            finally:
+                shutil.rmtree(stage, ignore_errors=True)
+            if meter is not None:
+                meter.update(1)
+    finally:
+        core.close()
+        if meter is not None:
+            meter.close()
+    return folder

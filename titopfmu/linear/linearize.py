@@ -19,14 +19,14 @@ Where each matrix comes from:
   Python blocks, e.g. a ``Function`` of a joint motion): central differences of the signal pass
   (exact for affine blocks up to rounding); it is zero when every input comes from a constant
   signal block.
-* **C, D** — exact (complex step through ``NativeTree.directional``, one full evaluation per
+* **C, D** — exact (complex step through ``NativeTree.zevaluate``, one full evaluation per
   reduced state and input) for the signals the core computes: ``block.state.*``, a body's
-  ``position`` (R ip, product rule), ``euler`` (3-2-1 angles of R, chain rule through the atan2
-  formulas of :func:`~titopfmu.spatial.rotations.euler_from_dcm`), ``twist``, ``acc``, a forward
-  1-dof joint's ``joint.m``, an inverse joint's ``joint.tau`` and the wrench ``W`` of a ground or
-  imposed-motion body. Every other recordable signal (energies, momenta, port motion vectors and
-  wrenches, signal-block outputs, multi-dof joint motions): central differences of the engine's
-  object path (step 1e-6 relative; error ~1e-9 relative). ``LinearModel.output_methods`` says which.
+  ``position``, ``euler``, ``twist``, ``acc``, a forward joint's ``joint.m``, an inverse joint's
+  ``joint.tau`` and the wrench ``W`` of a ground or imposed-motion body, read from the complex
+  evaluation by the mapping the engine samples them with (``NativeTree.reader``). Every other
+  recordable signal (energies, momenta, port motion vectors and wrenches, signal-block outputs):
+  central differences of the engine's object path (step 1e-6 relative; error ~1e-9 relative).
+  ``LinearModel.output_methods`` says which.
 
 Inputs are additive perturbations of core inputs (an "input perturbation" analysis point): a
 forward joint's effort ``block.joint.tau`` (unless a ``JointSpringDamper`` law drives it inside
@@ -38,7 +38,6 @@ those inputs at the operating point; they are then held (their sources cut) in A
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 
@@ -47,7 +46,7 @@ import numpy as np
 from ..assembly.engine import Engine
 from ..assembly.system import System, split_port
 from ..blocks.base import TitopError
-from ..blocks.bodies import BodyBlock, Ground, ImposedMotionBody, JointBody
+from ..blocks.bodies import BodyBlock, Ground
 from .coordinates import Chart
 from .model import LinearModel
 
@@ -187,72 +186,40 @@ def chart_full_index(chart: Chart):
 # -- outputs ----------------------------------------------------------------------------------
 
 
-def euler_derivative(R: np.ndarray, dR: np.ndarray) -> np.ndarray:
-    """d[φ, θ, ψ] of the 3-2-1 angles of R (``euler_from_dcm``) along dR (chain rule)."""
-    (r00, _, _), (r10, _, _), (r20, r21, r22) = R
-    c = math.hypot(r00, r10)
-    if c < 1e-9:
-        raise LinearizationError("Euler angles at gimbal lock (cos θ = 0): not differentiable")
-    dphi = (r22 * dR[2, 1] - r21 * dR[2, 2]) / (r21**2 + r22**2)
-    dc = (r00 * dR[0, 0] + r10 * dR[1, 0]) / c
-    dth = (-c * dR[2, 0] + r20 * dc) / (r20**2 + c**2)
-    dpsi = (r00 * dR[1, 0] - r10 * dR[0, 0]) / (r00**2 + r10**2)
-    return np.array([dphi, dth, dpsi])
-
-
 def exact_output(engine: Engine, base: str):
-    """For a signal the core computes: (value(data, x), derivative(data, x, d_data, d_x)) with
-    data a full evaluation's buffer; else None."""
-    from ..spatial.rotations import euler_from_dcm
+    """For a signal the core computes (:meth:`~titopfmu.core.model.NativeTree.reader`, the
+    mapping the engine's output sampling uses too): ``(value(data, x), derivative(zdata, zx))``
+    with data a full evaluation's buffer and (zdata, zx) a complex-step one
+    (``NativeTree.zevaluate``); else None."""
+    from ..core.model import COMPLEX_STEP
 
     nt = engine.native
     bname, rest = split_port(base)
     b = engine.system.blocks.get(bname)
     if b is None:
         return None
+    state = None
     if rest.startswith("state.") and rest[6:] in b.state_names:
-        k = engine.plan.state_slices[bname].start + b.state_names.index(rest[6:])
-        return (lambda data, x: x[k : k + 1]), (lambda data, x, dd, dx: dx[k : k + 1])
+        state = engine.plan.state_slices[bname].start + b.state_names.index(rest[6:])
     i = engine.tree_index.get(bname)
-    if i is None or not isinstance(b, (BodyBlock, Ground)):
+    if state is None and (i is None or not isinstance(b, (BodyBlock, Ground))):
         return None
+    r = nt.reader(-1 if i is None else i, rest, state)
+    if r is None:
+        return None
+    if rest != "euler":
+        return r, (lambda zd, zx: np.imag(r(zd, zx)) / COMPLEX_STEP)
 
-    def get(data, f, w):
-        return nt.body_values(data, f, w)[i]
+    def euler_derivative(zd, zx):
+        z = r(zd, zx)  # [φ, θ, ψ]: not differentiable where cos θ = 0 (φ, ψ undefined there)
+        if abs(np.cos(z[1].real)) < 1e-9:
+            raise LinearizationError(
+                f"output {base!r}: Euler angles at gimbal lock (cos θ = 0) are not "
+                "differentiable; use the position or twist outputs, or another operating point"
+            )
+        return np.imag(z) / COMPLEX_STEP
 
-    if rest == "position":
-        return (
-            lambda data, x: get(data, "R", 9).reshape(3, 3) @ get(data, "ip", 3),
-            lambda data, x, dd, dx: (
-                get(dd, "R", 9).reshape(3, 3) @ get(data, "ip", 3)
-                + get(data, "R", 9).reshape(3, 3) @ get(dd, "ip", 3)
-            ),
-        )
-    if rest == "euler":
-        return (
-            lambda data, x: euler_from_dcm(get(data, "R", 9).reshape(3, 3)),
-            lambda data, x, dd, dx: euler_derivative(
-                get(data, "R", 9).reshape(3, 3), get(dd, "R", 9).reshape(3, 3)
-            ),
-        )
-    fields = {"twist": ("tw", 6), "acc": ("acc", 6)}
-    if isinstance(b, JointBody) and b.joint.dof:
-        k = b.joint.dof
-        if rest == "joint.m" and not b.inverse and k == 1:
-            s = engine.plan.state_slices[bname].start
-
-            def jm(data, x, s=s):
-                return np.array([get(data, "alpha", 1)[0], x[s + 1], x[s]])
-
-            return jm, (lambda data, x, dd, dx, s=s: jm(dd, dx))
-        if rest == "joint.tau" and b.inverse:
-            fields["joint.tau"] = ("effort", k)
-    if isinstance(b, (Ground, ImposedMotionBody)) and rest == "W":
-        fields["W"] = ("out", 6)
-    if rest in fields:
-        f, w = fields[rest]
-        return (lambda data, x: get(data, f, w).copy()), (lambda data, x, dd, dx: get(dd, f, w))
-    return None
+    return r, euler_derivative
 
 
 def object_signal(engine: Engine, t: float, x: np.ndarray, overrides: Mapping, name: str):
@@ -343,13 +310,10 @@ def linearize(
                     e = np.zeros(nt.nin)
                     e[off] = 1.0
                     directions.append((np.zeros(engine.n_states), e))
-                derivs = [nt.directional(t, x0, w0, vx, vin)[0] for vx, vin in directions]
+                derivs = [nt.zevaluate(t, x0, w0, vx, vin) for vx, vin in directions]
             value, deriv = ex
             y = np.atleast_1d(value(data, x0))
-            cols_all = np.column_stack(
-                [np.atleast_1d(deriv(data, x0, dd, vx)) for dd, (vx, _) in zip(derivs, directions,
-                                                                               strict=True)]
-            )  # fmt: skip
+            cols_all = np.column_stack([np.atleast_1d(deriv(zd, zx)) for zd, zx in derivs])
             method = "exact"
         else:
             y, cols_all = _central_output(engine, chart, t, x0, base, held_src, offs, src_of, w0)
@@ -364,6 +328,10 @@ def linearize(
             rows_D.append(cols_all[j, chart.nr :])
             methods.append(method)
     ny = len(onames)
+    from .units import units_of
+
+    units = {n: units_of(engine.system, n, 1)[0]
+             for n in [*chart.reduced_names, *(c for c, _ in cols), *onames]}  # fmt: skip
     return LinearModel(
         A=A,
         B=B,
@@ -379,6 +347,7 @@ def linearize(
         xdot0=xdot0,
         output_methods=methods,
         position_level=list(chart.position_level),
+        units={n: u for n, u in units.items() if u},
     )
 
 

@@ -9,25 +9,31 @@ At every communication point the master
 2. solves the algebraic loop of the tree — accelerations down (``P.m[1..6]``), wrenches up
    (``Cj.W``) — with the same :class:`~titopfmu.assembly.loop_solver.TreeLoopSolver` as the
    in-process engine. Each FMU is affine in its loop inputs at a fixed point, ``y = M u + c``:
-   ``M`` is measured by unit perturbations through set/get (exact up to rounding, the map being
-   affine) and reused across steps; ``c`` comes from the outputs at the current inputs.
+   ``M`` comes from the FMU's directional derivatives (``fmi2GetDirectionalDerivative``,
+   exact), or by unit perturbations through set/get for an FMU that does not provide them
+   (exact up to rounding, the map being affine), and is reused across steps; ``c`` comes from
+   the outputs at the current inputs.
    The loop inputs start from the polynomial through their last solutions (``guess_order``).
    A body's outputs are read once, with its pre-loop values; inputs written to it after that
    read (its *late* inputs: a joint law's effort, a loop closure's wrench) are then carried to
    its outputs by more measured columns of its Jacobian, and sent with the first iteration.
-   Each iteration is a chord step of Newton's method on the reused Jacobians, which a Broyden
-   update corrects along the step. The residual after an iteration is exactly each FMU's
-   mismatch between its outputs and their prediction by its Jacobian: when that mismatch,
-   shrunk by the last contraction, predicts that the next iteration would not reach a tenth of
-   the tolerance, the Jacobians of those FMUs only are measured again, so that the next
-   iteration is exact for them. The residual decides, not the age of the Jacobians; the
-   convergence does not depend on mass ratios (about one iteration per step, at most two in
-   practice). ``loop="gauss-seidel"`` instead passes outputs to inputs in tree order, repeated
-   until convergence: a fixed-point iteration that converges only when the children are light
-   compared with their parents (kept for comparison);
+   Each iteration is a chord step of Newton's method on the reused Jacobians. The residual after an
+   iteration is exactly each FMU's mismatch between its outputs and their prediction by its
+   Jacobian: when that mismatch, shrunk by the last contraction, predicts that the next iteration
+   would not reach a tenth of the tolerance, the Jacobians of those FMUs only are measured again,
+   so that the next iteration is exact for them. The residual decides, not the age of the
+   Jacobians; the convergence does not depend on mass ratios (about one iteration per step, at most
+   two in practice). ``loop="gauss-seidel"`` instead passes outputs to inputs in tree order,
+   repeated until convergence: a fixed-point iteration that converges only when the children
+   are light compared with their parents (kept for comparison);
 3. advances every FMU by one communication step (``fmi2DoStep``), each holding its inputs at
    their value extrapolated to the middle of the step (second order in the step; held at their
    value at the point, ``coupling="hold"``, it is first order: README, "Co-simulation").
+
+With fixed steps and Newton's loop, the steps between output points run in compiled code
+(:mod:`.fastpath`, ``_step.c``): the same program and algorithm on the same arrays, the loop
+solved by an LU factorization of the assembled interface Jacobians (``compiled = False``: this
+module's Python path).
 
 FMU calls: the master keeps the value of every input it writes and sends all writes to a
 component since its last read in one ``fmi2SetReal`` just before the next ``fmi2GetReal``; each
@@ -52,7 +58,18 @@ import numpy as np
 
 from ..assembly.loop_solver import LoopNode, LoopSolveError, TreeLoopSolver
 from ..blocks.loop_map import LoopMap
-from .components import Component, CosimError, FmuFile, M, RealChannel, Stepper, W
+from .components import (
+    Component,
+    CosimError,
+    Derivatives,
+    FmuFile,
+    M,
+    RealChannel,
+    Stepper,
+    W,
+    describe,
+)
+from .fastpath import CompiledStep, applies
 
 ACC = range(1, 7)  # loop part of a motion vector (1-based)
 PRE = range(7, M + 1)  # twist, position, Euler angles
@@ -65,6 +82,7 @@ class StepStats:
     iterations: int = 0
     jacobian_updates: int = 0
     fmu_calls: int = 0
+    compiled_steps: int = 0  # communication steps made by the compiled step (fastpath.py)
 
 
 @dataclass(eq=False)
@@ -116,6 +134,8 @@ class _Body:
     M: np.ndarray | None = None
     N: np.ndarray | None = None
     map: LoopMap | None = None
+    xnames: list[str] | None = None  # input names of x
+    dd: Derivatives | None = None  # the FMU's directional derivatives of y (None: none)
 
 
 def _user_stacklevel() -> int:
@@ -138,6 +158,18 @@ def _reissue_logged(component: Component, messages: list[tuple[int, str]]) -> No
             cat = InertiaWarning if "parameter 'inertia'" in text else UserWarning
             warnings.warn(f"component '{component.name}' ({component.file.path.name}): {text}",
                           cat, stacklevel=_user_stacklevel())  # fmt: skip
+
+
+def alias_name(aliases: Mapping[str, str], name: str) -> str:
+    """The FMU name of ``name`` under ``aliases`` (System name -> FMU name): ``hinge`` ->
+    ``C1``, ``hinge.m[3]`` -> ``C1.m[3]``, ``m[2]`` -> ``joint.m[2]``; others unchanged."""
+    base, bracket, idx = name.partition("[")
+    if base in aliases:
+        return aliases[base] + bracket + idx
+    port, dot, what = base.rpartition(".")
+    if dot and port in aliases and what in ("m", "W"):
+        return f"{aliases[port]}.{what}{bracket}{idx}"
+    return name
 
 
 class CosimResult:
@@ -196,7 +228,23 @@ class CoSimulation:
         #: degree of the polynomial through the last loop solutions that gives the first guess
         #: of the next one (fewer iterations; the solution itself does not depend on it)
         self.guess_order = 3
+        #: fixed steps with Newton's loop run in the compiled step (:mod:`.fastpath`) when every
+        #: body's FMU provides directional derivatives; False: the Python path (same results)
+        self.compiled = True
+        #: component -> {System name -> FMU name} (``from_system``: ``hinge`` -> ``C1``,
+        #: ``m`` -> ``joint.m``), accepted wherever a reference is taken
+        self.aliases: dict[str, dict[str, str]] = {}
+        #: how a System maps onto this co-simulation (``from_system``), else None
+        self.system_mapping = None
         self._ready = False
+
+    @classmethod
+    def from_system(cls, system, fmus: str | os.PathLike | None = None, **options) -> CoSimulation:
+        """The co-simulation of a :class:`~titopfmu.System` (see
+        :func:`titopfmu.master.from_system.from_system`): one FMU per block, same names."""
+        from .from_system import from_system
+
+        return from_system(system, fmus, **options)
 
     # -- building -----------------------------------------------------------------------------
 
@@ -220,6 +268,8 @@ class CoSimulation:
         if c not in self.components:
             known = ", ".join(self.components) or "none yet (add them first)"
             raise CosimError(f"reference '{ref}': no component '{c}'; components: {known}")
+        if c in self.aliases:
+            rest = alias_name(self.aliases[c], rest)
         return self.components[c], rest
 
     def connect(self, source: str, target: str) -> None:
@@ -378,6 +428,45 @@ class CoSimulation:
             ):  # fmt: skip
                 raise CosimError(f"input '{c.name}.{n}' is connected; it cannot also be held")
             self.inputs[(c.name, n)] = float(v)
+
+    #: inputs that may stay free (then at their FMU start value): a body's external wrench,
+    #: zero unless connected or held, like a block without an ``external`` port in process
+    OPTIONAL_INPUTS = ("ext.W[",)
+
+    def unconnected_inputs(self) -> list[tuple[str, str]]:
+        """(component, input) of every Real input that no connection feeds and no
+        :meth:`set_input` holds, :attr:`OPTIONAL_INPUTS` aside, in component order."""
+        if not self._ready:
+            self._plan()
+        fed = {(cb, i) for _, _, cb, i in self._pre_loop_links()}
+        fed |= self._loop_input_names() | set(self.inputs)
+        ports: dict[str, list[str]] = {}  # every variable of a connected TITOP port is fed
+        for ca, pa, cb, pb in self.port_links:  # (a closure does not read the accelerations)
+            ports.setdefault(ca, []).append(f"{pa}.")
+            ports.setdefault(cb, []).append(f"{pb}.")
+        return [(cn, n) for cn, c in self.components.items() for n in c.inputs
+                if c.variables[n].type == "Real" and (cn, n) not in fed
+                and not n.startswith((*self.OPTIONAL_INPUTS, *ports.get(cn, ())))]  # fmt: skip
+
+    def check_inputs(self) -> None:
+        """Refuse unconnected inputs, as the in-process engine refuses unconnected ports:
+        a CosimError naming every one (component and input), raised before any FMU is
+        instantiated. Hold an input the system leaves free with :meth:`set_input`."""
+        free = self.unconnected_inputs()
+        if not free:
+            return
+        by: dict[str, list[str]] = {}
+        for cn, n in free:
+            by.setdefault(cn, []).append(n)
+        names = "; ".join(f"'{cn}': {describe(ns)}" for cn, ns in by.items())
+        cn, n = free[0]
+        base = n.split("[", 1)[0]
+        size = sum(1 for c, m in free if c == cn and m.split("[", 1)[0] == base)
+        value = "0.0" if size == 1 else f"[0.0] * {size}"
+        raise CosimError(
+            f"unconnected input(s) {names}: every input must be connected or held at a value, "
+            f"e.g. set_input('{cn}.{base}', {value}) (a body's ext.W may stay free: zero)"
+        )
 
     # -- structure ----------------------------------------------------------------------------
 
@@ -698,6 +787,7 @@ class CoSimulation:
         """Instantiate every FMU, set parameters and held inputs, solve the first point."""
         if not self._ready:
             self._plan()
+        self.check_inputs()
         self.t = float(start_time)
         comps = self.components
         current = None
@@ -782,6 +872,7 @@ class CoSimulation:
         self._dY = np.zeros_like(self._Y)
         self._Yp = np.zeros_like(self._Y)
         self._Vg = np.zeros_like(V)
+        self._XR = np.zeros_like(V)  # bodies' x_read, at their x's positions in V
         self._maps: list | None = None
         se, e = [], 0
         for x in self._extras:
@@ -789,6 +880,14 @@ class CoSimulation:
             e += len(x)
         self._E = np.zeros(e)
         self._bodies: list[_Body] = []
+        # every body's Jacobian Mx (ny x nx, row-major) in one flat array: the compiled step
+        # (fastpath.py) reads and writes them in place
+        sizes = []
+        for i in range(len(self.order)):
+            u = self._u_names[i]
+            sizes.append(len(self._y_names[i]) * len(u + [x for x in self._late[i] if x not in u]))
+        self._MX = np.zeros(sum(sizes))
+        mx0 = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         for i, name in enumerate(self.order):
             node = self.nodes[i]
             ny = len(self._y_names[i])
@@ -800,15 +899,23 @@ class CoSimulation:
             xv = V[x0 : x0 + len(xn)]
             cols = sorted(set(self._lc[i]) | {xn.index(x) for x in late})
             what = "its loop inputs" + (" and late inputs" if late else "")
+            self._XR[x0 : x0 + len(xn)] = xv
             b = _Body(
                 sy=self._sy[i], se=se[i], ny=ny, nu=len(u), xv=xv,
                 xch=self._channel(name, xn, what, xv),
                 ych=self._channel(name, self._y_names[i] + self._extras[i], "its loop outputs"),
                 lc=np.array(self._lc[i], dtype=int), cols=np.array(cols, dtype=int),
                 feed=np.array(self._feed[i], dtype=int), c=np.zeros(ny), tmp=np.zeros(ny),
-                x_read=xv.copy(), has_parent=node.has_parent, n_children=len(node.children),
+                x_read=self._XR[x0 : x0 + len(xn)], has_parent=node.has_parent,
+                n_children=len(node.children),
             )  # fmt: skip
             b.Yv = self._Y[b.sy]
+            b.Mx = self._MX[mx0[i] : mx0[i + 1]].reshape(ny, len(xn))
+            b.M, b.N = b.Mx[:, : b.nu], b.Mx[:, b.nu :]
+            b.xnames = xn
+            comp = comps[name]
+            b.dd = (Derivatives(comp, self._y_names[i], self.stats, self, "its loop outputs")
+                    if comp.provides_directional_derivative else None)  # fmt: skip
             b.xu, b.xl = xv[: b.nu], xv[b.nu :]
             b.nl, b.ne = len(b.xl), se[i].stop - se[i].start
             b.xs = slice(x0, x0 + len(xn))
@@ -843,11 +950,14 @@ class CoSimulation:
         self._flush_rt = [(self._channel(cname, names), idx(cname, names))
                           for cname, names in self._final_flush]  # fmt: skip
         self._steppers = [Stepper(c, self.stats) for c in comps.values()]
+        self._mx_dirty = True  # a Jacobian changed since the compiled step factored them
+        self._compiled: CompiledStep | None = None  # built at its first use
         self._hist: list[tuple[float, np.ndarray]] = []
         self._have_prev = False
         self._h_prev = 0.0
 
     def free(self) -> None:
+        self._compiled = None  # it refers to the instances
         for c in self.components.values():
             c.free()
 
@@ -924,25 +1034,31 @@ class CoSimulation:
             del self._hist[: -(self.guess_order + 1)]
 
     def _measure(self, i: int) -> None:
-        """The Jacobian ``Mx`` of body i by unit perturbations of its inputs at the point where
-        its outputs were read (affine: exact up to rounding). Columns of inputs that do not move
-        during a solve (a free port's held wrench) stay zero. The FMU is left at the last probe:
-        the iteration that follows sends every body's inputs."""
+        """The Jacobian ``Mx`` of body i (in place), column by column: from the FMU's directional
+        derivatives (``fmi2GetDirectionalDerivative``, exact) when it provides them, else by
+        unit perturbations of its inputs at the point where its outputs were read (the map being
+        affine, exact up to rounding; the FMU is then left at the last probe: the iteration that
+        follows sends every body's inputs). Columns of inputs that do not move during a solve (a
+        free port's held wrench) stay zero."""
         b = self._bodies[i]
-        y0 = b.Yv.copy()
-        Mx = np.zeros((b.ny, len(b.xv)))
-        x = b.xv
-        kept = x.copy()
-        x[:] = b.x_read
-        for k in b.cols:
-            x[k] += 1.0
-            b.xch.send()
-            Mx[:, k] = b.ych.get()[: b.ny] - y0
-            x[k] = b.x_read[k]
-        x[:] = kept
-        b.Mx = Mx
-        b.M, b.N = Mx[:, : b.nu], Mx[:, b.nu :]
+        Mx = b.Mx
+        Mx[:] = 0.0
+        if b.dd is not None:
+            for k in b.cols:
+                Mx[:, k] = b.dd.column(b.xnames[k])
+        else:
+            y0 = b.Yv.copy()
+            x = b.xv
+            kept = x.copy()
+            x[:] = b.x_read
+            for k in b.cols:
+                x[k] += 1.0
+                b.xch.send()
+                Mx[:, k] = b.ych.get()[: b.ny] - y0
+                x[k] = b.x_read[k]
+            x[:] = kept
         b.map = LoopMap.from_dense(b.M, b.c, b.has_parent, b.n_children)
+        self._mx_dirty = True
         self.stats.jacobian_updates += 1
 
     def _residual(self, Y: np.ndarray | None = None, V: np.ndarray | None = None):
@@ -1015,9 +1131,8 @@ class CoSimulation:
                 r_prev = self._residual(Yp, Vg)[0]
                 self._residual()  # the scale of Y
             # at a fixed time each FMU is affine: the residual is the mismatch between the
-            # outputs and their prediction by the maps, (Y - Y_old) - Mx (x - x_read). Broyden:
-            # correct each Mx along its secant (the direction in which the inputs move from one
-            # step to the next), unless the mismatch is rounding
+            # outputs and their prediction by the maps, (Y - Y_old) - Mx (x - x_read). The
+            # Jacobians are exact where measured; they age as the states move
             subtract(Y, dY, out=dY)
             eps = 64.0 * np.finfo(float).eps * self._scale
             ratio = min(1.0, res / r_prev) if r_prev > 0.0 else 1.0
@@ -1027,13 +1142,11 @@ class CoSimulation:
                 mis = subtract(dY[b.sy], dot(b.Mx, d, out=b.tmp), out=b.tmp)
                 amis = np.abs(mis)
                 if amis.max() > eps:
-                    nrm = float(d @ d)
-                    if nrm > 0.0:
-                        b.Mx += np.multiply.outer(mis, d / nrm)
                     # the last iteration contracted the residual by `ratio`; a body's mismatch
                     # scaled by that predicts its share of the next residual. Measure again, so
                     # that the next iteration is exact for them, the bodies whose share would
-                    # stay above a tenth of the tolerance
+                    # stay above a tenth of the tolerance (Broyden updates along the step, which
+                    # an earlier master made, are not worth their cost with exact Jacobians)
                     if refresh and len(b.feed):
                         share = float(amis[b.feed].max()) / self._scale * ratio
                         if share > 0.1 * tolerance:
@@ -1155,12 +1268,21 @@ class CoSimulation:
         for _, cn, n in cols:
             if n not in by.setdefault(cn, []):
                 by[cn].append(n)
-        chans = {cn: self._channel(cn, names, "recorded variables") for cn, names in by.items()}
-        where = [(cn, by[cn].index(n)) for _, cn, n in cols]
+        # every channel reads into its slice of one buffer; the row picks from it
+        buf = np.zeros(sum(len(names) for names in by.values()))
+        chans, base, k = [], {}, 0
+        for cn, names in by.items():
+            base[cn] = k
+            chans.append(self._channel(cn, names, "recorded variables", buf[k : k + len(names)]))
+            k += len(names)
+        where = np.array([base[cn] + by[cn].index(n) for _, cn, n in cols], dtype=int)
 
-        def sample() -> None:
-            vals = {cn: ch.get() for cn, ch in chans.items()}
-            result.append(self.t, [float(vals[cn][k]) for cn, k in where])
+        def sample(t: float | None = None) -> None:
+            """Append the values at the current point, labelled ``t`` (the output time the
+            point is on; the master's time when None)."""
+            for ch in chans:
+                ch.get()
+            result.append(self.t if t is None else t, buf[where].tolist())
 
         return sample
 
@@ -1260,6 +1382,10 @@ class CoSimulation:
         step_tolerance: float | None = None,
         max_step: float | None = None,
         progress: bool = False,
+        mode: str = "cs",
+        rtol: float = 1e-8,
+        atol: float = 1e-10,
+        method: str = "DOP853",
     ) -> CosimResult:
         """Co-simulate from ``start_time`` to ``stop_time`` (s).
 
@@ -1268,20 +1394,63 @@ class CoSimulation:
         again as two steps of h/2 from the same saved FMU states; their difference estimates the
         error of the states (relative and absolute ``step_tolerance``) and sets the next step.
         ``tolerance`` is the relative residual to which the algebraic loop is solved.
+
+        Samples are taken at ``start_time + k * output_interval`` (s) and at ``stop_time``
+        (every communication point when None with a fixed step, a hundredth of the run with a
+        variable one). A fixed step must divide ``output_interval`` and the run (relative
+        1e-9), else a CosimError is raised before any FMU is instantiated; variable steps are
+        shortened to land on every output time.
+
+        ``mode="me"`` runs the FMUs' model-exchange interfaces instead: one error-controlled
+        scipy integrator (``method``, ``rtol``, ``atol``; ``max_step`` bounds its step) over
+        every unit's continuous states, the algebraic loop solved at every derivative
+        evaluation (:class:`~titopfmu.master.model_exchange.ModelExchange`); ``step`` and
+        ``step_tolerance`` are then not used.
         """
         if not (math.isfinite(step) and step > 0):
             raise CosimError(f"the communication step must be positive, got {step}")
-        if not (math.isfinite(stop_time) and stop_time > start_time):
+        if not (math.isfinite(stop_time) and math.isfinite(start_time) and stop_time > start_time):
             raise CosimError(f"stop time {stop_time} must be after the start time {start_time}")
+        span = stop_time - start_time
+        if output_interval is not None and not (
+            math.isfinite(output_interval) and output_interval > 0
+        ):
+            raise CosimError(f"the output interval must be positive, got {output_interval}")
+        if mode not in ("cs", "me"):
+            raise CosimError(
+                f"unknown mode {mode!r}: 'cs' (co-simulation) or 'me' (model exchange)"
+            )
+        if mode == "me":
+            from .model_exchange import ModelExchange
+
+            return ModelExchange(self, rtol=rtol, atol=atol, method=method).simulate(
+                stop_time, start_time=start_time, record=record, output_interval=output_interval,
+                tolerance=tolerance, max_step=max_step, progress=progress,
+            )  # fmt: skip
         if step_tolerance is not None:
             return self._simulate_variable(
                 stop_time, step, start_time, record, output_interval, tolerance, step_tolerance,
                 max_step, progress,
             )  # fmt: skip
-        n_steps = int(round((stop_time - start_time) / step))
-        if abs(n_steps * step - (stop_time - start_time)) > 1e-9 * max(1.0, stop_time):
-            raise CosimError(f"the step {step} must divide the interval {stop_time - start_time}")
-        every = 1 if output_interval is None else max(1, int(round(output_interval / step)))
+        n_steps = int(round(span / step))
+        if n_steps < 1 or abs(n_steps * step - span) > 1e-9 * span:
+            raise CosimError(
+                f"the communication step {step:g} s must divide the interval {span:g} s "
+                f"({span / step:.6g} steps)"
+            )
+        # the output grid: every `every` steps, exactly at start + k * output_interval
+        every = 1
+        if output_interval is not None:
+            every = int(round(output_interval / step))
+            if every < 1 or abs(every * step - output_interval) > 1e-9 * output_interval:
+                raise CosimError(
+                    f"the communication step {step:g} s does not divide the output interval "
+                    f"{output_interval:g} s ({output_interval / step:.6g} steps): choose a "
+                    f"step of {output_interval:g} s / n, e.g. "
+                    f"{output_interval / max(1, math.ceil(output_interval / step)):.6g} s, or "
+                    "an output interval that is a multiple of the step"
+                )
+        oi = step * every if output_interval is None else output_interval
         if not self._ready:
             self._plan()
         cols = self._record_columns(record)
@@ -1289,17 +1458,43 @@ class CoSimulation:
         self.initialize(start_time)
         sample = self._sampler(cols, result)
         with self._running(result, progress, n_steps, "step") as bar:
-            for k in range(n_steps + 1):
-                self.solve_loop(tolerance)
-                result.iterations.append(self.last_iterations)
-                if k % every == 0 or k == n_steps:
-                    sample()
+            self.solve_loop(tolerance)
+            result.iterations.append(self.last_iterations)
+            k = 0
+            while True:
                 if k == n_steps:
+                    sample(stop_time)
                     break
-                self.do_step(step)
+                if k % every == 0:
+                    sample(start_time + (k // every) * oi)
+                m = min(every - k % every, n_steps - k)  # steps to the next output point
+                self._advance_fixed(m, step, tolerance, result.iterations, start_time, k)
+                k += m
                 if bar is not None:
-                    bar.update()
+                    bar.update(m)
         return result
+
+    def _advance_fixed(self, n: int, h: float, tolerance: float, iterations: list[int],
+                       t0: float, k0: int) -> None:  # fmt: skip
+        """``n`` communication steps of ``h`` (s) from step ``k0`` of a run from ``t0``, each
+        followed by the loop's solution; the time after step k is exactly ``t0 + k h`` (no drift
+        of a sum of steps). The loop iterations of each are appended to ``iterations`` (also
+        those done before an error). The compiled step (:mod:`.fastpath`) does them when it
+        applies and :attr:`compiled` is true, else :meth:`do_step` and :meth:`solve_loop`."""
+        if self.compiled and applies(self) is None:
+            if self._compiled is None:
+                self._compiled = CompiledStep(self)
+            try:
+                iterations += self._compiled.run(n, h, tolerance, 5, t0, k0)
+            except CosimError:
+                iterations += self._compiled.done
+                raise
+            return
+        for j in range(n):
+            self.do_step(h)
+            self.t = t0 + (k0 + j + 1) * h
+            self.solve_loop(tolerance)
+            iterations.append(self.last_iterations)
 
     def _simulate_variable(
         self, stop_time, step, start_time, record, output_interval, tolerance, step_tolerance,
@@ -1329,9 +1524,10 @@ class CoSimulation:
             for k, t_out in enumerate(grid):
                 if k:
                     self._advance_variable(t_out, step_tolerance, tolerance, 1e-9 * span)
+                    self.t = t_out  # landed on it (to rounding): no drift of a sum of steps
                     if bar is not None:
                         bar.update()
-                sample()
+                sample(t_out)
                 result.iterations.append(self.last_iterations)
         return result
 
@@ -1353,3 +1549,8 @@ class CoSimulation:
             if bar is not None:
                 bar.close()
             self.free()
+
+
+#: the master's own step and loop solution: the compiled step (:mod:`.fastpath`) stands in for
+#: them only while they are not overridden
+OWN_STEP = (CoSimulation.do_step, CoSimulation.solve_loop)

@@ -13,8 +13,13 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..core import _titop
 from .algebra import FloatArray
-from .kernels import euler_dcm, euler_quaternion, quaternion_dcm, quaternion_rate_into
+
+
+def _f64(v: ArrayLike) -> FloatArray:
+    return np.ascontiguousarray(v, dtype=float)
+
 
 #: Tolerance on ``P^T P = 1`` and ``det P = 1`` for a matrix to be accepted as a DCM.
 DCM_TOLERANCE = 1e-9
@@ -23,30 +28,24 @@ DCM_TOLERANCE = 1e-9
 def dcm_from_euler(theta: ArrayLike) -> FloatArray:
     """``P_{./i}(Θ)``: DCM P_{b/i} = R_z(ψ) R_y(θ) R_x(φ) of the 3-2-1 Euler angles Θ = [φ, θ, ψ]
     (rad); the same matrix as scipy's ``Rotation.from_euler("ZYX", [ψ, θ, φ])``, in closed form
-    (:func:`~titopfmu.spatial.kernels.euler_dcm`; scipy costs ~17 µs a call)."""
+    (the core's ``titop_euler_dcm``; scipy costs ~17 µs a call)."""
     out = np.empty((3, 3))
-    euler_dcm(np.asarray(theta, dtype=float), out)
+    _titop.euler_dcm(_f64(theta), out)
     return out
 
 
-#: Below this cos θ the 3-2-1 angles are at gimbal lock and scipy's convention (φ = 0) is used.
-_GIMBAL_LOCK = 1e-9
 
 
 def euler_from_dcm(p_bi: ArrayLike) -> FloatArray:
     """``Θ(P_{b/i})``: 3-2-1 Euler angles [φ, θ, ψ] (rad) of the DCM P_{b/i}, θ in [-π/2, π/2].
 
-    Closed form (atan2 throughout, accurate near θ = ±π/2); at gimbal lock (cos θ below
-    1e-9) φ and ψ are not separable and scipy's ``as_euler("ZYX")`` convention is followed:
-    φ = 0 and ψ carries the whole rotation about the vertical.
+    Closed form (atan2 throughout, accurate near θ = ±π/2; the core's ``titop_dcm_euler``); at
+    gimbal lock (cos θ below 1e-9) φ and ψ are not separable and scipy's ``as_euler("ZYX")``
+    convention is followed: φ = 0 and ψ carries the whole rotation about the vertical.
     """
-    (r00, r01, _), (r10, r11, _), (r20, r21, r22) = (
-        p_bi.tolist() if isinstance(p_bi, np.ndarray) else p_bi
-    )
-    c = math.hypot(r00, r10)
-    if c < _GIMBAL_LOCK:
-        return np.array([0.0, math.atan2(-r20, c), math.atan2(-r01, r11)])
-    return np.array([math.atan2(r21, r22), math.atan2(-r20, c), math.atan2(r10, r00)])
+    out = np.empty(3)
+    _titop.dcm_euler(_f64(p_bi).reshape(9), out)
+    return out
 
 
 def euler_of(p_bi: ArrayLike, p_ab: ArrayLike) -> FloatArray:
@@ -56,16 +55,16 @@ def euler_of(p_bi: ArrayLike, p_ab: ArrayLike) -> FloatArray:
 
 def quaternion_from_euler(theta: ArrayLike) -> FloatArray:
     """Unit quaternion [w, x, y, z] of the Euler angles Θ = [φ, θ, ψ] (rad)
-    (:func:`~titopfmu.spatial.kernels.euler_quaternion`)."""
+    (the core's ``titop_euler_quaternion``)."""
     out = np.empty(4)
-    euler_quaternion(np.asarray(theta, dtype=float), out)
+    _titop.euler_quaternion(_f64(theta), out)
     return out
 
 
 def dcm_from_quaternion(q: ArrayLike) -> FloatArray:
     """DCM P_{b/i} of a (not necessarily normalised) quaternion [w, x, y, z]."""
     out = np.empty((3, 3))
-    quaternion_dcm(np.asarray(q, dtype=float), out)
+    _titop.quaternion_dcm(_f64(q), out)
     return out
 
 
@@ -75,7 +74,15 @@ def quaternion_rate(q: ArrayLike, omega_b: ArrayLike) -> FloatArray:
     A term ``λ (1 - |q|²) q`` keeps the norm at one without affecting the attitude it encodes.
     """
     out = np.empty(4)
-    quaternion_rate_into(np.asarray(q, dtype=float), np.asarray(omega_b, dtype=float), out)
+    _titop.quaternion_rate(_f64(q), _f64(omega_b), out)
+    return out
+
+
+def rotation_vector(p: ArrayLike) -> FloatArray:
+    """The rotation vector θ n (rad) of the DCM ``p`` (rotation by θ ∈ [0, π) about n), accurate
+    for small rotations (the loop closure's δθ; the core's ``titop_rotation_vector``)."""
+    out = np.empty(3)
+    _titop.rotation_vector(_f64(p).reshape(9), out)
     return out
 
 

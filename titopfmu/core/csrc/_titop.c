@@ -299,6 +299,236 @@ e1:
     return NULL;
 }
 
+/* ---- one body on its own (titop.h, "the object path"): double buffers ---- */
+
+typedef struct {
+    Py_buffer v[8];
+    int n;
+} bufset;
+
+static void release_all(bufset *b)
+{
+    while (b->n > 0)
+        PyBuffer_Release(&b->v[--b->n]);
+}
+
+/* The buffer of obj (n doubles at least) into *ptr; None gives NULL when optional. */
+static int take(bufset *b, PyObject *obj, Py_ssize_t n, int writable, int optional,
+                const char *what, void **ptr)
+{
+    if (obj == Py_None && optional) {
+        *ptr = NULL;
+        return 0;
+    }
+    if (get_buffer(obj, &b->v[b->n], n, sizeof(double), writable, what) < 0)
+        return -1;
+    *ptr = b->v[b->n++].buf;
+    return 0;
+}
+
+static int body_arg(ModelObject *self, PyObject *obj, int *i)
+{
+    long v = PyLong_AsLong(obj);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < 0 || v >= self->m.nbodies) {
+        PyErr_Format(PyExc_IndexError, "body %ld out of 0..%d", v, self->m.nbodies - 1);
+        return -1;
+    }
+    *i = (int)v;
+    return 0;
+}
+
+static int nargs_is(Py_ssize_t nargs, Py_ssize_t n, const char *usage)
+{
+    if (nargs != n) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return -1;
+    }
+    return 0;
+}
+
+#define DATA(k) take(&b, args[k], (Py_ssize_t)self->data_size, 1, 0, "data", &data)
+#define NPORTS(i) ((Py_ssize_t)self->m.bodies[i].nports)
+
+/* block_kinematics(data, body, x, inputs, parent or None, ports or None) */
+static PyObject *Model_block_kinematics(ModelObject *self, PyObject *const *args,
+                                        Py_ssize_t nargs)
+{
+    bufset b = {.n = 0};
+    void *data, *x, *in, *parent, *ports;
+    int i;
+    if (nargs_is(nargs, 6, "block_kinematics(data, body, x, inputs, parent, ports)") < 0 ||
+        body_arg(self, args[1], &i) < 0 || DATA(0) < 0 ||
+        take(&b, args[2], self->m.nx, 0, 0, "x", &x) < 0 ||
+        take(&b, args[3], self->m.nin, 0, 0, "inputs", &in) < 0 ||
+        take(&b, args[4], 18, 0, 1, "parent", &parent) < 0 ||
+        take(&b, args[5], 18 * NPORTS(i), 1, 1, "ports", &ports) < 0) {
+        release_all(&b);
+        return NULL;
+    }
+    titop_block_kinematics(&self->m, data, i, x, in, parent, ports);
+    release_all(&b);
+    Py_RETURN_NONE;
+}
+
+/* block_bias(data, body, inputs) */
+static PyObject *Model_block_bias(ModelObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    bufset b = {.n = 0};
+    void *data, *in;
+    int i;
+    if (nargs_is(nargs, 3, "block_bias(data, body, inputs)") < 0 ||
+        body_arg(self, args[1], &i) < 0 || DATA(0) < 0 ||
+        take(&b, args[2], self->m.nin, 0, 0, "inputs", &in) < 0) {
+        release_all(&b);
+        return NULL;
+    }
+    titop_block_bias(&self->m, data, i, in);
+    release_all(&b);
+    Py_RETURN_NONE;
+}
+
+/* block_map(data, body, inputs, out) */
+static PyObject *Model_block_map(ModelObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    bufset b = {.n = 0};
+    void *data, *in, *out;
+    int i;
+    if (nargs_is(nargs, 4, "block_map(data, body, inputs, out)") < 0 ||
+        body_arg(self, args[1], &i) < 0 || DATA(0) < 0 ||
+        take(&b, args[2], self->m.nin, 0, 0, "inputs", &in) < 0 ||
+        take(&b, args[3], (Py_ssize_t)titop_map_size(&self->m, i, NULL, NULL), 1, 0, "out",
+             &out) < 0) {
+        release_all(&b);
+        return NULL;
+    }
+    int st = titop_block_map(&self->m, data, i, in, out);
+    release_all(&b);
+    return status_result(st, i);
+}
+
+/* block_respond(data, body, inputs, accp or None, wc or None, full, accc or None) */
+static PyObject *Model_block_respond(ModelObject *self, PyObject *const *args,
+                                     Py_ssize_t nargs)
+{
+    bufset b = {.n = 0};
+    void *data, *in, *accp, *wc, *accc;
+    int i, full;
+    if (nargs_is(nargs, 7, "block_respond(data, body, inputs, accp, wc, full, accc)") < 0 ||
+        body_arg(self, args[1], &i) < 0 || (full = PyObject_IsTrue(args[5])) < 0 ||
+        DATA(0) < 0 || take(&b, args[2], self->m.nin, 0, 0, "inputs", &in) < 0 ||
+        take(&b, args[3], 6, 0, 1, "accp", &accp) < 0 ||
+        take(&b, args[4], 6 * NPORTS(i), 0, 1, "wc", &wc) < 0 ||
+        take(&b, args[6], 6 * NPORTS(i), 1, 1, "accc", &accc) < 0) {
+        release_all(&b);
+        return NULL;
+    }
+    int st = titop_block_respond(&self->m, data, i, in, accp, wc, full, accc);
+    release_all(&b);
+    return status_result(st, i);
+}
+
+/* block_acceleration(data, body, accp, alpha, out) */
+static PyObject *Model_block_acceleration(ModelObject *self, PyObject *const *args,
+                                          Py_ssize_t nargs)
+{
+    bufset b = {.n = 0};
+    void *data, *accp, *alpha, *out;
+    int i;
+    if (nargs_is(nargs, 5, "block_acceleration(data, body, accp, alpha, out)") < 0 ||
+        body_arg(self, args[1], &i) < 0 || DATA(0) < 0 ||
+        take(&b, args[2], 6, 0, 0, "accp", &accp) < 0 ||
+        take(&b, args[3], self->m.bodies[i].nv, 0, 0, "alpha", &alpha) < 0 ||
+        take(&b, args[4], 6, 1, 0, "out", &out) < 0) {
+        release_all(&b);
+        return NULL;
+    }
+    titop_block_acceleration(&self->m, data, i, accp, alpha, out);
+    release_all(&b);
+    Py_RETURN_NONE;
+}
+
+/* block_state_rate(data, body, x, alpha, dx) */
+static PyObject *Model_block_state_rate(ModelObject *self, PyObject *const *args,
+                                        Py_ssize_t nargs)
+{
+    bufset b = {.n = 0};
+    void *data, *x, *alpha, *dx;
+    int i;
+    if (nargs_is(nargs, 5, "block_state_rate(data, body, x, alpha, dx)") < 0 ||
+        body_arg(self, args[1], &i) < 0 || DATA(0) < 0 ||
+        take(&b, args[2], self->m.nx, 0, 0, "x", &x) < 0 ||
+        take(&b, args[3], self->m.bodies[i].kind == TITOP_RIGID ? 6 : self->m.bodies[i].nv, 0,
+             0, "alpha", &alpha) < 0 ||
+        take(&b, args[4], self->m.nx, 1, 0, "dx", &dx) < 0) {
+        release_all(&b);
+        return NULL;
+    }
+    titop_block_state_rate(&self->m, data, i, x, alpha, dx);
+    release_all(&b);
+    Py_RETURN_NONE;
+}
+
+/* map_size(body) -> (ka, ne, size) */
+static PyObject *Model_map_size(ModelObject *self, PyObject *arg)
+{
+    int i, ka, ne;
+    if (body_arg(self, arg, &i) < 0)
+        return NULL;
+    size_t size = titop_map_size(&self->m, i, &ka, &ne);
+    return Py_BuildValue("(iin)", ka, ne, (Py_ssize_t)size);
+}
+
+/* motion vectors of an evaluated buffer: what (0 body, 1 port, 2 joint), w = 1 (double) or 2
+   (complex) */
+static PyObject *motion(ModelObject *self, PyObject *const *args, Py_ssize_t nargs, int what,
+                        int w)
+{
+    static const char *usage[3] = {"body_motion(data, body, out)", "port_motion(data, port, out)",
+                                   "joint_motion(data, body, out)"};
+    bufset b = {.n = 0};
+    void *data, *out;
+    if (nargs_is(nargs, 3, usage[what]) < 0)
+        return NULL;
+    long k = PyLong_AsLong(args[1]);
+    if (k == -1 && PyErr_Occurred())
+        return NULL;
+    int count = what == 1 ? self->m.nports : self->m.nbodies;
+    if (k < 0 || k >= count) {
+        PyErr_Format(PyExc_IndexError, "%s %ld out of 0..%d", what == 1 ? "port" : "body", k,
+                     count - 1);
+        return NULL;
+    }
+    Py_ssize_t n = what == 2 ? 3 * self->m.bodies[k].nv : 18;
+    if (take(&b, args[0], w * (Py_ssize_t)self->data_size, 0, 0, "data", &data) < 0 ||
+        take(&b, args[2], w * n, 1, 0, "out", &out) < 0) {
+        release_all(&b);
+        return NULL;
+    }
+    int i = (int)k;
+    if (what == 0)
+        (w == 1 ? titop_body_motion : titopz_body_motion)(&self->m, data, i, out);
+    else if (what == 1)
+        (w == 1 ? titop_port_motion : titopz_port_motion)(&self->m, data, i, out);
+    else
+        (w == 1 ? titop_joint_motion : titopz_joint_motion)(&self->m, data, i, out);
+    release_all(&b);
+    Py_RETURN_NONE;
+}
+
+#define MOTION(name, what, w)                                                                  \
+    static PyObject *Model_##name(ModelObject *self, PyObject *const *args, Py_ssize_t nargs) \
+    {                                                                                          \
+        return motion(self, args, nargs, what, w);                                             \
+    }
+MOTION(body_motion, 0, 1)
+MOTION(port_motion, 1, 1)
+MOTION(joint_motion, 2, 1)
+MOTION(zbody_motion, 0, 2)
+MOTION(zport_motion, 1, 2)
+MOTION(zjoint_motion, 2, 2)
+
 static PyObject *Model_layout(ModelObject *self, PyObject *unused)
 {
     (void)unused;
@@ -347,6 +577,24 @@ static PyMethodDef Model_methods[] = {
      "jacobian(zwork, t, x, inputs, jx, jin) -> 0 or (status, body): exact ∂dx/∂x and "
      "∂dx/∂inputs by complex step"},
     {"layout", (PyCFunction)Model_layout, METH_NOARGS, "offsets of the data buffer"},
+#define FAST(name, doc) {#name, (PyCFunction)(void (*)(void))Model_##name, METH_FASTCALL, doc},
+    FAST(block_kinematics, "block_kinematics(data, body, x, inputs, parent, ports): kinematics "
+         "of one body (titop.h)")
+    FAST(block_bias, "block_bias(data, body, inputs): its bias h")
+    FAST(block_map, "block_map(data, body, inputs, out) -> 0 or (status, body): its loop map")
+    FAST(block_respond, "block_respond(data, body, inputs, accp, wc, full, accc) -> 0 or "
+         "(status, body): its outputs at given loop inputs")
+    FAST(block_acceleration, "block_acceleration(data, body, accp, alpha, out): ẋ'_P of a "
+         "joint body")
+    FAST(block_state_rate, "block_state_rate(data, body, x, alpha, dx): its state derivative")
+    FAST(body_motion, "body_motion(data, body, out): motion vector (18) of a body at P")
+    FAST(port_motion, "port_motion(data, port, out): motion vector (18) at a child port")
+    FAST(joint_motion, "joint_motion(data, body, out): joint motion [u̇, u, p] (3 nv)")
+    FAST(zbody_motion, "zbody_motion(zdata, body, zout): body_motion on complex values")
+    FAST(zport_motion, "zport_motion(zdata, port, zout): port_motion on complex values")
+    FAST(zjoint_motion, "zjoint_motion(zdata, body, zout): joint_motion on complex values")
+#undef FAST
+    {"map_size", (PyCFunction)Model_map_size, METH_O, "map_size(body) -> (ka, ne, size)"},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Model_getset[] = {
@@ -372,14 +620,14 @@ static PyTypeObject ModelType = {
 /* ---- spatial helpers: f(in..., out) on float64 buffers ---- */
 
 static int args_buffers(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t expect,
-                        const Py_ssize_t *sizes, Py_buffer *views)
+                        Py_ssize_t n_in, const Py_ssize_t *sizes, Py_buffer *views)
 {
     if (nargs != expect) {
         PyErr_Format(PyExc_TypeError, "expected %zd arguments", expect);
         return -1;
     }
     for (Py_ssize_t k = 0; k < nargs; k++)
-        if (get_buffer(args[k], &views[k], sizes[k], sizeof(double), k == nargs - 1,
+        if (get_buffer(args[k], &views[k], sizes[k], sizeof(double), k >= n_in,
                        "argument") < 0) {
             while (k-- > 0)
                 PyBuffer_Release(&views[k]);
@@ -388,14 +636,14 @@ static int args_buffers(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t expe
     return 0;
 }
 
-#define HELPER(name, call, ...)                                                                \
+#define HELPER(name, n_in, call, ...)                                                          \
     static PyObject *py_##name(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)        \
     {                                                                                          \
         (void)mod;                                                                             \
         static const Py_ssize_t sizes[] = {__VA_ARGS__};                                       \
         const Py_ssize_t n = sizeof sizes / sizeof sizes[0];                                   \
-        Py_buffer v[4];                                                                        \
-        if (args_buffers(args, nargs, n, sizes, v) < 0)                                        \
+        Py_buffer v[6];                                                                        \
+        if (args_buffers(args, nargs, n, n_in, sizes, v) < 0)                                  \
             return NULL;                                                                       \
         call;                                                                                  \
         for (Py_ssize_t k = 0; k < n; k++)                                                     \
@@ -403,13 +651,66 @@ static int args_buffers(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t expe
         Py_RETURN_NONE;                                                                        \
     }
 
-HELPER(euler_dcm, titop_euler_dcm(v[0].buf, v[1].buf), 3, 9)
-HELPER(dcm_euler, titop_dcm_euler(v[0].buf, v[1].buf), 9, 3)
-HELPER(euler_quaternion, titop_euler_quaternion(v[0].buf, v[1].buf), 3, 4)
-HELPER(quaternion_dcm, titop_quaternion_dcm(v[0].buf, v[1].buf), 4, 9)
-HELPER(quaternion_rate, titop_quaternion_rate(v[0].buf, v[1].buf, v[2].buf), 4, 3, 4)
+HELPER(euler_dcm, 1, titop_euler_dcm(v[0].buf, v[1].buf), 3, 9)
+HELPER(dcm_euler, 1, titop_dcm_euler(v[0].buf, v[1].buf), 9, 3)
+HELPER(euler_quaternion, 1, titop_euler_quaternion(v[0].buf, v[1].buf), 3, 4)
+HELPER(quaternion_dcm, 1, titop_quaternion_dcm(v[0].buf, v[1].buf), 4, 9)
+HELPER(quaternion_rate, 2, titop_quaternion_rate(v[0].buf, v[1].buf, v[2].buf), 4, 3, 4)
+HELPER(rotation_vector, 1, titop_rotation_vector(v[0].buf, v[1].buf), 9, 3)
+HELPER(cut_deflection, 2, titop_cut_deflection(v[0].buf, v[1].buf, v[2].buf, v[3].buf), 18,
+       18, 6, 6)
+HELPER(cut_block, 4,
+       titop_cut_block(v[0].buf, v[1].buf, v[2].buf, v[3].buf, v[4].buf, v[5].buf), 36, 36, 18,
+       18, 6, 6)
+
+/* joint_position(kind, q, p) / joint_coordinates(kind, p, q) */
+static PyObject *joint_conversion(PyObject *const *args, Py_ssize_t nargs, int to_position)
+{
+    static const int NQ[8] = {7, 0, 0, 0, 1, 1, 4, 7};
+    static const int NV[8] = {6, 0, 0, 0, 1, 1, 3, 6};
+    if (nargs_is(nargs, 3, to_position ? "joint_position(kind, q, p)"
+                                       : "joint_coordinates(kind, p, q)") < 0)
+        return NULL;
+    long kind = PyLong_AsLong(args[0]);
+    if (kind == -1 && PyErr_Occurred())
+        return NULL;
+    if (kind < TITOP_REVOLUTE || kind > TITOP_FREE) {
+        PyErr_Format(PyExc_ValueError, "not a joint kind with a dof: %ld", kind);
+        return NULL;
+    }
+    bufset b = {.n = 0};
+    void *src, *dst;
+    Py_ssize_t nq = NQ[kind], nv = NV[kind];
+    if (take(&b, args[1], to_position ? nq : nv, 0, 0, "input", &src) < 0 ||
+        take(&b, args[2], to_position ? nv : nq, 1, 0, "out", &dst) < 0) {
+        release_all(&b);
+        return NULL;
+    }
+    if (to_position)
+        titop_joint_position((int)kind, src, dst);
+    else
+        titop_joint_coordinates((int)kind, src, dst);
+    release_all(&b);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_joint_position(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    return joint_conversion(args, nargs, 1);
+}
+
+static PyObject *py_joint_coordinates(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    return joint_conversion(args, nargs, 0);
+}
 
 static PyMethodDef module_methods[] = {
+    {"joint_position", (PyCFunction)(void (*)(void))py_joint_position, METH_FASTCALL,
+     "joint_position(kind, q, p): position output p (nv) of a joint configuration q (nq)"},
+    {"joint_coordinates", (PyCFunction)(void (*)(void))py_joint_coordinates, METH_FASTCALL,
+     "joint_coordinates(kind, p, q): joint configuration q (nq) of a position output p (nv)"},
     {"euler_dcm", (PyCFunction)(void (*)(void))py_euler_dcm, METH_FASTCALL,
      "euler_dcm(theta, out): P_{b/i} of 3-2-1 Euler angles"},
     {"dcm_euler", (PyCFunction)(void (*)(void))py_dcm_euler, METH_FASTCALL,
@@ -420,6 +721,12 @@ static PyMethodDef module_methods[] = {
      "quaternion_dcm(q, out): P_{b/i} of a quaternion"},
     {"quaternion_rate", (PyCFunction)(void (*)(void))py_quaternion_rate, METH_FASTCALL,
      "quaternion_rate(q, omega, out): q̇ of the body rate ω"},
+    {"rotation_vector", (PyCFunction)(void (*)(void))py_rotation_vector, METH_FASTCALL,
+     "rotation_vector(R, out): rotation vector (rad) of a DCM"},
+    {"cut_deflection", (PyCFunction)(void (*)(void))py_cut_deflection, METH_FASTCALL,
+     "cut_deflection(left, right, dx, dxd): relative motion across a loop closure's cut"},
+    {"cut_block", (PyCFunction)(void (*)(void))py_cut_block, METH_FASTCALL,
+     "cut_block(K, D, left, right, wl, wr): a loop closure's wrenches on its two sides"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_titop",

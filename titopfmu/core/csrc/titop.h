@@ -183,6 +183,11 @@ void titop_joint_motion(const titop_model *model, const double *data, int body, 
 void titop_closure_block(const double *K, const double *Dm, const double *ml,
                          const double *mr, double *wl, double *wr);
 void titop_spring_damper_block(double k, double d, double qref, const double *m, double *tau);
+/* A loop closure from its two sides' [x' (6), IP (3), P_{./i} (9)] (18 each, each side's frame,
+   the object path), and their relative motion dx = [δp, δθ], dxd = [δv, δω] in the left frame. */
+void titop_cut_block(const double *K, const double *Dm, const double *left, const double *right,
+                     double *wl, double *wr);
+void titop_cut_deflection(const double *left, const double *right, double *dx, double *dxd);
 
 /* Spatial helpers (the conventions above). */
 void titop_euler_dcm(const double theta[3], double out[9]);
@@ -190,9 +195,46 @@ void titop_dcm_euler(const double R[9], double out[3]);
 void titop_euler_quaternion(const double theta[3], double out[4]);
 void titop_quaternion_dcm(const double q[4], double out[9]);
 void titop_quaternion_rate(const double q[4], const double omega[3], double out[4]);
+void titop_rotation_vector(const double R[9], double out[3]); /* rotation vector of a DCM */
 /* Joint position output p (nv) from the joint configuration q (nq), and back. */
 void titop_joint_position(int kind, const double *q, double *p);
 void titop_joint_coordinates(int kind, const double *p, double *q);
+
+/* One body on its own, step by step: the object path of titopfmu (each built-in Python block
+   owns a one-body model, its parent port and child-port wrenches inputs, and gets its equations
+   from these). Body i must have no tree child. In call order:
+   - block_kinematics: pose, twist, joint transform, velocity-product terms and joint
+     configuration of body i (data) from its states x, its kinematic inputs (inverse joint
+     motion, imposed motion vector) and, for a joint body, its parent port's [x' (6), IP (3),
+     P_{b/i} (9)] in R_b (`parent`, 18; NULL: the parent motion input); writes each child port's
+     [x', IP, P_{a/i}] (18 each, R_a) to `ports` unless NULL;
+   - block_bias: its bias h (eqs. 7, 11, 13; external wrench inputs from in), or the caller
+     writes its own h into the data buffer (layout.h);
+   - block_map: its loop map (the affine form of titopfmu/blocks/loop_map.py) into `map`, of
+     titop_map_size values: J (ka x ka), F (ka x 6), f0 (ka), PP (6 x 6), cP (6), CP (6n x 6),
+     cC (6n), U (6n x ka), XP (ne x 6), XC (ne x 6n), xc (ne), XA (ne x ka), row-major; n child
+     ports, ka internal accelerations (forward joint: nv, rigid root: 6, else 0), ne extra
+     outputs (roots: 6, joints: nv); the effort of a forward joint from in;
+   - block_respond: the body at given parent-port acceleration accp (6, R_b; NULL: the input) and
+     child-port wrenches wc (6 n, R_a; NULL: the inputs): ẋ'_P, u̇ or the effort, the external
+     wrench of a root and, with full, the wrench on the parent (data, layout); each child
+     port's acceleration to accc (6 n) unless NULL. Returns a titop_status;
+   - block_acceleration: ẋ'_P = G ẋ'_B + e + S u̇ of a joint body (eqs. 17, 24) from accp and
+     alpha = u̇ (nv);
+   - block_state_rate: its state derivative dx (from its state offset) with u̇ (rigid root:
+     ẋ'_P) = alpha. */
+size_t titop_map_size(const titop_model *model, int body, int *ka, int *ne);
+void titop_block_kinematics(const titop_model *model, double *data, int body, const double *x,
+                            const double *in, const double *parent, double *ports);
+void titop_block_bias(const titop_model *model, double *data, int body, const double *in);
+int titop_block_map(const titop_model *model, double *data, int body, const double *in,
+                    double *map);
+int titop_block_respond(const titop_model *model, double *data, int body, const double *in,
+                        const double *accp, const double *wc, int full, double *accc);
+void titop_block_acceleration(const titop_model *model, const double *data, int body,
+                              const double *accp, const double *alpha, double *out);
+void titop_block_state_rate(const titop_model *model, double *data, int body, const double *x,
+                            const double *alpha, double *dx);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Complex step: the same functions on double complex values (interleaved re, im pairs). */
@@ -204,7 +246,22 @@ void titopz_port_motion(const titop_model *model, const double *zdata, int port,
 void titopz_joint_motion(const titop_model *model, const double *zdata, int body, double *zout);
 void titopz_closure_block(const double *K, const double *Dm, const double *zml,
                           const double *zmr, double *zwl, double *zwr);
+void titopz_cut_block(const double *K, const double *Dm, const double *zleft,
+                      const double *zright, double *zwl, double *zwr);
 void titopz_spring_damper_block(double k, double d, double qref, const double *zm, double *ztau);
+
+void titopz_block_kinematics(const titop_model *model, double *zdata, int body,
+                             const double *zx, const double *zin, const double *zparent,
+                             double *zports);
+void titopz_block_bias(const titop_model *model, double *zdata, int body, const double *zin);
+int titopz_block_map(const titop_model *model, double *zdata, int body, const double *zin,
+                     double *zmap);
+int titopz_block_respond(const titop_model *model, double *zdata, int body, const double *zin,
+                         const double *zaccp, const double *zwc, int full, double *zaccc);
+void titopz_block_acceleration(const titop_model *model, const double *zdata, int body,
+                               const double *zaccp, const double *zalpha, double *zout);
+void titopz_block_state_rate(const titop_model *model, double *zdata, int body,
+                             const double *zx, const double *zalpha, double *zdx);
 
 /* Directional derivatives of dx (nx) at (t, x, in) along (vx, vin) (either may be NULL for
    zero): jdx = ∂dx/∂x vx + ∂dx/∂in vin, exact to rounding (complex step, h = 1e-100).

@@ -130,9 +130,10 @@ static void coordinates_from_position(int kind, const real_t *p, real_t *q)
     }
 }
 
-/* Kinematics of body i, its parent's done (pre-loop part of the motion vectors). */
+/* Kinematics of body i, its parent's done (pre-loop part of the motion vectors); `parent`, if
+   not NULL, gives the parent port's [x' (6), IP (3), P_{b/i} (9)] instead (a block on its own). */
 static void body_kinematics(const titop_model *m, real_t *data, int i, const real_t *x,
-                            const real_t *in)
+                            const real_t *in, const real_t *parent)
 {
     const titop_body *B = &m->bodies[i];
     bodydata *d = body_data(data, i);
@@ -169,7 +170,13 @@ static void body_kinematics(const titop_model *m, real_t *data, int i, const rea
     /* a joint body: the parent port's motion */
     real_t twb[6], ipb[3], Rb[9];
     const real_t *Rbp = Rb;
-    if (B->parent >= 0) {
+    if (parent) {
+        for (int k = 0; k < 6; k++)
+            twb[k] = parent[k];
+        for (int k = 0; k < 3; k++)
+            ipb[k] = parent[6 + k];
+        Rbp = parent + 9;
+    } else if (B->parent >= 0) {
         const bodydata *pd = body_data(data, B->parent);
         port_kinematics(m, pd, m->bodies[B->parent].port0 + B->slot, twb, ipb);
         Rbp = pd->R;
@@ -281,11 +288,12 @@ static void body_bias(const titop_model *m, real_t *data, int i, const real_t *i
 /* Spring-damper wrenches between two sides of a cut (Fig. 14), each side given by its twist, its
    position and P_{./i}: w_l = K δx + D δx' in the left frame (δx = [δp, δθ], δx' = [δv, δω], in
    the left frame) and w_r = -P^{x2}_{l/r} w_l in the right frame. */
-static void cut_wrenches(const double *K, const double *Dm, const real_t *twl, const real_t *ipl,
-                         const real_t *Rl, const real_t *twr, const real_t *ipr, const real_t *Rr,
-                         real_t *wl, real_t *wr)
+/* The relative motion of the right side of a cut to the left one, in the left frame:
+   Rlr = P_{r/l}, dx = [δp, δθ], dxd = [δv, δω]. */
+static void cut_deflection(const real_t *twl, const real_t *ipl, const real_t *Rl,
+                           const real_t *twr, const real_t *ipr, const real_t *Rr, real_t *Rlr,
+                           real_t *dx, real_t *dxd)
 {
-    real_t Rlr[9], dx[6], dxd[6];
     /* P_{r/l} = P_{l/i}^T P_{r/i} */
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
@@ -299,6 +307,14 @@ static void cut_wrenches(const double *K, const double *Dm, const real_t *twl, c
         dxd[3 + k] -= twl[3 + k];
     }
     rotation_vector(Rlr, dx + 3);
+}
+
+static void cut_wrenches(const double *K, const double *Dm, const real_t *twl, const real_t *ipl,
+                         const real_t *Rl, const real_t *twr, const real_t *ipr, const real_t *Rr,
+                         real_t *wl, real_t *wr)
+{
+    real_t Rlr[9], dx[6], dxd[6];
+    cut_deflection(twl, ipl, Rl, twr, ipr, Rr, Rlr, dx, dxd);
     for (int r = 0; r < 6; r++) {
         real_t s = 0.0;
         for (int k = 0; k < 6; k++)
@@ -393,6 +409,14 @@ void TITOP_FN(closure_block)(const double *K, const double *Dm, const double *ml
                  (real_t *)wr_d);
 }
 
+/* The same from the two sides' [x' (6), IP (3), P_{./i} (9)] (18 each, each side's frame). */
+void TITOP_FN(cut_block)(const double *K, const double *Dm, const double *l_d, const double *r_d,
+                         double *wl_d, double *wr_d)
+{
+    const real_t *l = (const real_t *)l_d, *r = (const real_t *)r_d;
+    cut_wrenches(K, Dm, l, l + 6, l + 9, r, r + 6, r + 9, (real_t *)wl_d, (real_t *)wr_d);
+}
+
 /* The joint spring-damper law τ = -k (q - q_ref) - d q̇ on a joint motion [q̈, q̇, q]. */
 static real_t spring_damper(double k, double d, double qref, real_t q, real_t qd)
 {
@@ -404,6 +428,21 @@ void TITOP_FN(spring_damper_block)(double k, double d, double qref, const double
 {
     const real_t *m3 = (const real_t *)m3_d;
     *(real_t *)tau_d = spring_damper(k, d, qref, m3[2], m3[1]);
+}
+
+/* ẋ'_A = G ẋ'_B + e + S u̇ of a joint body (eqs. 17, 24) from its parent port's acceleration
+   accp (R_b) and u̇ (nv); out may not alias accp. */
+static void joint_acceleration(const titop_body *B, const bodydata *d, const real_t *accp,
+                               const real_t *alpha, real_t *out)
+{
+    int nv = B->nv;
+    joint_motion(d->E, d->p, accp, out);
+    for (int r = 0; r < 6; r++) {
+        real_t s = out[r] + d->e[r];
+        for (int k = 0; k < nv; k++)
+            s += B->S[nv * r + k] * alpha[k];
+        out[r] = s;
+    }
 }
 
 /* Backward step of body i (its children done): the articulated inertia Ia = D_P + Σ τ_C^T Ma_C
@@ -519,7 +558,8 @@ static int backward_step(const titop_model *m, real_t *data, int i)
 /* Forward step of body i (its parent done): its acceleration, joint acceleration or effort and,
    with full, the wrenches at its ports and on its parent. Returns 0 or 1 (rigid root: Ia not
    positive definite). */
-static int forward_step(const titop_model *m, real_t *data, int i, const real_t *in, int full)
+static int forward_step(const titop_model *m, real_t *data, int i, const real_t *in,
+                        const real_t *accp, int full)
 {
     const titop_body *B = &m->bodies[i];
     bodydata *d = body_data(data, i);
@@ -553,7 +593,10 @@ static int forward_step(const titop_model *m, real_t *data, int i, const real_t 
         break;
     default: {
         int nv = B->nv;
-        if (B->parent >= 0) {
+        if (accp) {
+            for (int k = 0; k < 6; k++)
+                d->accp[k] = accp[k];
+        } else if (B->parent >= 0) {
             const titop_port *P = &m->ports[m->bodies[B->parent].port0 + B->slot];
             real_t p[3] = {-P->pc[0], -P->pc[1], -P->pc[2]};
             tau_motion(p, body_data(data, B->parent)->acc, d->accp);
@@ -572,12 +615,7 @@ static int forward_step(const titop_model *m, real_t *data, int i, const real_t 
                     s -= d->Y[6 * k + c] * a0[c];
                 d->alpha[k] = s;
             }
-        for (int r = 0; r < 6; r++) {
-            real_t s = a0[r];
-            for (int k = 0; k < nv; k++)
-                s += B->S[nv * r + k] * d->alpha[k];
-            d->acc[r] = s;
-        }
+        joint_acceleration(B, d, d->accp, d->alpha, d->acc);
         if (full || B->inverse) { /* W_{B/A,P} = Ia ẋ'_A + ha; τ = S^T W_{B/A,P} (eqs. 19, 26) */
             mv6(d->Ia, d->acc, W);
             for (int k = 0; k < 6; k++)
@@ -649,6 +687,236 @@ static void state_rate(const titop_model *m, real_t *data, int i, const real_t *
         o[nq + k] = d->alpha[k];
 }
 
+/* ---- one body on its own, step by step: the object path (see titop.h) ---- */
+
+/* out (6 x w, row-major) = τ(p) M for M (6 x w, row-major; NULL: the identity, w = 6) */
+static void tau_matrix(const real_t *p, const real_t *M, int w, real_t *out)
+{
+    for (int c = 0; c < w; c++) {
+        real_t col[6];
+        for (int r = 0; r < 6; r++)
+            col[r] = M ? M[w * r + c] : (real_t)(r == c);
+        tau_motion(p, col, col);
+        for (int r = 0; r < 6; r++)
+            out[w * r + c] = col[r];
+    }
+}
+
+void TITOP_FN(block_kinematics)(const titop_model *m, double *data_d, int i, const double *x_d,
+                                const double *in_d, const double *parent_d, double *ports_d)
+{
+    real_t *data = (real_t *)data_d;
+    const titop_body *B = &m->bodies[i];
+    body_kinematics(m, data, i, (const real_t *)x_d, (const real_t *)in_d,
+                    (const real_t *)parent_d);
+    if (ports_d) {
+        const bodydata *d = body_data(data, i);
+        real_t *o = (real_t *)ports_d;
+        for (int j = 0; j < B->nports; j++, o += 18) {
+            port_kinematics(m, d, B->port0 + j, o, o + 6);
+            for (int k = 0; k < 9; k++)
+                o[9 + k] = d->R[k];
+        }
+    }
+}
+
+void TITOP_FN(block_bias)(const titop_model *m, double *data_d, int i, const double *in_d)
+{
+    body_bias(m, (real_t *)data_d, i, (const real_t *)in_d);
+}
+
+int TITOP_FN(block_map)(const titop_model *m, double *data_d, int i, const double *in_d,
+                        double *map_d)
+{
+    const real_t *in = (const real_t *)in_d;
+    const titop_body *B = &m->bodies[i];
+    const bodydata *d = body_data((real_t *)data_d, i);
+    int ka, ne, n = B->nports, nv = B->nv;
+    size_t size = titop_map_size(m, i, &ka, &ne);
+    real_t *J = (real_t *)map_d;
+    for (size_t k = 0; k < size; k++)
+        J[k] = 0.0;
+    real_t *F = J + ka * ka, *f0 = F + 6 * ka, *PP = f0 + ka, *cP = PP + 36, *CP = cP + 6;
+    real_t *cC = CP + 36 * n, *U = cC + 6 * n, *XP = U + 6 * n * ka, *XC = XP + 6 * ne;
+    real_t *xc = XC + 6 * n * ne, *XA = xc + ne;
+    real_t Dm[36], S[36], t[36], a[6];
+    for (int k = 0; k < 36; k++) {
+        Dm[k] = B->D[k];
+        S[k] = B->S[k];
+    }
+    for (int k = 0; k < ka; k++)
+        XA[ka * k + k] = 1.0;
+    switch (B->kind) {
+    case TITOP_RIGID: /* eq. (11), α = ẋ'_P: D_P α = Σ τ_CP^T W_C - h; ẋ'_C = τ_CP α (eq. 14) */
+        memcpy(J, Dm, sizeof Dm);
+        for (int k = 0; k < 6; k++)
+            f0[k] = -d->h[k];
+        break;
+    case TITOP_GROUND:
+        for (int k = 0; k < 6; k++)
+            a[k] = 0.0;
+        break;
+    case TITOP_IMPOSED: /* W_ext,P = D_P ẋ'_P + h - Σ τ_CP^T W_C (eq. 11 for the wrench) */
+        for (int k = 0; k < 6; k++)
+            a[k] = in[B->in0 + k];
+        mv6(Dm, a, xc);
+        for (int k = 0; k < 6; k++)
+            xc[k] += d->h[k];
+        break;
+    default: {
+        /* ẋ'_A = G ẋ'_B + e + S u̇ (eqs. 17, 24), Newton-Euler (18, 25) D ẋ'_A + h = W_{B/A,P} +
+           Σ τ_CP^T W_C, the joint equation (19, 26) S^T W_{B/A,P} = τ, W_P = -G^T W_{B/A,P} */
+        real_t G[36], DG[36], r[6];
+        for (int c = 0; c < 6; c++) {
+            real_t u[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, g[6];
+            u[c] = 1.0;
+            joint_motion(d->E, d->p, u, g);
+            for (int k = 0; k < 6; k++)
+                G[6 * k + c] = g[k];
+        }
+        for (int rr = 0; rr < 6; rr++)
+            for (int c = 0; c < 6; c++) {
+                real_t s = 0.0;
+                for (int k = 0; k < 6; k++)
+                    s += Dm[6 * rr + k] * G[6 * k + c];
+                DG[6 * rr + c] = s;
+            }
+        for (int rr = 0; rr < 6; rr++) /* PP = -G^T D G */
+            for (int c = 0; c < 6; c++) {
+                real_t s = 0.0;
+                for (int k = 0; k < 6; k++)
+                    s += G[6 * k + rr] * DG[6 * k + c];
+                PP[6 * rr + c] = -s;
+            }
+        for (int k = 0; k < 6; k++) { /* a = e + S u̇ (imposed joint motion) or e (forward) */
+            real_t s = d->e[k];
+            if (B->inverse)
+                for (int q = 0; q < nv; q++)
+                    s += S[nv * k + q] * d->alpha[q];
+            a[k] = s;
+        }
+        mv6(Dm, a, r); /* r = D a + h */
+        for (int k = 0; k < 6; k++)
+            r[k] += d->h[k];
+        joint_wrench(d->E, d->p, r, cP);
+        for (int k = 0; k < 6; k++)
+            cP[k] = -cP[k];
+        if (ka) { /* forward (eqs. 20, 22, 28): J α = F ẋ'_B + U^T W_C + f0 */
+            for (int q = 0; q < nv; q++) {
+                real_t s = B->in0 >= 0 ? in[B->in0 + q] : 0.0;
+                for (int k = 0; k < 6; k++)
+                    s -= S[nv * k + q] * r[k];
+                f0[q] = s;
+                for (int c = 0; c < 6; c++) { /* F = -S^T D G */
+                    real_t f = 0.0;
+                    for (int k = 0; k < 6; k++)
+                        f += S[nv * k + q] * DG[6 * k + c];
+                    F[6 * q + c] = -f;
+                }
+                for (int c = 0; c < nv; c++) { /* J = S^T D S */
+                    real_t jj = 0.0;
+                    for (int k = 0; k < 6; k++)
+                        for (int l = 0; l < 6; l++)
+                            jj += S[nv * k + q] * Dm[6 * k + l] * S[nv * l + c];
+                    J[nv * q + c] = jj;
+                }
+            }
+        } else if (nv) { /* inverse: τ = S^T W_{B/A,P} = S^T (D G ẋ'_B + r - Σ τ_CP^T W_C) */
+            for (int q = 0; q < nv; q++) {
+                real_t s = 0.0;
+                for (int k = 0; k < 6; k++)
+                    s += S[nv * k + q] * r[k];
+                xc[q] = s;
+                for (int c = 0; c < 6; c++) {
+                    real_t f = 0.0;
+                    for (int k = 0; k < 6; k++)
+                        f += S[nv * k + q] * DG[6 * k + c];
+                    XP[6 * q + c] = f;
+                }
+            }
+        }
+        for (int j = 0; j < n; j++) { /* ẋ'_C = τ_CP ẋ'_A: CP = τ_CP G */
+            const double *pc = m->ports[B->port0 + j].pc;
+            real_t p[3] = {-pc[0], -pc[1], -pc[2]};
+            tau_matrix(p, G, 6, CP + 36 * j);
+        }
+        break;
+    }
+    }
+    for (int j = 0; j < n; j++) { /* ẋ'_C = τ_CP (a + S α): cC, U; extra outputs -Σ τ^T W_C */
+        const double *pc = m->ports[B->port0 + j].pc;
+        real_t p[3] = {-pc[0], -pc[1], -pc[2]};
+        if (B->kind != TITOP_RIGID)
+            tau_motion(p, a, cC + 6 * j);
+        if (ka) {
+            tau_matrix(p, B->kind == TITOP_RIGID ? NULL : S, ka, t);
+            for (int k = 0; k < 6 * ka; k++)
+                U[6 * ka * j + k] = t[k];
+        }
+        if (B->kind == TITOP_GROUND || B->kind == TITOP_IMPOSED || (nv && B->inverse)) {
+            int w = B->inverse ? nv : 6; /* XC = -(τ_CP S)^T, S = 1 for a root */
+            tau_matrix(p, B->inverse ? S : NULL, w, t);
+            for (int q = 0; q < w; q++)
+                for (int c = 0; c < 6; c++)
+                    XC[6 * n * q + 6 * j + c] = -t[w * c + q];
+        }
+    }
+    return TITOP_OK;
+}
+
+int TITOP_FN(block_respond)(const titop_model *m, double *data_d, int i, const double *in_d,
+                            const double *accp_d, const double *wc_d, int full, double *accc_d)
+{
+    real_t *data = (real_t *)data_d;
+    const real_t *in = (const real_t *)in_d, *wc = (const real_t *)wc_d;
+    const titop_body *B = &m->bodies[i];
+    bodydata *d = body_data(data, i);
+    for (int j = B->port0; j < B->port0 + B->nports; j++)
+        if (m->ports[j].child >= 0)
+            return TITOP_BAD_MODEL;
+    if (B->nv && !B->inverse)
+        for (int k = 0; k < B->nv; k++)
+            d->effort[k] = B->in0 >= 0 ? in[B->in0 + k] : 0.0;
+    for (int j = 0; j < B->nports; j++) {
+        const titop_port *P = &m->ports[B->port0 + j];
+        portdata *pd = port_data(m, data, B->port0 + j);
+        for (int k = 0; k < 6; k++)
+            pd->kv[k] = wc ? wc[6 * j + k] : P->w0 >= 0 ? in[P->w0 + k] : 0.0;
+    }
+    if (backward_step(m, data, i) ||
+        forward_step(m, data, i, in, (const real_t *)accp_d, full))
+        return TITOP_SINGULAR;
+    if (accc_d)
+        for (int j = 0; j < B->nports; j++) {
+            const double *pc = m->ports[B->port0 + j].pc;
+            real_t p[3] = {-pc[0], -pc[1], -pc[2]};
+            tau_motion(p, d->acc, (real_t *)accc_d + 6 * j);
+        }
+    return TITOP_OK;
+}
+
+void TITOP_FN(block_acceleration)(const titop_model *m, const double *data_d, int i,
+                                  const double *accp_d, const double *alpha_d, double *out_d)
+{
+    joint_acceleration(&m->bodies[i], body_data((real_t *)data_d, i), (const real_t *)accp_d,
+                       (const real_t *)alpha_d, (real_t *)out_d);
+}
+
+void TITOP_FN(block_state_rate)(const titop_model *m, double *data_d, int i, const double *x_d,
+                                const double *alpha_d, double *dx_d)
+{
+    const titop_body *B = &m->bodies[i];
+    bodydata *d = body_data((real_t *)data_d, i);
+    const real_t *alpha = (const real_t *)alpha_d;
+    if (B->kind == TITOP_RIGID)
+        for (int k = 0; k < 6; k++)
+            d->acc[k] = alpha[k];
+    else
+        for (int k = 0; k < B->nv; k++)
+            d->alpha[k] = alpha[k];
+    state_rate(m, (real_t *)data_d, i, (const real_t *)x_d, (real_t *)dx_d);
+}
+
 int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double *x_d,
                    const double *in_d, int full, double *dx_d, int *bad_body)
 {
@@ -689,7 +957,7 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
     }
     /* pre-loop: kinematics (parents first), known port wrenches, biases */
     for (int i = 0; i < n; i++)
-        body_kinematics(m, data, i, x, in);
+        body_kinematics(m, data, i, x, in, NULL);
     for (int j = 0; j < m->nports; j++)
         if (m->ports[j].child < 0) {
             portdata *pd = port_data(m, data, j);
@@ -708,7 +976,7 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
             return TITOP_SINGULAR;
         }
     for (int i = 0; i < n; i++)
-        if (forward_step(m, data, i, in, full)) {
+        if (forward_step(m, data, i, in, NULL, full)) {
             if (bad_body)
                 *bad_body = i;
             return TITOP_SINGULAR;
@@ -805,6 +1073,25 @@ void titop_data_layout(const titop_model *m, titop_layout *L)
     L->port_w = offsetof(portdata, w) / sizeof(real_t);
 }
 
+size_t titop_map_size(const titop_model *m, int i, int *ka, int *ne)
+{
+    const titop_body *B = &m->bodies[i];
+    size_t n = (size_t)B->nports;
+    int a = B->kind == TITOP_RIGID ? 6 : B->inverse ? 0 : B->nv;
+    int e = B->kind <= TITOP_IMPOSED ? 6 : B->nv;
+    if (ka)
+        *ka = a;
+    if (ne)
+        *ne = e;
+    return (size_t)(a * a + 7 * a + 42 + 7 * e + e * a) + n * (42 + 6 * a + 6 * e);
+}
+
+void titop_cut_deflection(const double *l, const double *r, double *dx, double *dxd)
+{
+    double Rlr[9];
+    cut_deflection(l, l + 6, l + 9, r, r + 6, r + 9, Rlr, dx, dxd);
+}
+void titop_rotation_vector(const double R[9], double out[3]) { rotation_vector(R, out); }
 void titop_euler_dcm(const double theta[3], double out[9]) { euler_dcm(theta, out); }
 void titop_dcm_euler(const double R[9], double out[3]) { dcm_euler(R, out); }
 void titop_euler_quaternion(const double theta[3], double out[4])

@@ -1,9 +1,11 @@
 """Compile native FMUs: the C core, the FMI wrapper and the generated configuration of each type.
 
-``build_native(ftype, n, out_dir)`` writes ``<modelIdentifier>.fmu`` with
-``modelDescription.xml``, ``binaries/linux64/<id>.so`` (and ``binaries/win64/<id>.dll`` when a
-MinGW-w64 cross compiler is on the PATH) and ``sources/`` (every C file and header needed to
-compile it on another platform: ``cc -std=c99 -shared -fPIC sources/*.c -lm``).
+``build_native(ftype, n, out_dir)`` writes ``<modelIdentifier>.fmu`` (FMI 2.0, or FMI 3.0 with
+``fmi_version=3``) with ``modelDescription.xml``, ``binaries/linux64/<id>.so`` (and
+``binaries/win64/<id>.dll`` when a MinGW-w64 cross compiler is on the PATH) and ``sources/``
+(every C file and header needed to compile it on another platform: the FMI functions
+``fmi2_block.c`` or ``fmi3_block.c``, ``fmu_block.c`` and the core's ``titop_double.c`` and
+``titop_complex.c``).
 """
 
 from __future__ import annotations
@@ -24,8 +26,13 @@ FMI_HEADERS = HERE.parent / "headers"
 CORE_FILES = ("titop.h", "titop_scalar.h", "titop_spatial.h", "titop_core.c", "titop_double.c",
               "titop_complex.c")  # fmt: skip
 HEADERS = ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h")
+HEADERS3 = ("fmi3Functions.h", "fmi3FunctionTypes.h", "fmi3PlatformTypes.h")
+#: the FMI-version-independent part of every block FMU (instance, stepping, state, derivatives)
+MODEL_FILES = ("fmu_block.h", "fmu_block.c")
 FLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-fvisibility=hidden", "-shared"]
 MINGW = "x86_64-w64-mingw32-gcc"
+#: the binaries' folders (Linux, Windows) by FMI version: FMI 3.0 names them by platform tuple
+PLATFORMS = {2: ("linux64", "win64"), 3: ("x86_64-linux", "x86_64-windows")}
 
 
 class BuildError(TitopError):
@@ -71,11 +78,15 @@ class CoreObjects:
 
 
 def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None = None,
-                 core: CoreObjects | None = None) -> Path:  # fmt: skip
+                 core: CoreObjects | None = None, fmi_version: int = 2) -> Path:  # fmt: skip
     """Build the native FMU of ``ftype`` with ``n`` child ports into ``out_dir``; returns its
     path. ``win64``: also cross-compile for Windows (default: when MinGW-w64 is installed);
-    ``core``: the core already compiled (several FMUs in a row)."""
-    fmu = describe(ftype, n)
+    ``core``: the core already compiled (several FMUs in a row); ``fmi_version``: 2 (FMI 2.0)
+    or 3 (FMI 3.0, array variables for the ports)."""
+    if fmi_version not in (2, 3):
+        raise ValueError(f"fmi_version must be 2 or 3, not {fmi_version!r}")
+    fmu = describe(ftype, n, fmi_version=fmi_version)
+    wrapper = f"fmi{fmi_version}_block.c"
     name = fmu.model_name
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -85,9 +96,11 @@ def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None
         src.mkdir()
         for f in CORE_FILES:
             shutil.copy(CORE / f, src / f)
-        for f in HEADERS:
+        for f in HEADERS if fmi_version == 2 else HEADERS3:
             shutil.copy(FMI_HEADERS / f, src / f)
-        shutil.copy(HERE / "fmi2_block.c", src / "fmi2_block.c")
+        for f in (wrapper, *MODEL_FILES):
+            shutil.copy(HERE / f, src / f)
+        units = [str(src / wrapper), str(src / "fmu_block.c")]
         (src / "fmu_config.h").write_text(fmu.config_header())
         if win64 is None:
             win64 = shutil.which(MINGW) is not None
@@ -95,33 +108,40 @@ def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None
         if own:
             core = CoreObjects(cc, win64)
         try:
-            lib = Path(tmp) / "binaries" / "linux64" / f"{name}.so"
+            linux, windows = PLATFORMS[fmi_version]
+            lib = Path(tmp) / "binaries" / linux / f"{name}.so"
             lib.parent.mkdir(parents=True)
-            _compile([cc, *FLAGS, "-fPIC", "-I", str(src), str(src / "fmi2_block.c"),
-                      *map(str, core.linux), "-o", str(lib), "-lm"], name)  # fmt: skip
+            _compile([cc, *FLAGS, "-fPIC", "-I", str(src), *units, *map(str, core.linux),
+                      "-o", str(lib), "-lm"], name)  # fmt: skip
             if win64 and core.win64:
-                dll = Path(tmp) / "binaries" / "win64" / f"{name}.dll"
+                dll = Path(tmp) / "binaries" / windows / f"{name}.dll"
                 dll.parent.mkdir(parents=True)
-                cmd = [MINGW, *FLAGS, "-I", str(src), str(src / "fmi2_block.c")]
+                cmd = [MINGW, *FLAGS, "-I", str(src), *units]
                 _compile([*cmd, *map(str, core.win64), "-o", str(dll), "-static-libgcc"], name)
+            plib = lib
+            if fmi_version == 3:  # dependencies measured on the same sources behind the FMI 2
+                probe = Path(tmp) / "probe"  # functions (not shipped)
+                probe.mkdir()
+                for f in HEADERS:
+                    shutil.copy(FMI_HEADERS / f, probe / f)
+                shutil.copy(HERE / "fmi2_block.c", probe / "fmi2_block.c")
+                plib = probe / f"{name}.so"
+                _compile([cc, *FLAGS, "-fPIC", "-I", str(probe), "-I", str(src),
+                          str(probe / "fmi2_block.c"), str(src / "fmu_block.c"),
+                          *map(str, core.linux), "-o", str(plib), "-lm"], name)  # fmt: skip
         finally:
             if own:
                 core.close()
-        fmu.deps = measure_dependencies(fmu, lib)
+        fmu.deps = measure_dependencies(fmu, plib)
+        if plib != lib:
+            shutil.rmtree(plib.parent)
         (Path(tmp) / "modelDescription.xml").write_bytes(fmu.model_description())
         from ..build import documentation_html
 
         doc = Path(tmp) / "documentation" / "index.html"
         doc.parent.mkdir()
-        doc.write_text(documentation_html(ftype, n), encoding="utf-8")
-        target = out_dir / f"{name}.fmu"
-        part = target.with_suffix(".fmu.part")
-        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
-            for p in sorted(Path(tmp).rglob("*")):
-                if p.is_file():
-                    z.write(p, p.relative_to(tmp).as_posix())
-        part.replace(target)
-    return target
+        doc.write_text(documentation_html(ftype, n, fmi_version), encoding="utf-8")
+        return zip_fmu(tmp, out_dir / f"{name}.fmu")
 
 
 def measure_dependencies(fmu, lib: Path) -> dict[int, list[int]]:
@@ -228,3 +248,18 @@ def _compile(cmd: list[str], name: str) -> None:
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise BuildError(f"compiling the native FMU {name} failed:\n{p.stderr.strip()}")
+
+
+def zip_fmu(tree: str | Path, target: str | Path) -> Path:
+    """Zip the FMU laid out in the directory ``tree`` (modelDescription.xml, binaries/,
+    sources/, ...) into ``target``, written to ``<target>.part`` first and renamed: a failed
+    build never leaves a half-written FMU under the final name."""
+    tree, target = Path(tree), Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    part = target.with_name(target.name + ".part")
+    with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
+        for p in sorted(tree.rglob("*")):
+            if p.is_file():
+                z.write(p, p.relative_to(tree).as_posix())
+    part.replace(target)
+    return target

@@ -11,6 +11,7 @@ derivatives. No physics here: only which variable is what.
 from __future__ import annotations
 
 import hashlib
+import re
 import uuid
 from dataclasses import dataclass, field
 from xml.etree.ElementTree import Element, SubElement, indent, tostring
@@ -69,6 +70,21 @@ class Variable:
 
 
 @dataclass
+class Array:
+    """One FMI 3.0 variable: consecutive slots (FMI 2.0 scalars) ``slot0 .. slot0 + size - 1``,
+    row-major for a matrix, with its ``<Dimension>`` sizes (empty for a scalar)."""
+
+    name: str
+    slot0: int
+    dims: tuple[int, ...]
+    description: str = ""
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.dims)) if self.dims else 1
+
+
+@dataclass
 class NativeFmu:
     """Everything generated for one FMU type and child-port count."""
 
@@ -80,6 +96,8 @@ class NativeFmu:
     params: list[tuple[str, int, int]] = field(default_factory=list)  # role, arg, vr0
     defines: dict[str, object] = field(default_factory=dict)
     deps: dict[int, list[int]] = field(default_factory=dict)  # output vr -> input vrs
+    fmi_version: int = 2
+    arrays: list[Array] = field(default_factory=list)  # the FMI 3.0 variables, after 'time'
 
     @property
     def model_name(self) -> str:
@@ -88,6 +106,8 @@ class NativeFmu:
     @property
     def guid(self) -> str:
         h = hashlib.sha1(self.config_header(with_guid=False).encode()).hexdigest()
+        if self.fmi_version == 3:  # FMI 3.0's instantiationToken, distinct from the FMI 2 GUID
+            h = hashlib.sha1(("fmi3" + h).encode()).hexdigest()
         return str(uuid.UUID(h[:32]))
 
     # -- fmu_config.h ----------------------------------------------------------------------
@@ -130,12 +150,20 @@ class NativeFmu:
         lines.append("static const int FMU_PARAMS[][3] = {")
         lines += [f"    {{{r}, {a}, {vr0}}}," for r, a, vr0 in self.params]
         lines.append("};")
+        if self.fmi_version == 3:  # FMI 3.0 value reference -> first slot, number of slots
+            lines.append(f"#define FMU3_NVARS {len(self.arrays) + 1}")
+            lines.append("static const int FMU3_VARS[][2] = {")
+            lines.append("    {-1, 1}, /* time */")
+            lines += [f"    {{{a.slot0}, {a.size}}}, /* {a.name} */" for a in self.arrays]
+            lines.append("};")
         lines.append("#endif")
         return "\n".join(lines) + "\n"
 
     # -- modelDescription.xml --------------------------------------------------------------
 
     def model_description(self, description: str = "") -> bytes:
+        if self.fmi_version == 3:
+            return self.model_description3(description)
         nx = int(self.defines["FMU_NX"])
         root = Element("fmiModelDescription", {
             "fmiVersion": "2.0", "modelName": self.model_name, "guid": "{" + self.guid + "}",
@@ -217,12 +245,123 @@ class NativeFmu:
         indent(root)
         return b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8")
 
+    def model_description3(self, description: str = "") -> bytes:
+        """The FMI 3.0 modelDescription.xml: value reference 0 is ``time``, each port and each
+        vector or matrix parameter one array variable (``<Dimension>``), the ModelStructure's
+        dependencies those of :attr:`deps` gathered per variable."""
+        nx = int(self.defines["FMU_NX"])
+        V = self.variables
+        root = Element("fmiModelDescription", {
+            "fmiVersion": "3.0", "modelName": self.model_name,
+            "instantiationToken": "{" + self.guid + "}",
+            "description": description or self.ftype.title, "generationTool": "titopfmu",
+            "variableNamingConvention": "structured",
+        })  # fmt: skip
+        caps = {"modelIdentifier": self.model_name, "canGetAndSetFMUState": "true",
+                "canSerializeFMUState": "true", "providesDirectionalDerivatives": "true",
+                "providesAdjointDerivatives": "true"}  # fmt: skip
+        SubElement(root, "ModelExchange", {**caps, "needsCompletedIntegratorStep": "false"})
+        SubElement(root, "CoSimulation", {**caps, "canHandleVariableCommunicationStepSize": "true",
+                                          "maxOutputDerivativeOrder": "0",
+                                          "hasEventMode": "false"})  # fmt: skip
+        slot_vr = {}  # slot -> FMI 3.0 value reference
+        for k, a in enumerate(self.arrays):
+            for i in range(a.size):
+                slot_vr[a.slot0 + i] = k + 1
+        units = {
+            V[a.slot0].unit
+            for a in self.arrays
+            if all(V[a.slot0 + i].unit == V[a.slot0].unit for i in range(a.size))
+        }
+        units.discard("")
+        units.add("s")
+        u = SubElement(root, "UnitDefinitions")
+        for name, exps in UNIT_DEFINITIONS.items():
+            if name in units:
+                SubElement(SubElement(u, "Unit", name=name), "BaseUnit",
+                           {k: str(e) for k, e in exps.items()})  # fmt: skip
+        SubElement(root, "DefaultExperiment", startTime="0", stopTime="1", stepSize="0.001")
+        mv = SubElement(root, "ModelVariables")
+        SubElement(
+            mv,
+            "Float64",
+            name="time",
+            valueReference="0",
+            causality="independent",
+            variability="continuous",
+            unit="s",
+            description="simulation time",
+        )
+        caus = {C_PARAM: "parameter", C_INPUT: "input", C_OUTPUT: "output", C_LOCAL: "local"}
+        for k, a in enumerate(self.arrays):
+            x = V[a.slot0]
+            attrs = {"name": a.name, "valueReference": str(k + 1),
+                     "causality": caus[x.causality]}  # fmt: skip
+            if a.description:
+                attrs["description"] = a.description
+            if x.causality == C_PARAM:
+                attrs["variability"] = "fixed"
+            elif x.type == T_REAL:
+                attrs["variability"] = "continuous"
+            else:  # pragma: no cover - no non-real input or output
+                attrs["variability"] = "discrete"
+            if x.causality == C_LOCAL:
+                attrs["initial"] = "calculated"
+            if (
+                x.type == T_REAL
+                and x.unit
+                and all(V[a.slot0 + i].unit == x.unit for i in range(a.size))
+            ):
+                attrs["unit"] = x.unit
+            if x.derivative_of is not None:
+                attrs["derivative"] = str(slot_vr[x.derivative_of - 1])
+            if x.causality in (C_PARAM, C_INPUT):
+                vals = [V[a.slot0 + i].default for i in range(a.size)]
+                attrs["start"] = " ".join(
+                    repr(float(v)) if x.type == T_REAL
+                    else str(int(v)) if x.type == T_INT
+                    else ("true" if v else "false")
+                    for v in vals
+                )  # fmt: skip
+            el = SubElement(mv, ("Float64", "Int32", "Boolean")[x.type], attrs)
+            for d in a.dims:
+                SubElement(el, "Dimension", start=str(d))
+        ms = SubElement(root, "ModelStructure")
+        x0, dx0 = int(self.defines["FMU_X_VR0"]), int(self.defines["FMU_DX_VR0"])
 
-def describe(ftype: FmuType, n: int) -> NativeFmu:
-    """The variables of FMU type ``ftype`` with ``n`` child ports and how the wrapper maps them."""
+        def deps(slots) -> list[int]:
+            return sorted({slot_vr[i] for s in slots for i in self.deps.get(s, [])})
+
+        def unknown(tag: str, a_vr: int, dep: list[int]) -> None:
+            SubElement(ms, tag, valueReference=str(a_vr),
+                       dependencies=" ".join(map(str, dep)))  # fmt: skip
+
+        outs = [(k + 1, a) for k, a in enumerate(self.arrays) if V[a.slot0].causality == C_OUTPUT]
+        for a_vr, a in outs:
+            unknown("Output", a_vr, deps(range(a.slot0, a.slot0 + a.size)))
+        for s in range(dx0, dx0 + nx):
+            unknown("ContinuousStateDerivative", slot_vr[s], deps([s]))
+        params = sorted({k + 1 for k, a in enumerate(self.arrays)
+                         if V[a.slot0].causality == C_PARAM})  # fmt: skip
+        inputs = {k + 1 for k, a in enumerate(self.arrays) if V[a.slot0].causality == C_INPUT}
+        initial = [(a_vr, list(range(a.slot0, a.slot0 + a.size))) for a_vr, a in outs]
+        initial += [(slot_vr[s], [s]) for s in range(x0, x0 + nx)]
+        initial += [(slot_vr[s], [s]) for s in range(dx0, dx0 + nx)]
+        for a_vr, slots in sorted(initial):  # at initialization: its inputs and the parameters
+            ins = [] if x0 <= slots[0] < x0 + nx else [d for d in deps(slots) if d in inputs]
+            unknown("InitialUnknown", a_vr, sorted(set(ins) | set(params)))
+        indent(root)
+        return b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8")
+
+
+def describe(ftype: FmuType, n: int, fmi_version: int = 2) -> NativeFmu:
+    """The variables of FMU type ``ftype`` with ``n`` child ports and how the wrapper maps them
+    (the slots are the FMI 2.0 value references; ``fmu.arrays`` groups them into the FMI 3.0
+    variables)."""
     proto = ftype.make("proto", default_values(ftype.params(n)), n)
     sa = StandaloneBlock(proto)
-    fmu = NativeFmu(ftype, n)
+    fmu = NativeFmu(ftype, n, fmi_version=fmi_version)
+    A = fmu.arrays
     V = fmu.variables
     channels = port_variables(sa, ftype)
     # the core's input vector of a lone block (titopfmu.core.model.NativeTree.lone_block)
@@ -266,6 +405,8 @@ def describe(ftype: FmuType, n: int) -> NativeFmu:
             V.append(Variable(comp.name, T_REAL, C_INPUT if ch.direction == "in" else C_OUTPUT,
                               0.0, comp.unit, comp.description))  # fmt: skip
         k = len(ch.components)
+        A.append(Array(ch.name, vr0, (k,) if ch.components[0].name != ch.name else (),
+                       _array_description(ch.components)))  # fmt: skip
         if ch.direction == "in":
             fmu.inputs.append((core_in[ch.core], vr0, k))
             continue
@@ -294,10 +435,12 @@ def describe(ftype: FmuType, n: int) -> NativeFmu:
     for p in ftype.params(n) + SOLVER_PARAMS:
         default = np.array(p.default, dtype=float)
         vr0 = len(V)
+        desc = p.description.replace("fmi2", "fmi3") if fmi_version == 3 else p.description
         for fname, idx in p.names():
             V.append(Variable(fname, T_BOOL if p.boolean else T_INT if p.integer else T_REAL,
                               C_PARAM, float(default[idx]) if default.shape else float(default),
-                              p.unit, p.description))  # fmt: skip
+                              p.unit, desc))  # fmt: skip
+        A.append(Array(p.name, vr0, tuple(p.shape), desc))
         if p.name.startswith("C") and p.name.endswith(".point"):
             fmu.params.append(("PAR_POINT", int(p.name[1:].split(".")[0]), vr0))
         else:
@@ -311,5 +454,27 @@ def describe(ftype: FmuType, n: int) -> NativeFmu:
     for k, s in enumerate(names):
         V.append(Variable(f"der(state.{s})", T_REAL, C_LOCAL, 0.0, "",
                           "derivative of the state", derivative_of=x0 + k + 1))  # fmt: skip
+    A += [Array(V[vr].name, vr, (), V[vr].description) for vr in range(x0, len(V))]
     fmu.defines.update(FMU_X_VR0=x0, FMU_DX_VR0=dx0)
     return fmu
+
+
+def _array_description(comps) -> str:
+    """One description for the FMI 3.0 array of a port: what it is, then its elements by runs of
+    one unit (``[1..3] linear acceleration v̇_P, in the parent frame R_b (m/s2); ...``)."""
+    if len(comps) == 1:
+        return comps[0].description
+    heads = {c.description.split(": ", 1)[0] for c in comps}
+    common = heads.pop() if len(heads) == 1 and ": " in comps[0].description else ""
+    runs: list[list] = []
+    for i, c in enumerate(comps):
+        label = c.description.split(": ", 1)[1] if common else c.description
+        label = re.sub(r" [xyz](?=,|$)", "", label)
+        label = re.sub(r"Euler angle (roll φ|pitch θ|yaw ψ)", "Euler angles φ, θ, ψ", label)
+        if runs and runs[-1][2] == label and runs[-1][3] == c.unit:
+            runs[-1][1] = i + 1
+        else:
+            runs.append([i + 1, i + 1, label, c.unit])
+    parts = [(f"[{a}..{b}]" if b > a else f"[{a}]") + f" {label}" + (f" ({u})" if u else "")
+             for a, b, label, u in runs]  # fmt: skip
+    return (common + ": " if common else "") + "; ".join(parts)

@@ -1,0 +1,453 @@
+"""A :class:`~titopfmu.System` as a co-simulation of native FMUs: ``CoSimulation.from_system``.
+
+Every block becomes a component of the same name, an instance of its FMU type
+(:data:`titopfmu.fmi.catalog.FMU_TYPES`) with as many child ports as the block has; its
+parameters are bound from the block's own attributes (no physics here: the FMU builds the same
+core block from them, and :func:`from_system` checks that it does, see :func:`_check_rebuilt`).
+The wiring follows the System's connections:
+
+* child port -> parent port (motion down, wrench up): ``parent.Cj`` -> ``child.P``, where the
+  j-th child port of a body (in the order of its ``children``) is the FMU's ``Cj``;
+* a body's joint motion and effort to and from its joint law: ``joint.m`` / ``joint.tau`` (the
+  law's ports ``m`` / ``tau`` are its FMU's ``joint.m`` / ``joint.tau``);
+* loop closures: ``body.Cj`` -> ``closure.left`` / ``closure.right``;
+* an external wrench of a body is its FMU's ``ext.W`` (point and frame bound as parameters);
+  a body without one leaves ``ext.W`` unconnected, at its start value zero;
+* a :class:`~titopfmu.blocks.Constant` has no FMU: every input it feeds is held at its value.
+
+Blocks that have no FMU (a :class:`~titopfmu.blocks.TimeFunction`, a
+:class:`~titopfmu.blocks.Function`, a user's subclass of a block) are refused with an error naming
+the block, as is a body with more than one external wrench (its FMU has one ``ext.W``).
+
+Names: the System's names are accepted by the returned co-simulation wherever a reference is
+taken (``connect``, ``set_input``, ``simulate(record=...)``): ``base.hinge`` for ``base.C1``,
+``motor.m`` for ``motor.joint.m``. :func:`simulate_system` records the engine's signals
+(``balloon.position[1]``, ``arm.joint.m[3]``, ...) and returns the engine's
+:class:`~titopfmu.assembly.engine.SimulationResult`, so the same columns come out of both.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..assembly.system import System
+from ..blocks import Constant
+from ..blocks.bodies import (
+    BodyBlock,
+    FreeBody,
+    FreeBodyInverse,
+    Ground,
+    ImposedMotionBody,
+    PrismaticBody,
+    PrismaticBodyInverse,
+    RevoluteBody,
+    RevoluteBodyInverse,
+    RigidBody,
+    SphericalBody,
+    SphericalBodyInverse,
+    WeldedBody,
+)
+from ..blocks.closure import LoopClosure
+from ..blocks.signals import JointSpringDamper
+from ..fmi.catalog import FMU_TYPES, FmuType
+from ..spatial.rotations import dcm_from_euler, dcm_from_quaternion, euler_from_dcm
+from .components import CosimError
+
+#: Block class -> FMU type key (exact classes: a subclass may change the equations).
+FMU_TYPE_OF: dict[type, str] = {
+    RigidBody: "rigid_body",
+    WeldedBody: "welded_body",
+    RevoluteBody: "revolute_body",
+    PrismaticBody: "prismatic_body",
+    RevoluteBodyInverse: "revolute_body_inverse",
+    PrismaticBodyInverse: "prismatic_body_inverse",
+    SphericalBody: "spherical_body",
+    FreeBody: "free_body",
+    SphericalBodyInverse: "spherical_body_inverse",
+    FreeBodyInverse: "free_body_inverse",
+    ImposedMotionBody: "imposed_motion_body",
+    Ground: "ground",
+    LoopClosure: "loop_closure",
+    JointSpringDamper: "joint_spring_damper",
+}
+
+_INDEX = re.compile(r"^(.*)\[(\d+)\]$")
+
+
+class FromSystemError(CosimError):
+    """A System cannot be co-simulated with FMUs (names the block)."""
+
+
+@dataclass
+class SystemMapping:
+    """How a System maps onto its co-simulation: the FMU of each block, the FMU name of each
+    System port and the values of the constant blocks. Kept on the co-simulation as
+    ``cs.system_mapping``."""
+
+    system: System
+    #: block name -> (FMU type key, number of child ports)
+    variants: dict[str, tuple[str, int]] = field(default_factory=dict)
+    #: block name -> {System port name -> FMU port or variable base name}
+    ports: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: block name -> FMI parameters bound
+    parameters: dict[str, dict[str, object]] = field(default_factory=dict)
+    #: constant block name -> its value
+    constants: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def fmu_ref(self, ref: str) -> str:
+        """The FMU-side reference of a System reference: ``"base.hinge"`` -> ``"base.C1"``,
+        ``"motor.m[3]"`` -> ``"motor.joint.m[3]"``; FMU names pass unchanged."""
+        from .cosim import alias_name
+
+        block, rest = ref.split(".", 1)
+        return f"{block}.{alias_name(self.ports.get(block, {}), rest)}"
+
+    def model_names(self) -> dict[str, str]:
+        """block name -> modelIdentifier of its FMU."""
+        return {b: FMU_TYPES[k].model_name(n) for b, (k, n) in self.variants.items()}
+
+
+# -- the parameters of a block ----------------------------------------------------------------
+
+
+def _body_parameters(b: BodyBlock, ftype: FmuType) -> dict[str, object]:
+    p: dict[str, object] = {
+        "mass": float(b.mass),
+        "inertia": np.asarray(b.inertia, dtype=float),
+        "com": np.asarray(b.com, dtype=float),
+        "gravity": np.asarray(b.gravity, dtype=float),
+    }
+    for j, pc in enumerate(b.child_points, start=1):
+        p[f"C{j}.point"] = np.asarray(pc, dtype=float)
+    if len(b.external) > 1:
+        raise FromSystemError(
+            f"block '{b.name}': {len(b.external)} external wrenches "
+            f"({', '.join(b.external)}); its FMU has one (ext.W): merge them into one "
+            "(same point and frame) or add a welded body for each"
+        )
+    for e in b.external.values():
+        p["ext.point"] = np.asarray(e.point, dtype=float)
+        p["ext.inertial"] = e.frame == "inertial"
+    j = getattr(b, "joint", None)
+    if isinstance(b, RigidBody):
+        p.update(position0=b.position0, euler0=b.euler0, twist0=b.twist0)
+    elif isinstance(b, WeldedBody):
+        p["P_ab"] = j.R_ab
+    elif isinstance(b, RevoluteBody):
+        p.update({"joint.axis": j.axis, "joint.P_a0b": j.R_a0b})
+        if not b.inverse:
+            p.update({"joint.q0": float(b.q0), "joint.qd0": float(b.qd0)})
+    elif isinstance(b, PrismaticBody):
+        p.update({"joint.axis": j.axis, "joint.P_ab": j.R_ab})
+        if not b.inverse:
+            p.update({"joint.q0": float(b.q0), "joint.qd0": float(b.qd0)})
+    elif isinstance(b, (SphericalBody, FreeBody)):
+        p["joint.P_a0b"] = j.R_a0b
+        if not b.inverse:
+            p["joint.euler0"] = euler_from_dcm(dcm_from_quaternion(b.quaternion0))
+            p["joint.omega0"] = b.omega0
+            if isinstance(b, FreeBody):
+                p["joint.position0"] = b.position0
+                p["joint.velocity0"] = b.velocity0
+    return {
+        k: v if isinstance(v, bool) else float(v) if np.ndim(v) == 0 else np.asarray(v, float)
+        for k, v in p.items()
+    }
+
+
+def block_parameters(block) -> dict[str, object]:
+    """The FMI parameters of ``block``'s FMU (names as in the FMU, arrays by base name)."""
+    ftype = FMU_TYPES[FMU_TYPE_OF[type(block)]]
+    if isinstance(block, Ground):
+        p = {f"C{j}.point": np.asarray(pc, dtype=float)
+             for j, pc in enumerate(block.child_points, start=1)}  # fmt: skip
+        p.update(position=np.asarray(block.position), euler=np.asarray(block.euler))
+        return p
+    if isinstance(block, BodyBlock):
+        return _body_parameters(block, ftype)
+    if isinstance(block, LoopClosure):
+        return {"K": np.asarray(block.K, dtype=float), "D": np.asarray(block.D, dtype=float)}
+    if isinstance(block, JointSpringDamper):
+        return {"k": float(block.k), "d": float(block.d), "q_ref": float(block.q_ref)}
+    raise FromSystemError(f"block '{block.name}': no FMU parameters")  # pragma: no cover
+
+
+def _check_rebuilt(block, ftype: FmuType, n: int, params: dict[str, object]) -> None:
+    """Build the block the FMU will build from ``params`` (the catalog's constructor call) and
+    check it is ``block``: every model-file field equal (to 1e-12; the initial attitude of a
+    spherical or free joint goes through Euler angles). A difference means a block feature the
+    FMU type does not carry: refused, naming the block and the field."""
+    import warnings
+
+    from ..fmi.catalog import default_values
+    from ..modelfile import block_to_dict
+
+    values = default_values(ftype.params(n))
+    values.update({k: (v if isinstance(v, bool) else np.asarray(v, dtype=float))
+                   for k, v in params.items()})  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the block's own checks already warned once
+        rebuilt = ftype.make(block.name, values, n)
+        a, b = block_to_dict(block), block_to_dict(rebuilt)
+    names = list(getattr(block, "child_names", []))
+    if "children" in b:
+        b["children"] = dict(zip(names, b["children"].values(), strict=True))
+    if "external" in a:
+        b["external"] = dict(zip(a["external"], b.get("external", {}).values(), strict=False))
+    elif "external" in b and all(not np.any(e["point"]) for e in b["external"].values()):
+        b.pop("external")  # the FMU's ext.W, unused (held at zero)
+    if "quaternion0" in a or "quaternion0" in b:
+        qa = np.asarray(a.pop("quaternion0", [1.0, 0.0, 0.0, 0.0]))
+        qb = np.asarray(b.pop("quaternion0", [1.0, 0.0, 0.0, 0.0]))
+        if not np.allclose(dcm_from_quaternion(qa), dcm_from_quaternion(qb), atol=1e-12):
+            raise FromSystemError(f"block '{block.name}': its initial attitude does not survive "
+                                  "the FMU's Euler-angle parameter")  # fmt: skip
+    for d in (a, b):  # saved as any vector of the right direction (_exact_axis)
+        if "axis" in d:
+            d["axis"] = (np.asarray(d["axis"]) / np.linalg.norm(d["axis"])).tolist()
+    for key in sorted(set(a) | set(b)):
+        va, vb = a.get(key), b.get(key)
+        same = va == vb
+        if not same and va is not None and vb is not None:
+            try:
+                same = np.allclose(np.asarray(va, dtype=float), np.asarray(vb, dtype=float),
+                                   rtol=1e-12, atol=1e-12)  # fmt: skip
+            except (TypeError, ValueError):
+                same = False
+        if not same:
+            raise FromSystemError(
+                f"block '{block.name}': its field '{key}' ({va!r}) has no equivalent in the FMU "
+                f"{ftype.model_name(n)} (which would build {vb!r})"
+            )
+
+
+# -- the mapping ------------------------------------------------------------------------------
+
+
+def _no_fmu(block) -> FromSystemError:
+    t = type(block).__name__
+    base = next((c for c in FMU_TYPE_OF if isinstance(block, c)), None)
+    if base is not None:
+        why = (f"type {t} is a subclass of {base.__name__}: its equations may differ, and only "
+               f"{base.__name__} itself has an FMU")  # fmt: skip
+    else:
+        why = f"type {t} has no FMU (FMU types: {', '.join(c.__name__ for c in FMU_TYPE_OF)})"
+    return FromSystemError(
+        f"block '{block.name}': {why}; replace it by a block with an FMU, or co-simulate it with "
+        "an FMU of your own added with CoSimulation.add"
+    )
+
+
+def system_mapping(system: System) -> SystemMapping:
+    """The FMU type, port names and parameters of every block of ``system`` (checked: raises
+    :class:`FromSystemError` naming the block for anything without an FMU)."""
+    system.check()
+    m = SystemMapping(system)
+    for b in system.blocks.values():
+        if type(b) is Constant:
+            m.constants[b.name] = np.asarray(b.value, dtype=float).reshape(-1)
+            continue
+        if type(b) not in FMU_TYPE_OF:
+            raise _no_fmu(b)
+        key = FMU_TYPE_OF[type(b)]
+        ftype = FMU_TYPES[key]
+        n = len(getattr(b, "child_names", ())) if ftype.variants != (0,) else 0
+        if key == "ground" and n == 0:
+            raise FromSystemError(f"block '{b.name}': a Ground without child ports")
+        m.variants[b.name] = (key, n)
+        ports = {c: f"C{j}" for j, c in enumerate(getattr(b, "child_names", ()), start=1)}
+        ports.update({e: "ext.W" for e in getattr(b, "external", {})})
+        if isinstance(b, (ImposedMotionBody, Ground)):
+            ports.update({"m": "body.m", "W": "body.W"})
+        elif isinstance(b, BodyBlock):
+            ports["m"] = "body.m"
+        if isinstance(b, JointSpringDamper):
+            ports.update({"m": "joint.m", "tau": "joint.tau"})
+        m.ports[b.name] = ports
+        params = block_parameters(b)
+        _check_rebuilt(b, ftype, n, params)
+        m.parameters[b.name] = params
+    return m
+
+
+def _fmu_folder(m: SystemMapping, fmus, progress: bool, notice) -> Path:
+    names = m.model_names()
+    if fmus is not None:
+        d = Path(fmus)
+        missing = sorted({f"{v}.fmu" for v in names.values() if not (d / f"{v}.fmu").is_file()})
+        if missing:
+            raise FromSystemError(
+                f"FMU folder '{d}' lacks {', '.join(missing)} (needed by blocks "
+                + ", ".join(sorted(b for b, v in names.items() if f"{v}.fmu" in missing))
+                + "); build them with 'titopfmu build --out DIR' (bodies with more than "
+                "3 child ports: leave fmus=None, they are built on demand into the cache)"
+            )
+        return d
+    from ..fmi.cache import cached_variants
+
+    return cached_variants(sorted(set(m.variants.values())), progress=progress, notice=notice)
+
+
+def from_system(
+    system: System,
+    fmus: str | os.PathLike | None = None,
+    *,
+    solver: Mapping[str, object] | None = None,
+    progress: bool = False,
+    notice: Callable[[str], None] | None = None,
+):
+    """The co-simulation of ``system``: one FMU component per block, same names, same wiring.
+
+    ``fmus``: a folder of FMUs (``titopfmu build``); None builds the ones needed into the
+    per-user cache (:mod:`titopfmu.fmi.cache`; bodies with any number of child ports).
+    ``solver``: FMU solver parameters for every component, e.g. ``{"solver.method": 4}``.
+    ``notice`` is told before FMUs are built. The mapping is ``cs.system_mapping``.
+    """
+    from .cosim import CoSimulation
+
+    m = system_mapping(system)
+    folder = _fmu_folder(m, fmus, progress, notice)
+    cs = CoSimulation()
+    cs.system_mapping = m
+    extra = dict(solver or {})
+    models = m.model_names()
+    for name in m.variants:
+        cs.add(name, folder / f"{models[name]}.fmu", {**m.parameters[name], **extra})
+        cs.aliases[name] = dict(m.ports[name])
+    for a, b in system.connections:
+        pa, pb = system.port(a), system.port(b)
+        if {pa.kind, pb.kind} == {"child", "parent"}:
+            child, parent = (a, b) if pa.kind == "child" else (b, a)
+            cs.connect(m.fmu_ref(child), m.fmu_ref(parent))
+            continue
+        out, inp = (a, b) if pa.kind == "signal_out" else (b, a)
+        ob = out.split(".", 1)[0]
+        if ob in m.constants:
+            cs.set_input(m.fmu_ref(inp), m.constants[ob])
+        else:
+            cs.connect(m.fmu_ref(out), m.fmu_ref(inp))
+    return cs
+
+
+# -- recording the engine's signals -----------------------------------------------------------
+
+
+@dataclass
+class _Column:
+    label: str
+    refs: list[str]  # FMU variables read
+    value: Callable[[np.ndarray], float]
+
+
+def _signal_columns(cs, alias: str, name: str) -> list[_Column]:
+    """Columns recording the engine signal ``name`` (as ``Engine.simulate`` names them)."""
+    m: SystemMapping = cs.system_mapping
+    mm = _INDEX.match(name)
+    base, index = (mm.group(1), int(mm.group(2))) if mm else (name, None)
+    if "." not in base:
+        raise FromSystemError(f"cannot record {name!r}: signals read 'block.signal'")
+    block, sig = base.split(".", 1)
+    b = m.system.blocks.get(block)
+    if b is None:
+        raise FromSystemError(f"cannot record {name!r}: no block '{block}'")
+
+    def expand(size: int, make) -> list[_Column]:
+        if index is not None:
+            if not 1 <= index <= size:
+                raise FromSystemError(f"cannot record {name!r}: index out of 1..{size}")
+            return [make(alias, index - 1)]
+        if size == 1:
+            return [make(alias, 0)]
+        return [make(f"{alias}[{k + 1}]", k) for k in range(size)]
+
+    if block in m.constants:
+        val = m.constants[block]
+        return expand(val.size, lambda lab, k: _Column(lab, [], lambda v, k=k: float(val[k])))
+    port = b.ports.get(sig)
+    if port is not None and port.kind == "signal_in" and sig not in m.ports[block]:
+        s = m.system.source(base)  # recorded at its source, as the engine does
+        return _signal_columns(cs, alias, s + (f"[{index}]" if index is not None else ""))
+    body_m = [f"{block}.body.m[{i}]" for i in range(1, 19)]
+    if sig == "position" and isinstance(b, (BodyBlock, Ground)):
+        # [IP]_{R_i} = P_{b/i}(Θ) [IP]_{R_a}: the FMU's motion vector is projected in R_a
+        return expand(
+            3,
+            lambda lab, k: _Column(
+                lab, body_m, lambda v, k=k: float((dcm_from_euler(v[15:18]) @ v[12:15])[k])
+            ),
+        )
+    derived = {"euler": (15, 3), "twist": (6, 6), "acc": (0, 6)}
+    if sig in derived and isinstance(b, (BodyBlock, Ground)):
+        o, size = derived[sig]
+        return expand(size, lambda lab, k: _Column(lab, [body_m[o + k]], lambda v: float(v[0])))
+    ref = m.fmu_ref(base)
+    comp, var = ref.split(".", 1)
+    c = cs.components[comp]
+    try:
+        names = cs._expand_var(c, var, None, name, "record ")
+    except CosimError as exc:
+        raise FromSystemError(
+            f"cannot record {name!r} from the FMUs: {exc}. The FMUs give the motion vectors "
+            "and wrenches of every port, joint motions and efforts, body.m (position, euler, "
+            "twist, acc) and the states (state.*); energies, momenta and centres of mass are "
+            "engine-only signals"
+        ) from None
+    return expand(len(names), lambda lab, k: _Column(lab, [f"{comp}.{names[k]}"],
+                                                     lambda v: float(v[0])))  # fmt: skip
+
+
+def record_plan(cs, record: Sequence[str] | Mapping[str, str]):
+    """(FMU variables to record, a function turning a CosimResult into a SimulationResult with
+    the engine's columns) for engine-style ``record``."""
+    from ..assembly.engine import SimulationResult
+
+    items = list(record.items()) if isinstance(record, Mapping) else [(r, r) for r in record]
+    if not items:
+        raise FromSystemError("nothing to record: give signal names (Engine.signal_names())")
+    cols: list[_Column] = []
+    for alias, name in items:
+        cols += _signal_columns(cs, alias, name)
+    refs: list[str] = []
+    for c in cols:
+        refs += [r for r in c.refs if r not in refs]
+
+    def convert(res) -> SimulationResult:
+        out = SimulationResult([c.label for c in cols])
+        data = {r: res[r] for r in refs}
+        for k, t in enumerate(res["time"]):
+            out.append(float(t), [c.value(np.array([data[r][k] for r in c.refs]))
+                                  for c in cols])  # fmt: skip
+        return out
+
+    return refs, convert
+
+
+def simulate_system(cs, stop_time: float, step: float = 1e-3, *,
+                    record: Sequence[str] | Mapping[str, str] = (), **options):  # fmt: skip
+    """Co-simulate ``cs`` (from :func:`from_system`) and record engine signals: returns an
+    :class:`~titopfmu.assembly.engine.SimulationResult` with the columns ``Engine.simulate``
+    gives for the same ``record`` (positions in R_i from the FMUs' motion vectors).
+    ``options`` go to :meth:`CoSimulation.simulate`. A run-time failure raises a CosimError
+    whose ``result`` is converted too."""
+    refs, convert = record_plan(cs, record)
+    try:
+        res = cs.simulate(stop_time, step, record=refs, **options)
+    except CosimError as exc:
+        if getattr(exc, "result", None) is not None:
+            exc.result = convert(exc.result)
+        raise
+    out = convert(res)
+    out.n_evaluations = cs.stats.fmu_calls
+    return out
+
+
+__all__ = [
+    "FMU_TYPE_OF", "FromSystemError", "SystemMapping", "block_parameters", "from_system",
+    "record_plan", "simulate_system", "system_mapping",
+]  # fmt: skip
