@@ -765,6 +765,20 @@ int fmu_state_deserialize(Instance *c, const unsigned char bytes[], size_t size,
 
 /* ---- directional derivatives (exact: the core's complex step) ---- */
 
+/* A known that is a parameter: in Initialization Mode the knowns are the dependencies of the
+   InitialUnknowns, parameters with initial="exact" included (FMI 2.0 section 2.1.9; OMSimulator
+   passes the whole dependency list, seeds of 0 but one). The units give no derivative with
+   respect to a parameter: one with a zero seed contributes nothing and is accepted, any other
+   is refused. Returns 1 when the known can be skipped, else refuses and returns 0. */
+static int parameter_known(Instance *c, unsigned vr, double seed, const char *what)
+{
+    if (seed == 0.0)
+        return 1;
+    fmu_refuse(c, "%s%s: no derivative with respect to the parameter '%s' (its seed must be 0)",
+               c->api, what, FMU_VAR_NAME[vr]);
+    return 0;
+}
+
 int fmu_directional(Instance *c, const unsigned vUnknown[], size_t nUnknown,
                     const unsigned vKnown[], size_t nKnown, const double dvKnown[],
                     double dvUnknown[], const char *what)
@@ -785,10 +799,13 @@ int fmu_directional(Instance *c, const unsigned vUnknown[], size_t nUnknown,
             return fmu_refuse(c, "no variable with value reference %u", (unsigned)vr);
         if (FMU_NX && vr >= (unsigned)FMU_X_VR0 && vr < (unsigned)(FMU_X_VR0 + FMU_NX))
             dx[vr - FMU_X_VR0] = dvKnown[i];
-        else if (FMU_VAR_CAUS[vr] != C_INPUT)
-            return fmu_refuse(c, "'%s' is not an input or a state", FMU_VAR_NAME[vr]);
-        else
+        else if (FMU_VAR_CAUS[vr] == C_INPUT)
             dv[vr] = dvKnown[i];
+        else if (c->mode == M_INIT && FMU_VAR_CAUS[vr] == C_PARAM) {
+            if (!parameter_known(c, vr, dvKnown[i], what))
+                return FMU_ERROR;
+        } else
+            return fmu_refuse(c, "'%s' is not an input or a state", FMU_VAR_NAME[vr]);
     }
     size_t nd = titop_data_size(&c->model);
     double complex *zd = (double complex *)c->zwork;
@@ -856,6 +873,11 @@ int fmu_directional(Instance *c, const unsigned vUnknown[], size_t nUnknown,
         zin[k] = c->in[k];
     for (size_t i = 0; i < nKnown; i++) {
         unsigned vr = vKnown[i];
+        if (vr < FMU_NVARS && FMU_VAR_CAUS[vr] == C_PARAM && c->mode == M_INIT) {
+            if (!parameter_known(c, vr, dvKnown[i], what))
+                return FMU_ERROR;
+            continue;
+        }
         if (vr >= FMU_NVARS || FMU_VAR_CAUS[vr] != C_INPUT)
             return fmu_refuse(c, "value reference %u is not an input", (unsigned)vr);
         for (size_t g = 0; g < sizeof FMU_INPUTS / sizeof FMU_INPUTS[0]; g++)
