@@ -47,4 +47,14 @@ core = Extension(
     libraries=[] if sys.platform == "win32" else ["m"],
 )
 
-setup(ext_modules=[core], cmdclass={"build_ext": BuildCore})
+# the co-simulation master's compiled communication step (titopfmu/master/fastpath.py); C99,
+# no dependency on the core. -ffp-contract=off: no fused multiply-adds, so that it rounds like
+# the master's Python path
+step = Extension(
+    "titopfmu.master._step",
+    sources=[os.path.join("titopfmu", "master", "_step.c")],
+    extra_compile_args=flags + ([] if sys.platform == "win32" else ["-ffp-contract=off"]),
+    libraries=[] if sys.platform == "win32" else ["m"],
+)
+
+setup(ext_modules=[core, step], cmdclass={"build_ext": BuildCore})

@@ -1,14 +1,17 @@
 """Speed of the co-simulation master on the paper's balloon.
 
 Prints, for the balloon co-simulated with its FMUs (20 s, communication step 1 ms by default):
-wall time, real-time factor, FMU calls per step, loop iterations per step, interface-Jacobian
-measurements, and the ratio of its wall time to the in-process engine's, measured in the same
-run (the machines are shared and noisy). Target: real-time factor >= 1 on 2 cores (the master
-issue raises it to 50 with native FMUs).
+wall time, real-time factor (target: at least 50 on the project's 2-core machine), FMU calls per
+step, loop iterations per step, interface-Jacobian measurements (exact, from the FMUs'
+directional derivatives), and the ratio of its wall time to the in-process engine's, measured in
+the same run (the machines are shared and noisy). The master runs its compiled communication
+step (``titopfmu.master._step``) by default.
 
-With ``--split``, a second run of the co-simulation times every FMU call (``fmi2GetReal``,
-``fmi2SetReal``, ``fmi2DoStep``: the native FMUs' own work) and reports, per
-step, the time inside them and the master's own Python time (the rest of the wall time).
+With ``--split``, two more runs of the same co-simulation: one with the compiled step timed
+(time inside the compiled step, which includes the FMUs' own work, against the master's Python
+around it: recording at output points, the call), one on the master's Python path with every
+FMU call timed (``fmi2GetReal``, ``fmi2SetReal``, ``fmi2DoStep``, ``fmi2GetDirectionalDerivative``:
+the native FMUs' own work and the ctypes calls) against its own Python and numpy time.
 
 Then the same balloon in model-exchange mode (``--me-rtol``, 1e-8 by default, the engine's
 tolerance): wall time, real-time factor, evaluations, and the ratio to the engine.
@@ -29,15 +32,15 @@ import numpy as np
 
 from titopfmu.examples.balloon import COSIM_RECORD, build_balloon_cosim, run_balloon
 from titopfmu.fmi.build import build_fmus
-from titopfmu.master import components
+from titopfmu.master import components, fastpath
 
 
 def timed_run(fmu_dir, T: float, h: float, solver_method: int) -> dict[str, float]:
-    """Run the co-simulation with every FMU call timed: seconds per kind, and the wall time."""
-    spent = {"fmi2GetReal": 0.0, "fmi2SetReal": 0.0, "fmi2DoStep": 0.0}
+    """The Python path with every FMU call timed: seconds per kind, and the wall time."""
+    spent = {"fmi2GetReal": 0.0, "fmi2SetReal": 0.0, "fmi2DoStep": 0.0, "fmi2GetDirDer": 0.0}
     calls = {k: 0 for k in spent}
     originals = (components.RealChannel.get, components.RealChannel.send,
-                 components.Stepper.__call__)  # fmt: skip
+                 components.Stepper.__call__, components.Derivatives.column)  # fmt: skip
 
     def timing(kind, fn):
         def wrapper(*args):
@@ -53,16 +56,41 @@ def timed_run(fmu_dir, T: float, h: float, solver_method: int) -> dict[str, floa
     components.RealChannel.get = timing("fmi2GetReal", originals[0])
     components.RealChannel.send = timing("fmi2SetReal", originals[1])
     components.Stepper.__call__ = timing("fmi2DoStep", originals[2])
+    components.Derivatives.column = timing("fmi2GetDirDer", originals[3])
+    try:
+        cs = build_balloon_cosim(fmu_dir, solver_method=solver_method)
+        cs.compiled = False
+        t0 = perf_counter()
+        res = cs.simulate(T, h, record=COSIM_RECORD, output_interval=0.01)
+        wall = perf_counter() - t0
+    finally:
+        (components.RealChannel.get, components.RealChannel.send,
+         components.Stepper.__call__, components.Derivatives.column) = originals  # fmt: skip
+    steps = len(res.iterations) - 1
+    return {"wall": wall, "steps": steps, "spent": spent, "calls": calls}
+
+
+def timed_compiled_run(fmu_dir, T: float, h: float, solver_method: int) -> dict[str, float]:
+    """The compiled path with the compiled step timed: its seconds, and the wall time."""
+    spent = [0.0]
+    original = fastpath.CompiledStep.run
+
+    def run(self, *args):
+        t0 = perf_counter()
+        try:
+            return original(self, *args)
+        finally:
+            spent[0] += perf_counter() - t0
+
+    fastpath.CompiledStep.run = run
     try:
         cs = build_balloon_cosim(fmu_dir, solver_method=solver_method)
         t0 = perf_counter()
         res = cs.simulate(T, h, record=COSIM_RECORD, output_interval=0.01)
         wall = perf_counter() - t0
     finally:
-        (components.RealChannel.get, components.RealChannel.send,
-         components.Stepper.__call__) = originals  # fmt: skip
-    steps = len(res.iterations) - 1
-    return {"wall": wall, "steps": steps, "spent": spent, "calls": calls}
+        fastpath.CompiledStep.run = original
+    return {"wall": wall, "steps": len(res.iterations) - 1, "inside": spent[0]}
 
 
 def model_exchange_run(fmu_dir, T: float, rtol: float, engine_wall: float) -> list[str]:
@@ -109,30 +137,43 @@ def main(argv: list[str] | None = None) -> int:
         run_balloon(T, 0.01)
         engine_wall = time.perf_counter() - t0
         cs = build_balloon_cosim(tmp, solver_method=args.solver_method)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         res = cs.simulate(T, h, record=COSIM_RECORD, output_interval=0.01)
-        wall = time.perf_counter() - t0
-        split = timed_run(tmp, T, h, args.solver_method) if args.split else None
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        split = None
+        if args.split:
+            split = timed_run(tmp, T, h, args.solver_method)
+            csplit = timed_compiled_run(tmp, T, h, args.solver_method)
         me_lines = model_exchange_run(tmp, T, args.me_rtol, engine_wall) if args.me_rtol else []
     steps = len(res.iterations) - 1
+    how = "compiled step" if cs.stats.compiled_steps == steps else "Python path"
     print(f"balloon, {T:g} s, communication step {h * 1e3:g} ms, FMU solver.method "
-          f"{args.solver_method}, {len(cs.components)} FMUs")  # fmt: skip
-    print(f"  co-simulation wall time     {wall:8.2f} s")
-    print(f"  real-time factor            {T / wall:8.2f}   (target >= 1)")
+          f"{args.solver_method}, {len(cs.components)} FMUs, {how}")  # fmt: skip
+    print(f"  co-simulation wall time     {wall:8.2f} s   ({wall / steps * 1e6:.1f} us per step)")
+    print(f"  real-time factor            {T / wall:8.2f}   (target >= 50)")
+    print(f"  CPU time of the process     {cpu:8.2f} s   (real-time factor {T / cpu:.2f} on CPU "
+          "time: less sensitive to other jobs on the machine)")  # fmt: skip
     print(f"  FMU calls per step          {cs.stats.fmu_calls / steps:8.1f}")
     print(f"  loop iterations per step    {np.mean(res.iterations[1:]):8.2f}   "
           f"(max {max(res.iterations[1:])})")  # fmt: skip
     print(f"  Jacobian measurements       {cs.stats.jacobian_updates:8d}   "
-          f"({cs.stats.jacobian_updates / steps:.2f} per step, one per FMU each)")  # fmt: skip
+          f"({cs.stats.jacobian_updates / steps:.3f} per step, one per FMU each, from "
+          "directional derivatives)")  # fmt: skip
     print(f"  in-process engine           {engine_wall:8.2f} s   (DOP853, rtol 1e-8)")
     print(f"  ratio co-simulation/engine  {wall / engine_wall:8.1f}")
     if split is not None:
+        n = csplit["steps"]
+        print(f"  timed run, compiled step: {csplit['wall'] / n * 1e6:.1f} us per step, of which")
+        print(f"    compiled step {csplit['inside'] / n * 1e6:6.1f} us  (FMU calls included)")
+        print(f"    master        {(csplit['wall'] - csplit['inside']) / n * 1e6:6.1f} us  "
+              "(Python: recording at output points, the calls, the timing)")  # fmt: skip
         n = split["steps"]
         inside = sum(split["spent"].values())
-        print(f"  timed run: {split['wall'] / n * 1e6:.0f} us per step, of which")
+        print(f"  timed run, Python path: {split['wall'] / n * 1e6:.0f} us per step "
+              f"({split['wall'] / csplit['wall']:.1f} times the compiled step's), of which")
         for kind, sec in split["spent"].items():
-            print(f"    {kind:12s} {sec / n * 1e6:7.0f} us  ({split['calls'][kind] / n:.1f} calls)")
-        print(f"    master       {(split['wall'] - inside) / n * 1e6:7.0f} us  (its own Python "
+            print(f"    {kind:13s} {sec / n * 1e6:6.1f} us  ({split['calls'][kind] / n:.2f} calls)")
+        print(f"    master        {(split['wall'] - inside) / n * 1e6:6.1f} us  (its own Python "
               "and numpy, the timing included)")  # fmt: skip
     for line in me_lines:
         print(line)

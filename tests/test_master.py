@@ -89,7 +89,7 @@ def test_balloon_co_simulation_is_second_order_in_the_step(fmu_dir, reference):
         res = cs.simulate(0.3, h, record=COSIM_RECORD, output_interval=0.01)
         errors[h] = max_error(res, reference, 0.3)
         # the interface Jacobians (one per body) are measured at the start and then reused:
-        # Broyden corrections and the first guess keep it at about one iteration per step
+        # exact Jacobians and the first guess keep it at about one iteration per step
         steps = len(res.iterations) - 1
         assert cs.stats.jacobian_updates <= 2 * len(cs.order), (h, cs.stats.jacobian_updates)
         assert max(res.iterations[1:]) <= 2 and np.mean(res.iterations[1:]) <= 1.1, h

@@ -265,3 +265,20 @@ def test_the_cosim_command_runs_an_ssp_in_model_exchange(fmu_dir, tmp_path, caps
     assert [float(r[0]) for r in rows] == [0.01 * k for k in range(11)]
     ref = engine_balloon(0.1, 0.01)["theta1"]
     np.testing.assert_allclose([float(r[1]) for r in rows], ref, rtol=0, atol=1e-9)
+
+
+def test_an_ssp_written_for_model_exchange_runs_as_such_by_default(fmu_dir, tmp_path, capsys):
+    """``write_ssp(interface="ModelExchange", tolerance=...)``: ``titopfmu cosim`` without
+    ``--mode`` runs the file's interface at the file's tolerance, like the engine to 1e-9."""
+    from titopfmu.cli import main
+    from titopfmu.master import write_ssp
+
+    ssp = write_ssp(build_balloon_cosim(fmu_dir), tmp_path / "balloon_me.ssp", stop_time=0.1,
+                    interface="ModelExchange", tolerance=1e-11)  # fmt: skip
+    out = tmp_path / "me.csv"
+    assert main(["cosim", str(ssp), "--atol", "1e-12", "--output-interval", "0.01",
+                 "--record", "pend1.joint.m[3]", "--out", str(out), "--no-progress"]) == 0
+    assert "(model exchange, rtol 1e-11, 1 columns)" in capsys.readouterr().out
+    rows = [r.split(",") for r in out.read_text().splitlines()[1:]]
+    ref = engine_balloon(0.1, 0.01)["theta1"]
+    np.testing.assert_allclose([float(r[1]) for r in rows], ref, rtol=0, atol=1e-9)

@@ -2,14 +2,16 @@
 
 * The balloon (seed 004) written as .ssp and read back has the same components, parameters,
   held inputs and connections, and co-simulates to bit-identical results.
-* The .ssd is valid SSP 1.0 for an independent reader, ``pyssp-standard``: XML Schema
-  validation (the standard's XSD 1.1 variant, which also checks the inline ssv:ParameterSet),
-  its connection checker, and the values it reads.
+* The .ssd is valid SSP 1.0 for independent readers: ``pyssp-standard`` (XML Schema
+  validation, the standard's XSD 1.1 variant, which also checks the inline ssv:ParameterSet,
+  its connection checker, and the values it reads) and FMPy's SSP reader.
+* The .ssd's structure follows what third-party tools need (OMSimulator 2 and 3, libcosim):
+  root children, element order, literal prefixes, OMSimulator's system annotation first.
 * The loop-free inverse-dynamics chain Ground -> RevoluteBodyInverse -> PrismaticBodyInverse ->
   RevoluteBodyInverse, its constant joint motions and external wrench held as inputs (parameter
   bindings on input connectors), runs from the .ssp alone in libcosim, a second, independent
   SSP importer (parameters, connections and the step of the default experiment), and libcosim's
-  outputs match the master's.
+  outputs match the master's and the in-process engine's.
 
 Then every bad input gets a clear error naming the file, line and element before any FMU runs,
 and the ``titopfmu cosim`` command runs an .ssp.
@@ -183,6 +185,185 @@ def test_port_pairs_group_only_when_complete(chain_ssp, tmp_path):
     assert ("slide", "C1.m[18]", "hand", "P.m[18]") in cs.signal_links
 
 
+# -- the .ssd's structure: what third-party tools require -------------------------------------
+
+# the namespaces every tool reads by these literal prefixes (libcosim and OMSimulator 2 match
+# "ssd:System", "ssc:Annotation", "oms:SimulationInformation"..., not namespace URIs)
+PREFIXES = {
+    "ssd": "http://ssp-standard.org/SSP1/SystemStructureDescription",
+    "ssc": "http://ssp-standard.org/SSP1/SystemStructureCommon",
+    "ssv": "http://ssp-standard.org/SSP1/SystemStructureParameterValues",
+    "osp": "http://opensimulationplatform.com/SSP/OSPAnnotations",
+    "oms": "https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd",
+    "titop": "urn:titopfmu:ssp",
+}
+
+
+def _ssd_tree(ssp: Path):
+    from lxml import etree
+
+    return etree.fromstring(zipfile.ZipFile(ssp).read(SSD_NAME))
+
+
+def _name(el) -> str:
+    """An element's name as written, prefix included (``ssd:System``)."""
+    return f"{el.prefix}:{el.xpath('local-name()')}"
+
+
+def _children(el) -> list[str]:
+    return [_name(ch) for ch in el if isinstance(ch.tag, str)]
+
+
+def _oms_information(system):
+    """The system's first annotation (OMSimulator 2 reads only that one): its
+    ``oms:SimulationInformation`` element, checked to be OMSimulator's."""
+    annotations = system[-1]
+    assert _name(annotations) == "ssd:Annotations"  # last in the system
+    first = annotations[0]
+    assert _name(first) == "ssc:Annotation" and first.get("type") == "org.openmodelica"
+    assert _children(first) == ["oms:Annotations"]
+    assert _children(first[0]) == ["oms:SimulationInformation"]
+    return first[0][0]
+
+
+def _check_common_structure(ssp: Path, implementation: str):
+    root = _ssd_tree(ssp)
+    assert _name(root) == "ssd:SystemStructureDescription" and root.get("version") == "1.0"
+    for el in root.iter():
+        if isinstance(el.tag, str):
+            assert el.prefix in PREFIXES and el.nsmap[el.prefix] == PREFIXES[el.prefix], _name(el)
+    # OMSimulator refuses any other root child than these, and SSP 1.0 fixes their order
+    assert _children(root) == ["ssd:System", "ssd:DefaultExperiment"]
+    system, experiment = root
+    assert _children(system) == ["ssd:Elements", "ssd:Connections", "ssd:Annotations"]
+    for comp in system[0]:
+        assert _name(comp) == "ssd:Component"
+        assert comp.get("implementation") == implementation
+        assert comp.get("type") == "application/x-fmu-sharedlibrary"
+        # OMSimulator 2 refuses any other child of an FMU component
+        assert set(_children(comp)) <= {"ssd:Connectors", "ssd:ElementGeometry",
+                                        "ssd:ParameterBindings"}  # fmt: skip
+    annotations = system[2]
+    assert [a.get("type") for a in annotations] == ["org.openmodelica", "titopfmu"]
+    assert _children(annotations[1]) == ["titop:Master"]
+    return root, system, experiment
+
+
+def test_ssd_structure_for_co_simulation(balloon_ssp):
+    """The balloon's .ssd as OMSimulator (2 and 3), libcosim and SSP 1.0 need it: a
+    weakly coupled system, fixed-step master at the communication step."""
+    _, system, experiment = _check_common_structure(balloon_ssp, "CoSimulation")
+    info = _oms_information(system)
+    # OMSimulator 3: the default solver of co-simulation units, defined with its step
+    assert (info.get("name"), info.get("method")) == ("oms_ma_default", "oms_ma")
+    assert float(info.get("fixedStepSize")) == STEP
+    # OMSimulator 2: the child element's name sets the system type (weakly coupled)
+    assert _children(info) == ["oms:FixedStepMaster"]
+    master = info[0]
+    assert master.get("description") == "oms-ma" and float(master.get("stepSize")) == STEP
+    assert 0 < float(master.get("relativeTolerance")) < 1
+    assert system[2][1][0].attrib == {"coupling": "extrapolated", "interface": "CoSimulation"}
+    # the default experiment: times, and the step for libcosim
+    assert (float(experiment.get("startTime")), float(experiment.get("stopTime"))) == (
+        0.0, HORIZON)  # fmt: skip
+    assert _children(experiment) == ["ssd:Annotations"]
+    osp = experiment[0][0]
+    assert osp.get("type") == "com.opensimulationplatform"
+    assert float(osp[0][0].get("baseStepSize")) == STEP and _name(osp[0][0]) == (
+        "osp:FixedStepAlgorithm")  # fmt: skip
+
+
+def test_ssd_structure_for_model_exchange(fmu_dir, tmp_path):
+    """Written for model exchange: every component's implementation, and a strongly coupled
+    system integrated by CVODE at the given tolerance, no step larger than the output step."""
+    cs = build_balloon_cosim(fmu_dir)
+    cs.coupling = "hold"
+    path = write_ssp(cs, tmp_path / "me.ssp", stop_time=1.0, step=0.01,
+                     interface="ModelExchange", tolerance=1e-7)  # fmt: skip
+    _, system, _ = _check_common_structure(path, "ModelExchange")
+    info = _oms_information(system)
+    assert (info.get("name"), info.get("method")) == ("oms_me_solver", "cvode")
+    assert float(info.get("relativeTolerance")) == 1e-7
+    assert float(info.get("maximumStepSize")) == 0.01
+    assert _children(info) == ["oms:VariableStepSolver"]  # OMSimulator 2: strongly coupled
+    solver = info[0]
+    assert solver.get("description") == "cvode"
+    assert float(solver.get("relativeTolerance")) == 1e-7
+    assert float(solver.get("maximumStepSize")) == 0.01
+    assert 0 < float(solver.get("minimumStepSize")) <= float(solver.get("initialStepSize"))
+    assert system[2][1][0].attrib == {"coupling": "hold", "interface": "ModelExchange",
+                                      "tolerance": "1e-07"}  # fmt: skip
+    # read back: the same system, and how it was meant to run
+    back, exp = read_ssp(path)
+    assert structure(back) == structure(cs)
+    assert (exp.interface, exp.tolerance, exp.step, exp.stop_time) == (
+        "ModelExchange", 1e-7, 0.01, 1.0)  # fmt: skip
+
+
+def test_files_of_the_previous_layout_are_read(chain_ssp, tmp_path):
+    """titopfmu 0.1 wrote its annotation at the .ssd root (after the default experiment) and no
+    OMSimulator annotation: such files read as before."""
+    text = _ssd_text(chain_ssp)
+    start = text.index("    <ssd:Annotations>\n      <ssc:Annotation type=\"org.openmodelica\">")
+    end = text.index("</ssd:Annotations>", start) + len("</ssd:Annotations>\n")
+    old = text[:start] + text[end:]
+    old = old.replace("</ssd:SystemStructureDescription>", (
+        '  <ssd:Annotations>\n    <ssc:Annotation type="titopfmu">\n'
+        '      <titop:Master coupling="hold"/>\n    </ssc:Annotation>\n  </ssd:Annotations>\n'
+        "</ssd:SystemStructureDescription>"))  # fmt: skip
+    assert "org.openmodelica" not in old and old.count("titop:Master") == 1
+    cs, exp = read_ssp(_with_ssd(chain_ssp, tmp_path / "old.ssp", old))
+    new, _ = read_ssp(chain_ssp)
+    assert cs.coupling == "hold" and new.coupling == "extrapolated"
+    new.coupling = "hold"
+    assert structure(cs) == structure(new)
+    assert (exp.step, exp.stop_time, exp.interface, exp.tolerance) == (
+        STEP, 0.01, "CoSimulation", None)  # fmt: skip
+
+
+def test_initial_unknowns_derivatives_as_omsimulator_asks_for_them(fmu_dir):
+    """In Initialization Mode OMSimulator asks for the derivative of an initial unknown with
+    respect to one known and passes the unknown's whole dependency list (parameters included)
+    with zero seeds for the others: the FMUs accept parameters with a zero seed there, refuse a
+    non-zero one (fmi2Error naming it) and any parameter once initialised."""
+    from fmpy.fmi1 import FMICallException
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from fmu_helpers import load
+
+    lf = load(fmu_dir / "TitopRigidBodyC1.fmu")
+    vr = lf.vr
+    unknown = next(u for u in lf.md.initialUnknowns if u.variable.name == "C1.m[1]")
+    deps = [v.valueReference for v in unknown.dependencies]
+    assert vr["mass"] in deps and vr["C1.W[1]"] in deps  # parameters and inputs
+    messages: list[str] = []
+
+    def log(env, instance, status, category, message):
+        messages.append(message.decode() if isinstance(message, bytes) else str(message))
+
+    fmu = lf.instantiate("b", logger=log)
+    try:
+        fmu.setupExperiment(startTime=0.0)
+        fmu.enterInitializationMode()
+        fmu.setReal([vr["mass"], vr["C1.W[1]"]], [3.0, 0.2])
+        out, known = vr["C1.m[1]"], vr["C1.W[1]"]
+        alone = fmu.getDirectionalDerivative([out], [known], [1.0])[0]
+        assert alone != 0.0  # the child port's acceleration depends on its wrench
+        seeds = [1.0 if d == known else 0.0 for d in deps]
+        assert fmu.getDirectionalDerivative([out], deps, seeds)[0] == alone
+        with pytest.raises(FMICallException):
+            fmu.getDirectionalDerivative([out], [vr["mass"]], [1.0])
+        assert "no derivative with respect to the parameter 'mass'" in messages[-1]
+        fmu.exitInitializationMode()
+        with pytest.raises(FMICallException):  # after initialisation: inputs and states only
+            fmu.getDirectionalDerivative([out], [known, vr["mass"]], [1.0, 0.0])
+        assert "'mass' is not an input or a state" in messages[-1]
+        assert fmu.getDirectionalDerivative([out], [known], [1.0])[0] == alone
+    finally:
+        fmu.terminate()
+        fmu.freeInstance()
+
+
 # -- pyssp-standard ------------------------------------------------------------------------------
 
 
@@ -214,6 +395,40 @@ def test_ssd_is_valid_for_pyssp_standard(balloon_ssp):
         assert values["ext.W[2]"] == ("Real", "156.96")  # the held buoyancy
 
 
+def test_model_exchange_ssd_is_valid_for_pyssp_standard(fmu_dir, tmp_path):
+    pytest.importorskip("pyssp_standard", reason="pyssp-standard is not installed")
+    from pyssp_standard.ssp import SSP
+
+    path = write_ssp(build_balloon_cosim(fmu_dir), tmp_path / "me.ssp", stop_time=1.0,
+                     interface="ModelExchange", parameter_files=True)  # fmt: skip
+    with SSP(path, mode="r") as ssp:
+        ssd = ssp.system_structure
+        ssd.__check_compliance__()
+        assert {c.implementation for c in ssd.system.elements} == {"ModelExchange"}
+
+
+def test_ssd_reads_in_fmpy(balloon_ssp):
+    """FMPy's SSP reader (with its schema validation) reads the .ssp: components, connections,
+    connector kinds and the bound values (FMPy ignores the default experiment)."""
+    from fmpy.ssp.ssd import read_ssd
+
+    ssd = read_ssd(str(balloon_ssp), validate=True)
+    assert (ssd.name, ssd.version, ssd.system.name) == ("balloon", "1.0", "balloon")
+    comps = {c.name: c for c in ssd.system.elements}
+    assert list(comps) == ["balloon", "slider", "pend1", "pend2", "slider_law", "pend1_law",
+                           "pend2_law"]  # fmt: skip
+    assert len(ssd.system.connections) == 3 * 24 + 12
+    c = ssd.system.connections[0]
+    assert (c.startElement, c.startConnector, c.endElement, c.endConnector) == (
+        "balloon", "C1.m[1]", "slider", "P.m[1]")  # fmt: skip
+    kinds = {k.name: k.kind for k in comps["slider"].connectors}
+    assert kinds["P.m[1]"] == "input" and kinds["C1.m[1]"] == "output"
+    (ps,) = comps["balloon"].parameterBindings[0].parameterValues
+    values = {p.name: (p.type, p.value) for p in ps.parameters}
+    assert values["mass"] == ("Real", "10.0") and values["ext.W[2]"] == ("Real", "156.96")
+    assert values["ext.inertial"] == ("Boolean", "true")
+
+
 # -- libcosim ------------------------------------------------------------------------------------
 
 
@@ -239,6 +454,45 @@ class _CaptureFds:
             os.dup2(copy, fd)
             os.close(copy)
         self.text = self.path.read_text(errors="replace")
+
+
+def chain_engine_outputs(columns: list[str]) -> np.ndarray:
+    """The inverse chain's outputs (``columns`` of the master's record) from the in-process
+    engine: the core's inverse dynamics of the same blocks, joint motions and wrench."""
+    from titopfmu import Constant, Engine, Ground, PrismaticBodyInverse, RevoluteBodyInverse, System
+
+    g, a, sl, h = (CHAIN[n][1] for n in ("ground", "arm", "slide", "hand"))
+
+    def body(cls, name, p, **kw):
+        return cls(name, p["mass"], p["inertia"], com=p["com"], gravity=GRAVITY,
+                   axis=p["joint.axis"], **kw)  # fmt: skip
+
+    s = System()
+    s.add(
+        Ground("ground", children={"C1": g["C1.point"]}, position=g["position"],
+               euler=g["euler"]),
+        body(RevoluteBodyInverse, "arm", a, children={"C1": a["C1.point"]}),
+        body(PrismaticBodyInverse, "slide", sl, children={"C1": sl["C1.point"]}),
+        body(RevoluteBodyInverse, "hand", h,
+             external={"ext": {"point": h["ext.point"], "frame": "inertial"}}),
+        *(Constant(f"q_{j}", HELD[f"{j}.joint.m"]) for j in ("arm", "slide", "hand")),
+        Constant("push", HELD["hand.ext.W"]),
+    )  # fmt: skip
+    s.connect("ground.C1", "arm.P")
+    s.connect("arm.C1", "slide.P")
+    s.connect("slide.C1", "hand.P")
+    for j in ("arm", "slide", "hand"):
+        s.connect(f"q_{j}.y", f"{j}.joint.m")
+    s.connect("push.y", "hand.ext")
+    engine = Engine(s)
+    ev = engine.evaluate(0.0, engine.initial_state())
+    signals = {"ground.body.W": "ground.W", "hand.body.m": "hand.m"}
+    out = []
+    for col in columns:
+        base, _, index = col.partition("[")
+        value = np.atleast_1d(engine.signal(ev, signals.get(base, base)))
+        out.append(value[int(index[:-1]) - 1] if index else value[0])
+    return np.array(out, dtype=float)
 
 
 def test_inverse_chain_ssp_runs_in_libcosim(fmu_dir, chain_ssp, tmp_path):
@@ -280,6 +534,91 @@ def test_inverse_chain_ssp_runs_in_libcosim(fmu_dir, chain_ssp, tmp_path):
     assert np.max(np.abs(np.array(got[-1]) - expected)) <= 1e-12 * scale
     taus = expected[:3]
     assert np.min(np.abs(taus)) > 0.1  # parameters and held inputs reached the FMUs
+    # and the in-process engine (the core's inverse dynamics of the same blocks) agrees
+    engine = chain_engine_outputs(master.columns)
+    assert len(engine) == len(expected) == 3 + 6 + 18
+    scale = max(1.0, float(np.max(np.abs(engine))))
+    assert np.max(np.abs(np.array(got[-1]) - engine)) <= 1e-9 * scale
+
+
+# -- OMSimulator ------------------------------------------------------------------------------
+
+
+#: the balloon's position and attitude, and its three joint coordinates
+OMS_REFS = [("balloon", f"body.m[{i}]") for i in range(13, 19)]
+OMS_REFS += [(c, "joint.m[3]") for c in ("slider", "pend1", "pend2")]
+
+
+def _run_in_omsimulator(ssp: Path, tmp_path: Path) -> np.ndarray:
+    """OMS_REFS every 10 ms up to HORIZON from OMSimulator (3: its SSP API; 2: its C API)."""
+    oms = pytest.importorskip("OMSimulator", reason="OMSimulator is not installed")
+    times = [k * 0.01 for k in range(1, int(round(HORIZON / 0.01)) + 1)]
+    got = []
+    if hasattr(oms, "SSP"):  # OMSimulator 3
+        im = oms.SSP(str(ssp)).instantiate()
+        im.setResultFile(str(tmp_path / "oms_res.mat"))
+        im.initialize()
+        for t in times:
+            im.stepUntil(t)
+            got.append([im.getValue(oms.CRef("balloon", c, v)) for c, v in OMS_REFS])
+        im.terminate()
+        im.delete()
+    else:  # OMSimulator 2
+        api = oms.OMSimulator()
+        model, status = api.importFile(str(ssp))
+        assert status == 0, f"OMSimulator 2 refused {ssp}"
+        api.setResultFile(model, str(tmp_path / "oms_res.mat"))
+        assert api.instantiate(model) == 0 and api.initialize(model) == 0
+        for t in times:
+            api.stepUntil(model, t)
+            got.append([api.getReal(f"{model}.balloon.{c}.{v}")[0] for c, v in OMS_REFS])
+        api.terminate(model)
+        api.delete(model)
+    return np.array(got)
+
+
+def test_balloon_ssp_runs_unedited_in_omsimulator(fmu_dir, balloon_ssp, tmp_path):
+    """OMSimulator (2 or 3) opens the balloon's .ssp as written and runs it with its fixed-step
+    master at the file's step: inputs held over each step, the algebraic loop solved at every
+    communication point, so it must equal titopfmu's master with held inputs.
+
+    Runs where OMSimulator's Python package imports: its PyPI package downloads the native
+    library from OpenModelica's servers at install time, so it is not in the test extra
+    (``scripts/check_omsimulator.py`` and docs/cosim.md give the figures)."""
+    got = _run_in_omsimulator(balloon_ssp, tmp_path)
+    held = build_balloon_cosim(fmu_dir)
+    held.coupling = "hold"
+    r = held.simulate(HORIZON, STEP, output_interval=0.01,
+                      record=[f"{c}.{v}" for c, v in OMS_REFS])  # fmt: skip
+    expected = np.array(r.rows[1:])
+    assert np.ptp(expected[:, -2]) > 1e-3  # theta1 moves: the comparison is not of constants
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-8)
+
+
+def test_model_exchange_ssp_runs_unedited_in_omsimulator_2(fmu_dir, tmp_path):
+    """Written for model exchange, OMSimulator 2 integrates the balloon's FMUs with CVODE in one
+    strongly coupled system, the loop solved at every derivative evaluation: it equals the
+    in-process engine to the integration tolerance. (The OMSimulator 3 build this was tried with,
+    v3.0.0-114, updates the inputs of a strongly coupled system only at communication points;
+    later sources update them in the right-hand side again: OMSimulator 3 is left out.)"""
+    oms = pytest.importorskip("OMSimulator", reason="OMSimulator is not installed")
+    if hasattr(oms, "SSP"):
+        pytest.skip("OMSimulator 3 (v3.0.0-114) holds model-exchange units' inputs over a step")
+    from titopfmu import Engine
+    from titopfmu.examples.balloon import build_balloon
+
+    path = write_ssp(build_balloon_cosim(fmu_dir), tmp_path / "me.ssp", stop_time=HORIZON,
+                     step=STEP, name="balloon", interface="ModelExchange",
+                     tolerance=1e-9)  # fmt: skip
+    got = _run_in_omsimulator(path, tmp_path)
+    signals = {"balloon": "balloon.m", "slider": "slider.joint.m", "pend1": "pend1.joint.m",
+               "pend2": "pend2.joint.m"}  # fmt: skip
+    engine = Engine(build_balloon())
+    record = {f"{c}.{v}": f"{signals[c]}[{v[v.index('[') + 1:-1]}]" for c, v in OMS_REFS}
+    ref = engine.simulate(HORIZON, output_interval=0.01, record=record, rtol=1e-12, atol=1e-13)
+    expected = np.array([ref[k] for k in record]).T[1:]
+    assert np.ptp(expected[:, -2]) > 1e-3
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-7)
 
 
 # -- bad input ----------------------------------------------------------------------------------
@@ -382,6 +721,20 @@ MUTATIONS = {
         lambda t: _first(t, 'baseStepSize="0.001"', 'baseStepSize="0"'),
         ["DefaultExperiment", "communication step must be positive"],
     ),
+    "unknown implementation": (
+        lambda t: _first(t, 'implementation="CoSimulation"', 'implementation="Hybrid"'),
+        ["component 'ground': implementation 'Hybrid' is not one of any, CoSimulation"],
+    ),
+    "mixed implementations": (
+        lambda t: _first(t, 'implementation="CoSimulation"', 'implementation="ModelExchange"'),
+        ["component 'ground': implementation 'ModelExchange', but the system is written for "
+         "CoSimulation"],
+    ),
+    "bad tolerance": (
+        lambda t: _first(t, 'interface="CoSimulation"/>',
+                         'interface="CoSimulation" tolerance="big"/>'),
+        ['Master: tolerance="big" is not a number'],
+    ),
     "nested system": (
         lambda t: _first(t, "</ssd:Elements>", '<ssd:System name="sub"/></ssd:Elements>'),
         ["element ssd:System is not supported"],
@@ -436,7 +789,9 @@ def test_write_refuses_a_bad_experiment(fmu_dir, tmp_path):
     cs = inverse_chain(fmu_dir)
     for kwargs, part in (({"step": 0.0}, "step must be positive"),
                          ({"stop_time": 0.0}, "must be after the start time"),
-                         ({"start_time": 1.0, "stop_time": 0.5}, "must be after")):  # fmt: skip
+                         ({"start_time": 1.0, "stop_time": 0.5}, "must be after"),
+                         ({"interface": "ME"}, "interface 'ME' is not one of"),
+                         ({"tolerance": 0.0}, "relative tolerance must be in")):  # fmt: skip
         with pytest.raises(CosimError, match=part):
             write_ssp(cs, tmp_path / "x.ssp", **kwargs)
     assert not list(tmp_path.iterdir())  # nothing written

@@ -181,19 +181,23 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--mode",
         choices=("cs", "me"),
-        default="cs",
-        help="cs: co-simulation at the communication step (default); me: the FMUs' "
-        "model-exchange interfaces integrated together (DOP853, --rtol, --atol)",
+        default=None,
+        help="cs: co-simulation at the communication step; me: the FMUs' model-exchange "
+        "interfaces integrated together (DOP853, --rtol, --atol); default: the interface the "
+        "file was written for (write_ssp's interface=), else cs",
     )
-    c.add_argument("--rtol", type=_positive, default=1e-8, help="me: relative tolerance")
+    c.add_argument("--rtol", type=_positive, default=None,
+                   help="me: relative tolerance (default: the file's, else 1e-8)")  # fmt: skip
     c.add_argument("--atol", type=_positive, default=1e-10, help="me: absolute tolerance")
     _progress_option(c)
     c.add_argument("--quiet", action="store_true", help="do not print the summary")
+    from .campaign.cli import add_campaign_parser
     from .linear.cli import add_linearize_parser
     from .model_cli import add_parsers as add_model_parsers
 
     add_linearize_parser(sub)
     add_model_parsers(sub)
+    add_campaign_parser(sub)
     return parser
 
 
@@ -489,6 +493,8 @@ def _cosim(args) -> int:
         return _error(str(exc), 2)
     try:
         cs, exp = read_ssp(args.system)
+        mode = args.mode or ("me" if exp.interface == "ModelExchange" else "cs")
+        rtol = args.rtol or (exp.tolerance if exp.interface == "ModelExchange" else None) or 1e-8
         stop = args.stop_time if args.stop_time is not None else exp.stop_time
         if stop is None:
             raise CosimError(
@@ -505,10 +511,10 @@ def _cosim(args) -> int:
             start_time=exp.start_time,
             record=record,
             # model exchange has no step: it samples at the step the run would have taken
-            output_interval=args.output_interval or (step if args.mode == "me" else None),
+            output_interval=args.output_interval or (step if mode == "me" else None),
             progress=progress.wanted(args.progress),
-            mode=args.mode,
-            rtol=args.rtol,
+            mode=mode,
+            rtol=rtol,
             atol=args.atol,
         )
     except CosimError as exc:
@@ -533,7 +539,7 @@ def _cosim(args) -> int:
         return _error(str(exc), 1)
     if not args.quiet:
         span = stop - exp.start_time
-        how = f"step {step:g} s" if args.mode == "cs" else f"model exchange, rtol {args.rtol:g}"
+        how = f"step {step:g} s" if mode == "cs" else f"model exchange, rtol {rtol:g}"
         print(
             f"{args.system}: {span:g} s simulated in {wall:.2f} s wall ({how}, "
             f"{len(result.columns)} columns); wrote {written}"

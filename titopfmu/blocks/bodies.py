@@ -145,6 +145,13 @@ class CoreBlock(Block):
             c = self.__dict__["_core"] = LoneBlock(self)
         return c
 
+    def __getstate__(self) -> dict:
+        """Pickled (Dask, multiprocessing) and deep-copied without :attr:`core`, a cache
+        rebuilt on first use (the extension's model is not picklable)."""
+        state = self.__dict__.copy()
+        state.pop("_core", None)
+        return state
+
     def kinematics(self, x: FloatArray, parent, signals, children: bool = True) -> BodyKinematics:
         """Pre-loop kinematics from the states ``x``, the parent port's
         :class:`PortKinematics` (a body with a parent) and the kinematic signal inputs;

@@ -168,17 +168,6 @@ def run_balloon(
 
 # -- the same system as FMUs (co-simulation master) -----------------------------------------------
 
-#: FMU of each component of the co-simulated balloon.
-COSIM_FMUS = {
-    "balloon": "TitopRigidBodyC1",
-    "slider": "TitopPrismaticBodyC1",
-    "pend1": "TitopRevoluteBodyC1",
-    "pend2": "TitopRevoluteBodyC0",
-    "slider_law": "TitopJointSpringDamper",
-    "pend1_law": "TitopJointSpringDamper",
-    "pend2_law": "TitopJointSpringDamper",
-}
-
 #: Variables recorded for the CSV columns (x, y, z and the attitude come from the balloon's
 #: motion vector: [IP]_{R_b} and Θ, rotated into R_i afterwards).
 COSIM_RECORD = {

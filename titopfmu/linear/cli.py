@@ -55,7 +55,8 @@ def add_linearize_parser(subparsers) -> argparse.ArgumentParser:
         help="linear state-space model (A, B, C, D) of a system at an operating point",
         description="Linearise a system at its initial state (or at a trim point) with the "
         "core's exact derivatives; attitudes enter through a 3-component rotation vector. "
-        "Writes A, B, C, D, the names and the operating point to .npz or .mat.",
+        "Writes A, B, C, D, the names and the operating point to .npz or .mat, "
+        "and/or a native FMU (--fmu).",
     )
     p.add_argument("model", help="example:balloon or package.module:function (returns a System)")
     p.add_argument("--t", type=float, default=0.0, help="time of the operating point (s)")
@@ -77,7 +78,16 @@ def add_linearize_parser(subparsers) -> argparse.ArgumentParser:
         default="none",
         help="trim before linearising (the root's position held; default none)",
     )
-    p.add_argument("--out", default="model.npz", help="output file, .npz or .mat")
+    p.add_argument(
+        "--out", default=None, help="output file, .npz or .mat (default model.npz without --fmu)"
+    )
+    p.add_argument(
+        "--fmu",
+        default=None,
+        help="also (or only, without --out) write the model as a native FMI 2.0 FMU "
+        "(co-simulation and model exchange; inputs and outputs absolute, states the deviation "
+        "from the operating point)",
+    )
     p.add_argument("--modes", action="store_true", help="print the modes")
     p.set_defaults(handler=linearize_command)
     return p
@@ -105,12 +115,16 @@ def linearize_command(args) -> int:
                 x, u = tr.x, tr.u
                 print(f"trim: residual {tr.residual:.3g} after {tr.nfev} evaluations")
             model = linearize(engine, args.t, x, u, inputs=args.inputs, outputs=args.outputs)
-            path = model.save(args.out)
+            paths = []
+            if args.out is not None or args.fmu is None:
+                paths.append(model.save(args.out or "model.npz"))
+            if args.fmu is not None:
+                paths.append(model.to_fmu(args.fmu))
     except (TitopError, ValueError) as exc:
         print(f"titopfmu linearize: error: {exc}", file=sys.stderr)
         return 1
     n, m, p = model.n_states, len(model.input_names), len(model.output_names)
-    print(f"wrote {path}: {n} states, {m} inputs, {p} outputs")
+    print(f"wrote {' and '.join(map(str, paths))}: {n} states, {m} inputs, {p} outputs")
     if args.modes:
         print(modes_table(model.modes()))
     if not np.allclose(model.xdot0, 0.0, atol=1e-9):

@@ -328,6 +328,10 @@ def linearize(
             rows_D.append(cols_all[j, chart.nr :])
             methods.append(method)
     ny = len(onames)
+    from .units import units_of
+
+    units = {n: units_of(engine.system, n, 1)[0]
+             for n in [*chart.reduced_names, *(c for c, _ in cols), *onames]}  # fmt: skip
     return LinearModel(
         A=A,
         B=B,
@@ -343,6 +347,7 @@ def linearize(
         xdot0=xdot0,
         output_methods=methods,
         position_level=list(chart.position_level),
+        units={n: u for n, u in units.items() if u},
     )
 
 

@@ -22,7 +22,8 @@ class LinearModel:
     state ``x0``, input values ``u0``, output values ``y0``; ``xdot0`` the reduced state
     derivative at it (zero at an equilibrium). ``output_methods[k]`` = "exact" or "central"
     (how row k of C, D was computed); ``position_level[k]`` whether state k is a configuration
-    (not a rate).
+    (not a rate); ``units`` the SI unit of each state, input and output name where known
+    (``"rad"``, ``"N.m"``; a name missing has none).
     """
 
     A: np.ndarray
@@ -39,6 +40,7 @@ class LinearModel:
     xdot0: np.ndarray = field(default_factory=lambda: np.zeros(0))
     output_methods: list[str] = field(default_factory=list)
     position_level: list[bool] = field(default_factory=list)
+    units: dict[str, str] = field(default_factory=dict)
 
     @property
     def n_states(self) -> int:
@@ -63,6 +65,14 @@ class LinearModel:
             inputs=names(self.input_names), outputs=names(self.output_names),
         )  # fmt: skip
 
+    def to_fmu(self, path: str | os.PathLike, **options) -> Path:
+        """Export the model as a native FMI 2.0 FMU (co-simulation and model exchange, no
+        Python where it runs): inputs and outputs absolute, states the deviation from the
+        operating point. Options and the FMU's contents: :func:`titopfmu.linear.fmu.build_fmu`."""
+        from .fmu import build_fmu
+
+        return build_fmu(self, path, **options)
+
     def frequency_response(self, omega: np.ndarray) -> np.ndarray:
         """H(jω) = C (jω I - A)^-1 B + D for each ω (rad/s): shape (len(ω), ny, nu)."""
         n = self.n_states
@@ -84,6 +94,8 @@ class LinearModel:
         data.update({k: np.array(getattr(self, k), dtype=str) for k in _NAMES})
         data["t"] = np.array(self.t)
         data["position_level"] = np.array(self.position_level, dtype=bool)
+        data["unit_names"] = np.array(list(self.units), dtype=str)
+        data["unit_values"] = np.array(list(self.units.values()), dtype=str)
         if path.parent != Path(""):
             path.parent.mkdir(parents=True, exist_ok=True)
         if path.suffix == ".npz":
@@ -91,7 +103,8 @@ class LinearModel:
         elif path.suffix == ".mat":
             from scipy.io import savemat
 
-            mat = {k: (np.array(v, dtype=object) if k in _NAMES else v) for k, v in data.items()}
+            text = (*_NAMES, "unit_names", "unit_values")
+            mat = {k: (np.array(v, dtype=object) if k in text else v) for k, v in data.items()}
             savemat(path, mat)
         else:
             raise ValueError(f"unknown model file type {path.suffix!r}: use .npz or .mat")
@@ -103,5 +116,8 @@ class LinearModel:
         with np.load(path) as f:
             kw = {k: f[k] for k in _ARRAYS}
             kw.update({k: [str(s) for s in f[k]] for k in _NAMES})
+            if "unit_names" in f:  # files written before units were recorded have none
+                kw["units"] = {str(k): str(v) for k, v in zip(f["unit_names"], f["unit_values"],
+                                                              strict=True)}  # fmt: skip
             return cls(t=float(f["t"]), position_level=[bool(v) for v in f["position_level"]],
                        **kw)  # fmt: skip

@@ -17,7 +17,7 @@ import re
 import shutil
 import weakref
 from collections.abc import Sequence
-from ctypes import POINTER, byref, c_double, c_uint
+from ctypes import CFUNCTYPE, POINTER, byref, c_double, c_int, c_size_t, c_uint, c_void_p, cast
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -143,6 +143,22 @@ class Component:
         self.dependencies = deps
         self.parameters = self._expand(parameters or {})
         self.slave: FMU2Slave | None = None
+
+    @property
+    def provides_directional_derivative(self) -> bool:
+        """The FMU declares ``providesDirectionalDerivative`` for co-simulation."""
+        return bool(getattr(self.file.md.coSimulation, "providesDirectionalDerivative", False))
+
+    def function_address(self, name: str) -> int:
+        """The address of the FMI function ``name`` in the instance's library (for the
+        master's compiled step, :mod:`titopfmu.master.fastpath`)."""
+        return int(cast(getattr(self.slave.dll, name), c_void_p).value)
+
+    @property
+    def instance_address(self) -> int:
+        """The ``fmi2Component`` pointer of the instance."""
+        c = self.slave.component
+        return int(c.value if isinstance(c, c_void_p) else c)
 
     @property
     def is_closure(self) -> bool:
@@ -373,8 +389,59 @@ class Stepper:
         self._stats.fmu_calls += 1
         status = self._step(self._instance, t, h, 1)
         if status > 1:
-            c = self.component
-            raise CosimError(
-                f"fmi2DoStep of component '{c.name}' failed (status "
-                f"{_STATUS.get(status, status)}){c.last_error()}", t,
-            )  # fmt: skip
+            self.fail(t, status)
+
+    def fail(self, t: float, status: int) -> None:
+        """Raise the CosimError of a failed ``fmi2DoStep`` from ``t``."""
+        c = self.component
+        raise CosimError(
+            f"fmi2DoStep of component '{c.name}' failed (status "
+            f"{_STATUS.get(status, status)}){c.last_error()}", t,
+        )  # fmt: skip
+
+
+_DD = CFUNCTYPE(c_int, c_void_p, POINTER(c_uint), c_size_t, POINTER(c_uint), c_size_t,
+                POINTER(c_double), POINTER(c_double))  # fmi2GetDirectionalDerivativeTYPE
+
+
+class Derivatives:
+    """``fmi2GetDirectionalDerivative`` of fixed outputs (the unknowns) of a component with
+    respect to its inputs, one column of the Jacobian per call (exact for titopfmu's native
+    FMUs: the core's complex step). Each call adds one to ``stats.fmu_calls``."""
+
+    __slots__ = ("component", "what", "_dd", "_instance", "_vu", "_nu", "_vk", "_one",
+                 "_col", "_colp", "_stats", "_clock")  # fmt: skip
+
+    def __init__(self, component: Component, unknowns: Sequence[str], stats, clock,
+                 what: str = "") -> None:  # fmt: skip
+        self.component = component
+        self.what = what or describe(list(unknowns))
+        self._dd = _DD(component.function_address("fmi2GetDirectionalDerivative"))
+        self._instance = component.slave.component
+        self._nu = len(unknowns)
+        self._vu = (c_uint * self._nu)(*[component.vr[n] for n in unknowns])
+        self._vk = (c_uint * 1)()
+        self._one = (c_double * 1)(1.0)
+        self._col = np.zeros(self._nu)
+        self._colp = self._col.ctypes.data_as(POINTER(c_double))
+        self._stats = stats
+        self._clock = clock
+
+    def column(self, known: str) -> np.ndarray:
+        """d unknowns / d ``known`` (an input), at the component's current point; the array is
+        reused by the next call."""
+        self._stats.fmu_calls += 1
+        self._vk[0] = self.component.vr[known]
+        status = self._dd(self._instance, self._vu, self._nu, self._vk, 1, self._one, self._colp)
+        if status > 1:
+            self.fail(known, status)
+        return self._col
+
+    def fail(self, known: str, status: int) -> None:
+        """Raise the CosimError of a failed call for the input ``known``."""
+        c = self.component
+        raise CosimError(
+            f"component '{c.name}': fmi2GetDirectionalDerivative of {self.what} with "
+            f"respect to {known} failed (status {_STATUS.get(status, status)})"
+            f"{c.last_error()}", self._clock.t,
+        )  # fmt: skip

@@ -9,25 +9,31 @@ At every communication point the master
 2. solves the algebraic loop of the tree — accelerations down (``P.m[1..6]``), wrenches up
    (``Cj.W``) — with the same :class:`~titopfmu.assembly.loop_solver.TreeLoopSolver` as the
    in-process engine. Each FMU is affine in its loop inputs at a fixed point, ``y = M u + c``:
-   ``M`` is measured by unit perturbations through set/get (exact up to rounding, the map being
-   affine) and reused across steps; ``c`` comes from the outputs at the current inputs.
+   ``M`` comes from the FMU's directional derivatives (``fmi2GetDirectionalDerivative``,
+   exact), or by unit perturbations through set/get for an FMU that does not provide them
+   (exact up to rounding, the map being affine), and is reused across steps; ``c`` comes from
+   the outputs at the current inputs.
    The loop inputs start from the polynomial through their last solutions (``guess_order``).
    A body's outputs are read once, with its pre-loop values; inputs written to it after that
    read (its *late* inputs: a joint law's effort, a loop closure's wrench) are then carried to
    its outputs by more measured columns of its Jacobian, and sent with the first iteration.
-   Each iteration is a chord step of Newton's method on the reused Jacobians, which a Broyden
-   update corrects along the step. The residual after an iteration is exactly each FMU's
-   mismatch between its outputs and their prediction by its Jacobian: when that mismatch,
-   shrunk by the last contraction, predicts that the next iteration would not reach a tenth of
-   the tolerance, the Jacobians of those FMUs only are measured again, so that the next
-   iteration is exact for them. The residual decides, not the age of the Jacobians; the
-   convergence does not depend on mass ratios (about one iteration per step, at most two in
-   practice). ``loop="gauss-seidel"`` instead passes outputs to inputs in tree order, repeated
-   until convergence: a fixed-point iteration that converges only when the children are light
-   compared with their parents (kept for comparison);
+   Each iteration is a chord step of Newton's method on the reused Jacobians. The residual after an
+   iteration is exactly each FMU's mismatch between its outputs and their prediction by its
+   Jacobian: when that mismatch, shrunk by the last contraction, predicts that the next iteration
+   would not reach a tenth of the tolerance, the Jacobians of those FMUs only are measured again,
+   so that the next iteration is exact for them. The residual decides, not the age of the
+   Jacobians; the convergence does not depend on mass ratios (about one iteration per step, at most
+   two in practice). ``loop="gauss-seidel"`` instead passes outputs to inputs in tree order,
+   repeated until convergence: a fixed-point iteration that converges only when the children
+   are light compared with their parents (kept for comparison);
 3. advances every FMU by one communication step (``fmi2DoStep``), each holding its inputs at
    their value extrapolated to the middle of the step (second order in the step; held at their
    value at the point, ``coupling="hold"``, it is first order: README, "Co-simulation").
+
+With fixed steps and Newton's loop, the steps between output points run in compiled code
+(:mod:`.fastpath`, ``_step.c``): the same program and algorithm on the same arrays, the loop
+solved by an LU factorization of the assembled interface Jacobians (``compiled = False``: this
+module's Python path).
 
 FMU calls: the master keeps the value of every input it writes and sends all writes to a
 component since its last read in one ``fmi2SetReal`` just before the next ``fmi2GetReal``; each
@@ -52,7 +58,18 @@ import numpy as np
 
 from ..assembly.loop_solver import LoopNode, LoopSolveError, TreeLoopSolver
 from ..blocks.loop_map import LoopMap
-from .components import Component, CosimError, FmuFile, M, RealChannel, Stepper, W, describe
+from .components import (
+    Component,
+    CosimError,
+    Derivatives,
+    FmuFile,
+    M,
+    RealChannel,
+    Stepper,
+    W,
+    describe,
+)
+from .fastpath import CompiledStep, applies
 
 ACC = range(1, 7)  # loop part of a motion vector (1-based)
 PRE = range(7, M + 1)  # twist, position, Euler angles
@@ -65,6 +82,7 @@ class StepStats:
     iterations: int = 0
     jacobian_updates: int = 0
     fmu_calls: int = 0
+    compiled_steps: int = 0  # communication steps made by the compiled step (fastpath.py)
 
 
 @dataclass(eq=False)
@@ -116,6 +134,8 @@ class _Body:
     M: np.ndarray | None = None
     N: np.ndarray | None = None
     map: LoopMap | None = None
+    xnames: list[str] | None = None  # input names of x
+    dd: Derivatives | None = None  # the FMU's directional derivatives of y (None: none)
 
 
 def _user_stacklevel() -> int:
@@ -208,6 +228,9 @@ class CoSimulation:
         #: degree of the polynomial through the last loop solutions that gives the first guess
         #: of the next one (fewer iterations; the solution itself does not depend on it)
         self.guess_order = 3
+        #: fixed steps with Newton's loop run in the compiled step (:mod:`.fastpath`) when every
+        #: body's FMU provides directional derivatives; False: the Python path (same results)
+        self.compiled = True
         #: component -> {System name -> FMU name} (``from_system``: ``hinge`` -> ``C1``,
         #: ``m`` -> ``joint.m``), accepted wherever a reference is taken
         self.aliases: dict[str, dict[str, str]] = {}
@@ -849,6 +872,7 @@ class CoSimulation:
         self._dY = np.zeros_like(self._Y)
         self._Yp = np.zeros_like(self._Y)
         self._Vg = np.zeros_like(V)
+        self._XR = np.zeros_like(V)  # bodies' x_read, at their x's positions in V
         self._maps: list | None = None
         se, e = [], 0
         for x in self._extras:
@@ -856,6 +880,14 @@ class CoSimulation:
             e += len(x)
         self._E = np.zeros(e)
         self._bodies: list[_Body] = []
+        # every body's Jacobian Mx (ny x nx, row-major) in one flat array: the compiled step
+        # (fastpath.py) reads and writes them in place
+        sizes = []
+        for i in range(len(self.order)):
+            u = self._u_names[i]
+            sizes.append(len(self._y_names[i]) * len(u + [x for x in self._late[i] if x not in u]))
+        self._MX = np.zeros(sum(sizes))
+        mx0 = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         for i, name in enumerate(self.order):
             node = self.nodes[i]
             ny = len(self._y_names[i])
@@ -867,15 +899,23 @@ class CoSimulation:
             xv = V[x0 : x0 + len(xn)]
             cols = sorted(set(self._lc[i]) | {xn.index(x) for x in late})
             what = "its loop inputs" + (" and late inputs" if late else "")
+            self._XR[x0 : x0 + len(xn)] = xv
             b = _Body(
                 sy=self._sy[i], se=se[i], ny=ny, nu=len(u), xv=xv,
                 xch=self._channel(name, xn, what, xv),
                 ych=self._channel(name, self._y_names[i] + self._extras[i], "its loop outputs"),
                 lc=np.array(self._lc[i], dtype=int), cols=np.array(cols, dtype=int),
                 feed=np.array(self._feed[i], dtype=int), c=np.zeros(ny), tmp=np.zeros(ny),
-                x_read=xv.copy(), has_parent=node.has_parent, n_children=len(node.children),
+                x_read=self._XR[x0 : x0 + len(xn)], has_parent=node.has_parent,
+                n_children=len(node.children),
             )  # fmt: skip
             b.Yv = self._Y[b.sy]
+            b.Mx = self._MX[mx0[i] : mx0[i + 1]].reshape(ny, len(xn))
+            b.M, b.N = b.Mx[:, : b.nu], b.Mx[:, b.nu :]
+            b.xnames = xn
+            comp = comps[name]
+            b.dd = (Derivatives(comp, self._y_names[i], self.stats, self, "its loop outputs")
+                    if comp.provides_directional_derivative else None)  # fmt: skip
             b.xu, b.xl = xv[: b.nu], xv[b.nu :]
             b.nl, b.ne = len(b.xl), se[i].stop - se[i].start
             b.xs = slice(x0, x0 + len(xn))
@@ -910,11 +950,14 @@ class CoSimulation:
         self._flush_rt = [(self._channel(cname, names), idx(cname, names))
                           for cname, names in self._final_flush]  # fmt: skip
         self._steppers = [Stepper(c, self.stats) for c in comps.values()]
+        self._mx_dirty = True  # a Jacobian changed since the compiled step factored them
+        self._compiled: CompiledStep | None = None  # built at its first use
         self._hist: list[tuple[float, np.ndarray]] = []
         self._have_prev = False
         self._h_prev = 0.0
 
     def free(self) -> None:
+        self._compiled = None  # it refers to the instances
         for c in self.components.values():
             c.free()
 
@@ -991,25 +1034,31 @@ class CoSimulation:
             del self._hist[: -(self.guess_order + 1)]
 
     def _measure(self, i: int) -> None:
-        """The Jacobian ``Mx`` of body i by unit perturbations of its inputs at the point where
-        its outputs were read (affine: exact up to rounding). Columns of inputs that do not move
-        during a solve (a free port's held wrench) stay zero. The FMU is left at the last probe:
-        the iteration that follows sends every body's inputs."""
+        """The Jacobian ``Mx`` of body i (in place), column by column: from the FMU's directional
+        derivatives (``fmi2GetDirectionalDerivative``, exact) when it provides them, else by
+        unit perturbations of its inputs at the point where its outputs were read (the map being
+        affine, exact up to rounding; the FMU is then left at the last probe: the iteration that
+        follows sends every body's inputs). Columns of inputs that do not move during a solve (a
+        free port's held wrench) stay zero."""
         b = self._bodies[i]
-        y0 = b.Yv.copy()
-        Mx = np.zeros((b.ny, len(b.xv)))
-        x = b.xv
-        kept = x.copy()
-        x[:] = b.x_read
-        for k in b.cols:
-            x[k] += 1.0
-            b.xch.send()
-            Mx[:, k] = b.ych.get()[: b.ny] - y0
-            x[k] = b.x_read[k]
-        x[:] = kept
-        b.Mx = Mx
-        b.M, b.N = Mx[:, : b.nu], Mx[:, b.nu :]
+        Mx = b.Mx
+        Mx[:] = 0.0
+        if b.dd is not None:
+            for k in b.cols:
+                Mx[:, k] = b.dd.column(b.xnames[k])
+        else:
+            y0 = b.Yv.copy()
+            x = b.xv
+            kept = x.copy()
+            x[:] = b.x_read
+            for k in b.cols:
+                x[k] += 1.0
+                b.xch.send()
+                Mx[:, k] = b.ych.get()[: b.ny] - y0
+                x[k] = b.x_read[k]
+            x[:] = kept
         b.map = LoopMap.from_dense(b.M, b.c, b.has_parent, b.n_children)
+        self._mx_dirty = True
         self.stats.jacobian_updates += 1
 
     def _residual(self, Y: np.ndarray | None = None, V: np.ndarray | None = None):
@@ -1082,9 +1131,8 @@ class CoSimulation:
                 r_prev = self._residual(Yp, Vg)[0]
                 self._residual()  # the scale of Y
             # at a fixed time each FMU is affine: the residual is the mismatch between the
-            # outputs and their prediction by the maps, (Y - Y_old) - Mx (x - x_read). Broyden:
-            # correct each Mx along its secant (the direction in which the inputs move from one
-            # step to the next), unless the mismatch is rounding
+            # outputs and their prediction by the maps, (Y - Y_old) - Mx (x - x_read). The
+            # Jacobians are exact where measured; they age as the states move
             subtract(Y, dY, out=dY)
             eps = 64.0 * np.finfo(float).eps * self._scale
             ratio = min(1.0, res / r_prev) if r_prev > 0.0 else 1.0
@@ -1094,13 +1142,11 @@ class CoSimulation:
                 mis = subtract(dY[b.sy], dot(b.Mx, d, out=b.tmp), out=b.tmp)
                 amis = np.abs(mis)
                 if amis.max() > eps:
-                    nrm = float(d @ d)
-                    if nrm > 0.0:
-                        b.Mx += np.multiply.outer(mis, d / nrm)
                     # the last iteration contracted the residual by `ratio`; a body's mismatch
                     # scaled by that predicts its share of the next residual. Measure again, so
                     # that the next iteration is exact for them, the bodies whose share would
-                    # stay above a tenth of the tolerance
+                    # stay above a tenth of the tolerance (Broyden updates along the step, which
+                    # an earlier master made, are not worth their cost with exact Jacobians)
                     if refresh and len(b.feed):
                         share = float(amis[b.feed].max()) / self._scale * ratio
                         if share > 0.1 * tolerance:
@@ -1222,14 +1268,21 @@ class CoSimulation:
         for _, cn, n in cols:
             if n not in by.setdefault(cn, []):
                 by[cn].append(n)
-        chans = {cn: self._channel(cn, names, "recorded variables") for cn, names in by.items()}
-        where = [(cn, by[cn].index(n)) for _, cn, n in cols]
+        # every channel reads into its slice of one buffer; the row picks from it
+        buf = np.zeros(sum(len(names) for names in by.values()))
+        chans, base, k = [], {}, 0
+        for cn, names in by.items():
+            base[cn] = k
+            chans.append(self._channel(cn, names, "recorded variables", buf[k : k + len(names)]))
+            k += len(names)
+        where = np.array([base[cn] + by[cn].index(n) for _, cn, n in cols], dtype=int)
 
         def sample(t: float | None = None) -> None:
             """Append the values at the current point, labelled ``t`` (the output time the
             point is on; the master's time when None)."""
-            vals = {cn: ch.get() for cn, ch in chans.items()}
-            result.append(self.t if t is None else t, [float(vals[cn][k]) for cn, k in where])
+            for ch in chans:
+                ch.get()
+            result.append(self.t if t is None else t, buf[where].tolist())
 
         return sample
 
@@ -1405,19 +1458,43 @@ class CoSimulation:
         self.initialize(start_time)
         sample = self._sampler(cols, result)
         with self._running(result, progress, n_steps, "step") as bar:
-            for k in range(n_steps + 1):
-                self.solve_loop(tolerance)
-                result.iterations.append(self.last_iterations)
+            self.solve_loop(tolerance)
+            result.iterations.append(self.last_iterations)
+            k = 0
+            while True:
                 if k == n_steps:
                     sample(stop_time)
                     break
                 if k % every == 0:
                     sample(start_time + (k // every) * oi)
-                self.do_step(step)
-                self.t = start_time + (k + 1) * step  # no drift of a sum of steps
+                m = min(every - k % every, n_steps - k)  # steps to the next output point
+                self._advance_fixed(m, step, tolerance, result.iterations, start_time, k)
+                k += m
                 if bar is not None:
-                    bar.update()
+                    bar.update(m)
         return result
+
+    def _advance_fixed(self, n: int, h: float, tolerance: float, iterations: list[int],
+                       t0: float, k0: int) -> None:  # fmt: skip
+        """``n`` communication steps of ``h`` (s) from step ``k0`` of a run from ``t0``, each
+        followed by the loop's solution; the time after step k is exactly ``t0 + k h`` (no drift
+        of a sum of steps). The loop iterations of each are appended to ``iterations`` (also
+        those done before an error). The compiled step (:mod:`.fastpath`) does them when it
+        applies and :attr:`compiled` is true, else :meth:`do_step` and :meth:`solve_loop`."""
+        if self.compiled and applies(self) is None:
+            if self._compiled is None:
+                self._compiled = CompiledStep(self)
+            try:
+                iterations += self._compiled.run(n, h, tolerance, 5, t0, k0)
+            except CosimError:
+                iterations += self._compiled.done
+                raise
+            return
+        for j in range(n):
+            self.do_step(h)
+            self.t = t0 + (k0 + j + 1) * h
+            self.solve_loop(tolerance)
+            iterations.append(self.last_iterations)
 
     def _simulate_variable(
         self, stop_time, step, start_time, record, output_interval, tolerance, step_tolerance,
@@ -1472,3 +1549,8 @@ class CoSimulation:
             if bar is not None:
                 bar.close()
             self.free()
+
+
+#: the master's own step and loop solution: the compiled step (:mod:`.fastpath`) stands in for
+#: them only while they are not overridden
+OWN_STEP = (CoSimulation.do_step, CoSimulation.solve_loop)

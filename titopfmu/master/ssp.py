@@ -32,8 +32,21 @@ How titopfmu's notions map onto SSP 1.0 (which knows only scalar connectors):
 * **Default experiment**: ``ssd:DefaultExperiment`` with ``startTime`` and ``stopTime``; SSP 1.0
   has no step attribute, so the communication step is written as the Open Simulation Platform
   annotation (``com.opensimulationplatform``: ``osp:FixedStepAlgorithm baseStepSize``), which
-  libcosim reads as well. The master's coupling option (``CoSimulation.coupling``) is kept in a
-  ``titopfmu`` annotation of the SSD (other tools ignore it).
+  libcosim reads as well.
+* **Annotations**, laid out so that tools open the file unedited: the root holds only
+  ``ssd:System`` and ``ssd:DefaultExperiment`` (OMSimulator refuses any other root child than
+  ``System``, ``Units``, ``Enumerations`` and ``DefaultExperiment``); the system's
+  ``ssd:Annotations`` come last in the system and hold, first, OMSimulator's annotation
+  (``org.openmodelica``: ``oms:Annotations/oms:SimulationInformation``; OMSimulator 2 reads only
+  the first annotation of a system), then titopfmu's own (``titopfmu``: ``titop:Master`` with
+  the coupling option ``CoSimulation.coupling`` and the interface; other tools ignore it).
+  OMSimulator's annotation says how it must run the system, in the forms of both OMSimulator 2
+  (a child element whose name sets the system type) and OMSimulator 3 (attributes naming the
+  default solver of the system's units): for co-simulation units a weakly coupled system,
+  ``oms:FixedStepMaster`` with the communication step (3: method ``oms_ma``, ``fixedStepSize``);
+  for model-exchange units a strongly coupled system integrated by CVODE,
+  ``oms:VariableStepSolver`` (3: method ``cvode``) with the relative tolerance. Files written by
+  titopfmu 0.1 (the ``titopfmu`` annotation at the root) are read as well.
 
 Reading is strict: every problem (malformed zip or XML, no ``SystemStructure.ssd``, an SSP
 feature titopfmu does not implement, a missing component, FMU, connector or variable, connected
@@ -54,7 +67,7 @@ import tempfile
 import weakref
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote, urlparse
@@ -69,17 +82,31 @@ SSD = "http://ssp-standard.org/SSP1/SystemStructureDescription"
 SSC = "http://ssp-standard.org/SSP1/SystemStructureCommon"
 SSV = "http://ssp-standard.org/SSP1/SystemStructureParameterValues"
 OSP = "http://opensimulationplatform.com/SSP/OSPAnnotations"
+#: OMSimulator's annotation namespace (its ``schema/oms.xsd``)
+OMS = "https://raw.githubusercontent.com/OpenModelica/OMSimulator/master/schema/oms.xsd"
 TITOP = "urn:titopfmu:ssp"
-#: prefixes as written: libcosim's parser matches the literal prefixes ssd:, ssc:, ssv:, osp:
-NSMAP = {"ssd": SSD, "ssc": SSC, "ssv": SSV, "osp": OSP, "titop": TITOP}
-NS = {"ssd": SSD, "ssc": SSC, "ssv": SSV, "osp": OSP, "titop": TITOP}
+#: prefixes as written: libcosim's parser and OMSimulator 2's match the literal prefixes ssd:,
+#: ssc:, ssv:, osp: and oms:
+NSMAP = {"ssd": SSD, "ssc": SSC, "ssv": SSV, "osp": OSP, "oms": OMS, "titop": TITOP}
+NS = dict(NSMAP)
 
 SSD_NAME = "SystemStructure.ssd"
 FMU_MIME = "application/x-fmu-sharedlibrary"
 PARAMETER_SET_MIME = "application/x-ssp-parameter-set"
 OSP_ANNOTATION = "com.opensimulationplatform"
+OMS_ANNOTATION = "org.openmodelica"
 TITOP_ANNOTATION = "titopfmu"
 COUPLINGS = ("extrapolated", "hold")
+#: FMI interfaces a system can be written for (the components' ``implementation``)
+INTERFACES = ("CoSimulation", "ModelExchange")
+#: OMSimulator 3 gives every unit without a solver of its own the solver of this name (a
+#: co-simulation unit) or of the second (a model-exchange unit), defining it if the system does
+#: not: defining it in the system's annotation sets their step or tolerance
+OMS3_CS_SOLVER = "oms_ma_default"
+OMS3_ME_SOLVER = "oms_me_solver"
+#: OMSimulator's defaults (s, and a relative tolerance), written in its annotation where its
+#: schema requires a value and the caller gives none (its step is also titopfmu cosim's default)
+OMS_DEFAULTS = {"step": 1e-3, "tolerance": 1e-4, "initial_step": 1e-6, "minimum_step": 1e-12}
 
 #: FMI 2.0 type -> SSP connector / parameter type
 _SSP_TYPE = {"Real": "Real", "Integer": "Integer", "Enumeration": "Integer", "Boolean": "Boolean"}
@@ -91,11 +118,16 @@ _INT = re.compile(r"[+-]?\d+")
 @dataclass(frozen=True)
 class DefaultExperiment:
     """The SSD's default experiment: start and stop time (s) and communication step (s);
-    ``None`` where the SSD gives none."""
+    ``None`` where the SSD gives none. ``interface`` is the FMI interface the system was
+    written for (``"CoSimulation"`` or ``"ModelExchange"``, the components'
+    ``implementation``) and ``tolerance`` the relative tolerance written with it (``None``:
+    none given)."""
 
     start_time: float = 0.0
     stop_time: float | None = None
     step: float | None = None
+    interface: str = "CoSimulation"
+    tolerance: float | None = None
 
 
 class SspSystem(NamedTuple):
@@ -181,6 +213,46 @@ def _parameter_set(c, inputs: dict[str, float], name: str, nsmap: dict | None = 
     return ps
 
 
+def _oms_annotation(interface: str, step: float | None, tolerance: float | None):
+    """OMSimulator's system annotation (module docstring): how it must run the system.
+
+    One ``oms:SimulationInformation`` in the forms of OMSimulator 2 (its child element sets the
+    system type, with the attributes its own export writes: ``FixedStepMaster``, a weakly
+    coupled system of co-simulation units, or ``VariableStepSolver``, a strongly coupled one of
+    model-exchange units; v2.1 ``Model::getSystemTypeHelper``,
+    ``SystemWC``/``SystemSC::exportToSSD_SimulationInformation``) and 3 (its attributes define
+    the solver its units use by default; v3 ``System.processElements``). Where the caller gives
+    no step or tolerance, OMSimulator's defaults are written (``OMS_DEFAULTS``).
+    """
+    ann = etree.Element(_q("ssc", "Annotation"), type=OMS_ANNOTATION)
+    info = etree.SubElement(etree.SubElement(ann, _q("oms", "Annotations")),
+                            _q("oms", "SimulationInformation"))  # fmt: skip
+    d = dict(OMS_DEFAULTS)
+    if step is not None:
+        d["step"] = float(step)
+    if tolerance is not None:
+        d["tolerance"] = float(tolerance)
+    f = {k: _format_double(v) for k, v in d.items()}
+    if interface == "CoSimulation":
+        for k, v in (("name", OMS3_CS_SOLVER), ("method", "oms_ma"),
+                     ("fixedStepSize", f["step"]), ("relativeTolerance", f["tolerance"])):
+            info.set(k, v)
+        etree.SubElement(info, _q("oms", "FixedStepMaster"), description="oms-ma",
+                         stepSize=f["step"], absoluteTolerance=f["tolerance"],
+                         relativeTolerance=f["tolerance"])  # fmt: skip
+    else:  # the largest integration step is the communication step (the output grid)
+        for k, v in (("name", OMS3_ME_SOLVER), ("method", "cvode"),
+                     ("relativeTolerance", f["tolerance"]),
+                     ("initialStepSize", f["initial_step"]),
+                     ("minimumStepSize", f["minimum_step"]), ("maximumStepSize", f["step"])):
+            info.set(k, v)
+        etree.SubElement(info, _q("oms", "VariableStepSolver"), description="cvode",
+                         absoluteTolerance=f["tolerance"], relativeTolerance=f["tolerance"],
+                         minimumStepSize=f["minimum_step"], maximumStepSize=f["step"],
+                         initialStepSize=f["initial_step"])  # fmt: skip
+    return ann
+
+
 def write_ssp(
     cs: CoSimulation,
     path: str | os.PathLike,
@@ -190,18 +262,34 @@ def write_ssp(
     step: float | None = None,
     name: str | None = None,
     parameter_files: bool = False,
+    interface: str = "CoSimulation",
+    tolerance: float | None = None,
 ) -> Path:
     """Write the co-simulation ``cs`` as the SSP 1.0 archive ``path`` (module docstring):
     ``SystemStructure.ssd`` and the FMUs (each file once) under ``resources/``.
 
-    ``start_time``, ``stop_time`` and ``step`` (s) make its default experiment; ``name`` names
-    the system (default: the file's stem); ``parameter_files`` puts each component's parameter
-    set in ``resources/<component>.ssv`` instead of inline. Returns the path written.
+    ``start_time``, ``stop_time`` and ``step`` (s) make its default experiment (give ``step``
+    for other tools: OMSimulator and libcosim run at it); ``name`` names the system (default:
+    the file's stem); ``parameter_files`` puts each component's parameter set in
+    ``resources/<component>.ssv`` instead of inline. ``interface`` is the FMI interface the
+    components are used through: ``"CoSimulation"`` (a co-simulation master steps them at
+    ``step``) or ``"ModelExchange"`` (one integrator for the whole system, at the relative
+    ``tolerance``; every FMU must offer it). Returns the path written.
     """
     path = Path(path)
-    _check_experiment(float(start_time), stop_time, step, f"write_ssp('{path}')")
+    where = f"write_ssp('{path}')"
+    _check_experiment(float(start_time), stop_time, step, where)
+    if interface not in INTERFACES:
+        raise CosimError(f"{where}: interface '{interface}' is not one of {INTERFACES}")
+    if tolerance is not None and not (math.isfinite(tolerance) and 0 < tolerance < 1):
+        raise CosimError(f"{where}: the relative tolerance must be in (0, 1), got {tolerance}")
     if not cs.components:
-        raise CosimError(f"write_ssp('{path}'): the co-simulation has no components")
+        raise CosimError(f"{where}: the co-simulation has no components")
+    if interface == "ModelExchange":
+        for c in cs.components.values():
+            if c.file.md.modelExchange is None:
+                raise CosimError(f"{where}: component '{c.name}': its FMU '{c.file.path}' has no "
+                                 "model-exchange interface")  # fmt: skip
     name = name or path.stem
     # FMU files -> archive names, each file once (same base name, different file: suffixed)
     arcnames: dict[Path, str] = {}
@@ -229,7 +317,7 @@ def write_ssp(
     for c in cs.components.values():
         comp = etree.SubElement(
             elements, _q("ssd", "Component"), name=c.name, type=FMU_MIME,
-            source=arcnames[Path(c.file.path).resolve()], implementation="CoSimulation",
+            source=arcnames[Path(c.file.path).resolve()], implementation=interface,
         )  # fmt: skip
         if used[c.name]:
             connectors = etree.SubElement(comp, _q("ssd", "Connectors"))
@@ -264,6 +352,13 @@ def write_ssp(
         for a, x, b, y in links:
             etree.SubElement(connections, _q("ssd", "Connection"), startElement=a,
                              startConnector=x, endElement=b, endConnector=y)  # fmt: skip
+    annotations = etree.SubElement(system, _q("ssd", "Annotations"))  # last in a system
+    annotations.append(_oms_annotation(interface, step, tolerance))  # first: OMSimulator 2
+    ann = etree.SubElement(annotations, _q("ssc", "Annotation"), type=TITOP_ANNOTATION)
+    master = etree.SubElement(ann, _q("titop", "Master"), coupling=str(cs.coupling),
+                              interface=interface)  # fmt: skip
+    if tolerance is not None:
+        master.set("tolerance", _format_double(float(tolerance)))
     exp = etree.SubElement(root, _q("ssd", "DefaultExperiment"),
                            startTime=_format_double(float(start_time)))  # fmt: skip
     if stop_time is not None:
@@ -274,9 +369,6 @@ def write_ssp(
         alg = etree.SubElement(ann, _q("osp", "Algorithm"))
         etree.SubElement(alg, _q("osp", "FixedStepAlgorithm"),
                          baseStepSize=_format_double(float(step)))  # fmt: skip
-    ann = etree.SubElement(etree.SubElement(root, _q("ssd", "Annotations")),
-                           _q("ssc", "Annotation"), type=TITOP_ANNOTATION)  # fmt: skip
-    etree.SubElement(ann, _q("titop", "Master"), coupling=str(cs.coupling))
     ssd_bytes = etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -449,18 +541,20 @@ class _Reader:
                 values.update(self.parameter_set(sets[0], comp, prefix))
         return values
 
+    def number(self, el, attr: str, text: str) -> float:
+        """The xs:double ``text`` of attribute ``attr`` of ``el``."""
+        t = text.strip()
+        if not _DOUBLE.fullmatch(t):
+            raise self.fail(el, f'{_local(el)}: {attr}="{text}" is not a number')
+        return float(t.replace("INF", "inf"))
+
     def experiment(self, root) -> DefaultExperiment:
         el = root.find("ssd:DefaultExperiment", NS)
         if el is None:
             return DefaultExperiment()
 
         def number(attr: str, text: str | None) -> float | None:
-            if text is None:
-                return None
-            t = text.strip()
-            if not _DOUBLE.fullmatch(t):
-                raise self.fail(el, f'DefaultExperiment: {attr}="{text}" is not a number')
-            return float(t.replace("INF", "inf"))
+            return None if text is None else self.number(el, attr, text)
 
         start = number("startTime", el.get("startTime"))
         stop = number("stopTime", el.get("stopTime"))
@@ -561,13 +655,24 @@ def _read_ssd(r: _Reader) -> tuple[CoSimulation, DefaultExperiment]:
                              "to the components")  # fmt: skip
     experiment = r.experiment(root)
     cs = CoSimulation()
-    for ann in root.findall("ssd:Annotations/ssc:Annotation", NS):
+    interface, tolerance = None, None
+    # titopfmu's annotation: in the system; at the root in files of titopfmu 0.1
+    for ann in [*system.findall("ssd:Annotations/ssc:Annotation", NS),
+                *root.findall("ssd:Annotations/ssc:Annotation", NS)]:  # fmt: skip
         if ann.get("type") == TITOP_ANNOTATION:
             for master in ann.findall("titop:Master", NS):
                 coupling = master.get("coupling", "extrapolated")
                 if coupling not in COUPLINGS:
                     raise r.fail(master, f"coupling '{coupling}' is not one of {COUPLINGS}")
                 cs.coupling = coupling
+                interface = master.get("interface", interface)
+                if interface is not None and interface not in INTERFACES:
+                    raise r.fail(master, f"interface '{interface}' is not one of {INTERFACES}")
+                if master.get("tolerance") is not None:
+                    tolerance = r.number(master, "tolerance", master.get("tolerance"))
+                    if not 0 < tolerance < 1:
+                        raise r.fail(master, f"the relative tolerance must be in (0, 1), got "
+                                             f"{master.get('tolerance')}")  # fmt: skip
 
     # components: FMU, declared connectors, bound values
     elements = system.find("ssd:Elements", NS)
@@ -588,9 +693,17 @@ def _read_ssd(r: _Reader) -> tuple[CoSimulation, DefaultExperiment]:
         if mime != FMU_MIME:
             raise r.fail(el, f"component '{name}': type '{mime}' is not supported (only FMUs, "
                              f"{FMU_MIME})")  # fmt: skip
-        if el.get("implementation", "any") not in ("any", "CoSimulation"):
-            raise r.fail(el, f"component '{name}': implementation "
-                             f"'{el.get('implementation')}' is not supported")  # fmt: skip
+        implementation = el.get("implementation", "any")
+        if implementation not in ("any", *INTERFACES):
+            raise r.fail(el, f"component '{name}': implementation '{implementation}' is not "
+                             f"one of any, {', '.join(INTERFACES)}")  # fmt: skip
+        if implementation != "any":
+            if interface is None:
+                interface = implementation
+            elif implementation != interface:
+                raise r.fail(el, f"component '{name}': implementation '{implementation}', but "
+                                 f"the system is written for {interface} (every component "
+                                 "must use the same interface)")  # fmt: skip
         source = el.get("source")
         if not source:
             raise r.fail(el, f"component '{name}' has no source")
@@ -598,6 +711,9 @@ def _read_ssd(r: _Reader) -> tuple[CoSimulation, DefaultExperiment]:
         if not fmu.is_file():
             raise r.fail(el, f"component '{name}': its FMU '{source}' is missing")
         md = r.model_description(name, source, fmu, el)
+        if implementation == "ModelExchange" and md.modelExchange is None:
+            raise r.fail(el, f"component '{name}': implementation 'ModelExchange', but its FMU "
+                             f"'{source}' has no model-exchange interface")  # fmt: skip
         variables = {v.name: v for v in md.modelVariables}
         comp_vars[name] = variables
         declared: dict[str, _Connector] = {}
@@ -707,6 +823,7 @@ def _read_ssd(r: _Reader) -> tuple[CoSimulation, DefaultExperiment]:
             cs.connect(f"{a}.{o}", f"{b}.{i}")
         except CosimError as exc:
             raise CosimError(f"{r.label} line {line}: {exc}") from None
+    experiment = replace(experiment, interface=interface or "CoSimulation", tolerance=tolerance)
     return cs, experiment
 
 

@@ -141,14 +141,7 @@ def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None
         doc = Path(tmp) / "documentation" / "index.html"
         doc.parent.mkdir()
         doc.write_text(documentation_html(ftype, n, fmi_version), encoding="utf-8")
-        target = out_dir / f"{name}.fmu"
-        part = target.with_suffix(".fmu.part")
-        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
-            for p in sorted(Path(tmp).rglob("*")):
-                if p.is_file():
-                    z.write(p, p.relative_to(tmp).as_posix())
-        part.replace(target)
-    return target
+        return zip_fmu(tmp, out_dir / f"{name}.fmu")
 
 
 def measure_dependencies(fmu, lib: Path) -> dict[int, list[int]]:
@@ -255,3 +248,18 @@ def _compile(cmd: list[str], name: str) -> None:
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise BuildError(f"compiling the native FMU {name} failed:\n{p.stderr.strip()}")
+
+
+def zip_fmu(tree: str | Path, target: str | Path) -> Path:
+    """Zip the FMU laid out in the directory ``tree`` (modelDescription.xml, binaries/,
+    sources/, ...) into ``target``, written to ``<target>.part`` first and renamed: a failed
+    build never leaves a half-written FMU under the final name."""
+    tree, target = Path(tree), Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    part = target.with_name(target.name + ".part")
+    with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as z:
+        for p in sorted(tree.rglob("*")):
+            if p.is_file():
+                z.write(p, p.relative_to(tree).as_posix())
+    part.replace(target)
+    return target

@@ -833,6 +833,20 @@ int fmu_state_deserialize(Instance *c, const unsigned char bytes[], size_t size,
 
 /* ---- directional derivatives (exact: the core's complex step) ---- */
 
+/* A known that is a parameter: in Initialization Mode the knowns are the dependencies of the
+   InitialUnknowns, parameters with initial="exact" included (FMI 2.0 section 2.1.9; OMSimulator
+   passes the whole dependency list, seeds of 0 but one). The units give no derivative with
+   respect to a parameter: one with a zero seed contributes nothing and is accepted, any other
+   is refused. Returns 1 when the known can be skipped, else refuses and returns 0. */
+static int parameter_known(Instance *c, unsigned vr, double seed, const char *what)
+{
+    if (seed == 0.0)
+        return 1;
+    fmu_refuse(c, "%s%s: no derivative with respect to the parameter '%s' (its seed must be 0)",
+               c->api, what, FMU_VAR_NAME[vr]);
+    return 0;
+}
+
 /* the seed vector (states, then core inputs) of the knowns: refused before any work if a
    known is not an input or a state, or a seed value is not finite */
 static int seed_of(Instance *c, const unsigned vKnown[], size_t nKnown, const double dvKnown[],
@@ -848,6 +862,11 @@ static int seed_of(Instance *c, const unsigned vKnown[], size_t nKnown, const do
                               num(dvKnown[i]).s, FMU_VAR_NAME[vr]);
         if (FMU_NX && vr >= (unsigned)FMU_X_VR0 && vr < (unsigned)(FMU_X_VR0 + FMU_NX)) {
             seed[vr - FMU_X_VR0] += dvKnown[i];
+            continue;
+        }
+        if (c->mode == M_INIT && FMU_VAR_CAUS[vr] == C_PARAM) {
+            if (!parameter_known(c, vr, dvKnown[i], what))
+                return FMU_ERROR;
             continue;
         }
         if (FMU_VAR_CAUS[vr] != C_INPUT)

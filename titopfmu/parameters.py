@@ -1,0 +1,261 @@
+"""Block parameters by name, as the model files spell them: read one, list them, or derive a
+system with some of them changed (what a campaign or a sweep varies).
+
+A name is ``block.key`` for a scalar (``pend1.mass``, ``slider_law.k``, ``pend1.theta0``),
+``block.key[i]`` for one component of a vector and ``block.key[i,j]`` for one element of a
+matrix (1-based, as signal names are: ``balloon.position[3]``, ``balloon.inertia[2,3]``), and
+``block.children.PORT[i]`` for a coordinate of a child port's position. ``key`` is the keyword
+of the block's constructor, as in a model file (``docs/model-files.md``); the values are in the
+units and frames the block's docstring states (SI, radians). Initial conditions (``theta0``,
+``position``, ``twist``...) are parameters like the others. Setting an off-diagonal element of an
+``inertia`` sets its symmetric element too (a product of inertia).
+
+The changed blocks are built anew through their constructors, so a value a block refuses (a
+negative mass, an inertia that is not positive) raises the block's own
+:class:`~titopfmu.blocks.base.ParameterError`; blocks not changed are shared with the original
+system, which is left untouched.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from .assembly.system import System
+from .blocks.base import Block, ParameterError, TitopError
+
+_NAME = re.compile(
+    r"^(?P<block>[^.\[\]\s]+)\.(?P<key>[A-Za-z_]\w*)(?:\.(?P<sub>[^.\[\]\s]+))?"
+    r"(?:\[(?P<idx>[^\]]*)\])?$"
+)
+
+#: Symmetric matrix parameters: element (i, j) and (j, i) are set together.
+SYMMETRIC = ("inertia",)
+
+
+class ParameterNameError(TitopError):
+    """A parameter name that does not name a numeric parameter of the system (the message says
+    which part is wrong and what the block offers)."""
+
+
+def _entry(block: Block) -> dict:
+    """Every numeric constructor argument of ``block`` by its model-file key (the values the
+    model file leaves out because they are the defaults included)."""
+    from .modelfile import block_to_dict
+
+    try:
+        d = block_to_dict(block, None)
+    except TitopError as exc:
+        raise ParameterNameError(
+            f"block '{block.name}' ({type(block).__name__}) has no named parameters: {exc}"
+        ) from None
+    sig = inspect.signature(type(block).__init__)
+    for key, p in sig.parameters.items():
+        if key in d or key in ("self", "name") or p.default is inspect.Parameter.empty:
+            continue
+        if p.default is None or isinstance(p.default, (bool, str)):
+            continue
+        try:
+            d[key] = np.asarray(p.default, dtype=float).tolist()
+        except (TypeError, ValueError):
+            continue
+    out = {}
+    for k, v in d.items():
+        if k in ("name", "type", "external", "expression", "size"):
+            continue
+        if k == "children":
+            out[k] = {c: list(map(float, p)) for c, p in v.items()}
+        else:
+            try:
+                out[k] = np.asarray(v, dtype=float)
+            except (TypeError, ValueError):
+                continue
+    return out
+
+
+def _scalar_names(prefix: str, v: np.ndarray) -> list[str]:
+    if v.ndim == 0:
+        return [prefix]
+    if v.ndim == 1:
+        return [f"{prefix}[{i + 1}]" for i in range(v.shape[0])]
+    return [f"{prefix}[{i + 1},{j + 1}]" for i in range(v.shape[0]) for j in range(v.shape[1])]
+
+
+def parameter_names(system: System, blocks: Iterable[str] | None = None) -> list[str]:
+    """Every scalar parameter name of ``system`` (or of the named ``blocks``), in block order."""
+    names: list[str] = []
+    for b in system.blocks.values():
+        if blocks is not None and b.name not in blocks:
+            continue
+        try:
+            entry = _entry(b)
+        except ParameterNameError:
+            continue
+        for k, v in entry.items():
+            if k == "children":
+                for c, p in v.items():
+                    names += _scalar_names(f"{b.name}.children.{c}", np.asarray(p))
+            else:
+                names += _scalar_names(f"{b.name}.{k}", v)
+    return names
+
+
+def _locate(system: System, name: str, entries: dict[str, dict]):
+    """(block name, key, child port or None, index tuple) of a name, checked against the system."""
+    m = _NAME.match(name) if isinstance(name, str) else None
+    if m is None:
+        raise ParameterNameError(
+            f"parameter name {name!r} must read 'block.key', 'block.key[i]', 'block.key[i,j]' "
+            "or 'block.children.PORT[i]' (1-based indices)"
+        )
+    b, key, sub, idx = m["block"], m["key"], m["sub"], m["idx"]
+    if b not in system.blocks:
+        raise ParameterNameError(
+            f"parameter {name!r}: no block '{b}' in system '{system.name}'; blocks: "
+            + ", ".join(system.blocks)
+        )
+    if b not in entries:
+        entries[b] = _entry(system.blocks[b])
+    entry = entries[b]
+    keys = [k for k in entry if k != "children"] + (
+        [f"children.{c}" for c in entry["children"]] if "children" in entry else []
+    )
+    if key == "children":
+        if sub is None or sub not in entry.get("children", {}):
+            raise ParameterNameError(
+                f"parameter {name!r}: block '{b}' has no child port {sub!r}; its parameters: "
+                + ", ".join(keys)
+            )
+        value = np.asarray(entry["children"][sub])
+    else:
+        if sub is not None or key not in entry:
+            raise ParameterNameError(
+                f"parameter {name!r}: block '{b}' ({type(system.blocks[b]).__name__}) has no "
+                f"parameter '{key}{'.' + sub if sub else ''}'; its parameters: " + ", ".join(keys)
+            )
+        value = entry[key]
+    if idx is None:
+        if value.ndim != 0:
+            shape = "x".join(map(str, value.shape))
+            example = _scalar_names(name, value)[0]
+            raise ParameterNameError(
+                f"parameter {name!r} has {shape} components; name one of them, e.g. {example!r}"
+            )
+        return b, key, sub, ()
+    try:
+        ix = tuple(int(s) for s in idx.split(","))
+    except ValueError:
+        raise ParameterNameError(f"parameter {name!r}: index [{idx}] must be integers") from None
+    if len(ix) != value.ndim or any(not 1 <= i <= n for i, n in zip(ix, value.shape, strict=True)):
+        shape = "x".join(map(str, value.shape)) if value.ndim else "a scalar"
+        raise ParameterNameError(
+            f"parameter {name!r}: index [{idx}] out of range ({b}.{key} is "
+            f"{shape}; indices are 1-based)"
+        )
+    return b, key, sub, tuple(i - 1 for i in ix)
+
+
+def check_parameter_names(system: System, names: Iterable[str]) -> None:
+    """Raise :class:`ParameterNameError` unless every name is a scalar parameter of ``system``."""
+    entries: dict[str, dict] = {}
+    for n in names:
+        _locate(system, n, entries)
+
+
+def get_parameter(system: System, name: str) -> float:
+    """The current value of the parameter ``name`` of ``system`` (SI units, radians)."""
+    b, key, sub, ix = _locate(system, name, {})
+    entry = _entry(system.blocks[b])
+    v = np.asarray(entry["children"][sub]) if key == "children" else entry[key]
+    return float(v[ix]) if ix else float(v)
+
+
+class ParameterSetter:
+    """Systems derived from ``system`` with the parameters ``names`` set: the names are checked
+    and the constructor arguments of their blocks gathered once, so that each :meth:`apply`
+    only builds the changed blocks and wires a new system (what a campaign does per run)."""
+
+    def __init__(self, system: System, names: Iterable[str]) -> None:
+        from .modelfile import BLOCK_TYPES, block_to_dict
+
+        self.system = system
+        self.names = list(names)
+        entries: dict[str, dict] = {}
+        self._where = {n: _locate(system, n, entries) for n in self.names}
+        self._kwargs: dict[str, dict] = {}
+        self._classes: dict[str, type] = {}
+        for b in {w[0] for w in self._where.values()}:
+            block = system.blocks[b]
+            self._classes[b] = BLOCK_TYPES[type(block).__name__]
+            kw = {k: v for k, v in block_to_dict(block, None).items() if k not in ("name", "type")}
+            for key, value in entries[b].items():  # defaults the model file leaves out
+                if key == "children":
+                    kw[key] = {c: list(p) for c, p in value.items()}
+                elif key not in kw:
+                    kw[key] = float(value) if value.ndim == 0 else value.tolist()
+            self._kwargs[b] = kw
+
+    def apply(self, values: Mapping[str, float]) -> System:
+        """A new system with ``values`` (name -> value, names among :attr:`names`) set."""
+        kwargs: dict[str, dict] = {}
+        for name, value in values.items():
+            if name not in self._where:
+                raise ParameterNameError(
+                    f"parameter {name!r} was not declared to this setter ({self.names})"
+                )
+            b, key, sub, ix = self._where[name]
+            kw = kwargs.get(b)
+            if kw is None:
+                kw = kwargs[b] = dict(self._kwargs[b])
+            value = float(value)
+            if key == "children":
+                pts = {c: list(p) for c, p in kw["children"].items()}
+                pts[sub][ix[0]] = value
+                kw["children"] = pts
+            elif ix:
+                arr = np.array(kw[key], dtype=float)
+                arr[ix] = value
+                if key in SYMMETRIC and len(ix) == 2:
+                    arr[ix[::-1]] = value
+                kw[key] = arr.tolist()
+            else:
+                kw[key] = value
+        new_blocks: dict[str, Block] = {}
+        for b, kw in kwargs.items():
+            try:
+                new_blocks[b] = self._classes[b](b, **kw)
+            except TitopError:
+                raise
+            except (TypeError, ValueError) as exc:
+                names = ", ".join(n for n in values if self._where[n][0] == b)
+                raise ParameterError(b, names, str(exc)) from None
+        system = self.system
+        out = System(system.name)
+        out.add(*(new_blocks.get(n, blk) for n, blk in system.blocks.items()))
+        for a, c in system.connections:
+            out.connect(a, c)
+        info = getattr(system, "model_info", None)
+        if info is not None:
+            out.model_info = info
+        return out
+
+
+def with_parameters(system: System, values: Mapping[str, float]) -> System:
+    """A new :class:`System` equal to ``system`` but with the named parameters set to
+    ``values`` (name -> value). Raises :class:`ParameterNameError` for a name that is not a
+    parameter, and the block's :class:`~titopfmu.blocks.base.ParameterError` for a value it
+    refuses. ``system`` is left untouched."""
+    return ParameterSetter(system, values).apply(values)
+
+
+__all__ = [
+    "ParameterNameError",
+    "ParameterSetter",
+    "check_parameter_names",
+    "get_parameter",
+    "parameter_names",
+    "with_parameters",
+]
