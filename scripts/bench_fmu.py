@@ -8,7 +8,11 @@ reference). In one run, median of ``--rounds`` rounds of timed batches:
 * ``fmi2DoStep`` of 1 ms (Heun, inputs held; target at most 2 µs);
 * one ``fmi2GetReal`` of a single output, outputs up to date (target at most 0.1 µs);
 * one evaluation: ``fmi2SetReal`` of one changed input, then ``fmi2GetReal`` of one output;
-* one ``fmi2GetDirectionalDerivative`` (one output, one input);
+* one model-exchange evaluation: ``fmi2SetReal`` of one changed input, then
+  ``fmi2GetDerivatives`` (the state derivative alone);
+* one ``fmi2GetDirectionalDerivative`` (one output, one input): the same seed again (the FMU
+  keeps its last complex-step evaluation), a new seed at every call (alternately ``joint.tau``
+  and ``P.m[1]``), and a new seed for all 18 values of the port motion ``C1.m``;
 * the core directly: ``titop_eval`` of the same lone block (full evaluation) on doubles, and the
   complex-step evaluation.
 
@@ -57,6 +61,7 @@ int main(int argc, char **argv)
     if (!c) return 2;
     unsigned tau = (unsigned)atoi(argv[3]), out = (unsigned)atoi(argv[4]);
     long n = atol(argv[5]);
+    unsigned pm1 = (unsigned)atoi(argv[6]), cm1 = (unsigned)atoi(argv[7]);
     fmi2SetupExperiment(c, 0, 0, 0.0, 0, 0);
     fmi2EnterInitializationMode(c);
     fmi2ExitInitializationMode(c);
@@ -80,6 +85,37 @@ int main(int argc, char **argv)
     t0 = now();
     for (long i = 0; i < n; i++) fmi2GetDirectionalDerivative(c, &out, 1, &tau, 1, &one, &dd);
     double dir = (now() - t0) / n;
+    /* a new seed at every call (alternately joint.tau and P.m[1]): one complex-step evaluation
+       each, for one output, then for the 18 values of the port motion C1.m */
+    unsigned knowns[2] = {tau, pm1}, cm[18];
+    double d18[18];
+    for (int k = 0; k < 18; k++) cm[k] = cm1 + (unsigned)k;
+    t0 = now();
+    for (long i = 0; i < n; i++)
+        fmi2GetDirectionalDerivative(c, &out, 1, &knowns[i & 1], 1, &one, &dd);
+    double dir_new = (now() - t0) / n;
+    t0 = now();
+    for (long i = 0; i < n; i++)
+        fmi2GetDirectionalDerivative(c, cm, 18, &knowns[i & 1], 1, &one, d18);
+    double dir18 = (now() - t0) / n;
+    fmi2FreeInstance(c);
+
+    /* model exchange: fmi2SetReal of one changed input, then fmi2GetDerivatives */
+    F(fmi2EnterContinuousTimeMode); F(fmi2GetDerivatives);
+    c = fmi2Instantiate("bench", fmi2ModelExchange, argv[2], "", &cb, 0, 0);
+    if (!c) return 2;
+    fmi2SetupExperiment(c, 0, 0, 0.0, 0, 0);
+    fmi2EnterInitializationMode(c);
+    fmi2ExitInitializationMode(c);
+    fmi2EnterContinuousTimeMode(c);
+    double der[2];
+    t0 = now();
+    for (long i = 0; i < n; i++) {
+        v = 0.3 + 1e-9 * (i & 1);
+        fmi2SetReal(c, &tau, 1, &v);
+        fmi2GetDerivatives(c, der, 2);
+    }
+    double getder = (now() - t0) / n;
     fmi2FreeInstance(c);
 
     /* the core directly: the same lone revolute body with one child port */
@@ -107,7 +143,8 @@ int main(int argc, char **argv)
     t0 = now();
     for (long i = 0; i < n; i++) titop_derivative_jvp(&m, zw, 0.0, x, in, vx, NULL, jdx, &bad);
     double zcore = (now() - t0) / n;
-    printf("%.6e %.6e %.6e %.6e %.6e %.6e\n", step, get, eval, dir, core, zcore);
+    printf("%.6e %.6e %.6e %.6e %.6e %.6e %.6e %.6e %.6e\n", step, get, eval, getder, dir,
+           dir_new, dir18, core, zcore);
     free(data); free(zw);
     return 0;
 }
@@ -139,21 +176,25 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for _ in range(args.rounds):
             p = subprocess.run([str(host), str(so), d.guid, str(vr["joint.tau"]),
-                                str(vr["joint.m[1]"]), str(args.calls)],
+                                str(vr["joint.m[1]"]), str(args.calls), str(vr["P.m[1]"]),
+                                str(vr["C1.m[1]"])],
                                capture_output=True, text=True, check=True)  # fmt: skip
             rows.append([float(v) for v in p.stdout.split()])
     del md
-    med = [statistics.median(r[k] for r in rows) for k in range(6)]
-    lo = [min(r[k] for r in rows) for k in range(6)]
-    hi = [max(r[k] for r in rows) for k in range(6)]
     names = [
         ("fmi2DoStep 1 ms (Heun, inputs held)", 2e-6),
         ("fmi2GetReal, one variable", 1e-7),
         ("evaluation: fmi2SetReal + fmi2GetReal", None),
-        ("fmi2GetDirectionalDerivative (1 x 1)", None),
+        ("ME: fmi2SetReal + fmi2GetDerivatives", None),
+        ("fmi2GetDirectionalDerivative 1 x 1, same seed", None),
+        ("fmi2GetDirectionalDerivative 1 x 1, new seed", None),
+        ("fmi2GetDirectionalDerivative C1.m (18) x 1, new", None),
         ("core: titop_eval of the lone block", None),
         ("core: complex-step derivative (one direction)", None),
     ]
+    med = [statistics.median(r[k] for r in rows) for k in range(len(names))]
+    lo = [min(r[k] for r in rows) for k in range(len(names))]
+    hi = [max(r[k] for r in rows) for k in range(len(names))]
     print(f"TitopRevoluteBodyC1 from a C host, median of {args.rounds} rounds of "
           f"{args.calls} calls (min .. max)")  # fmt: skip
     for (label, target), m, a, b in zip(names, med, lo, hi, strict=True):
@@ -163,7 +204,9 @@ def main(argv: list[str] | None = None) -> int:
             else (f"   target <= {target * 1e6:g} us: {'met' if m <= target else 'NOT met'}")
         )
         print(f"  {label:<48}{m * 1e6:9.3f} us  ({a * 1e6:.3f} .. {b * 1e6:.3f}){verdict}")
-    print(f"  ratio evaluation through the FMU / core: {med[2] / med[4]:.2f}")
+    print(f"  ratio evaluation through the FMU / core: {med[2] / med[7]:.2f}")
+    print(f"  ratio directional derivative (18 x 1, new seed) / core complex step: "
+          f"{med[6] / med[8]:.2f}")  # fmt: skip
     return 0
 
 

@@ -263,6 +263,19 @@ void titopz_block_acceleration(const titop_model *model, const double *zdata, in
 void titopz_block_state_rate(const titop_model *model, double *zdata, int body,
                              const double *zx, const double *zalpha, double *zdx);
 
+/* The complex step h of the seeded evaluations below: a derivative is Im(z) / TITOP_CSTEP_H. */
+#define TITOP_CSTEP_H 1e-100
+
+/* One complex-step evaluation at (t, x + i h vx, in + i h vin) (vx, vin either may be NULL for
+   zero), the seeding of every exact directional derivative: zwork holds, as complex values,
+   [zdata (titop_data_size), zx (nx), zin (nin), zdx (nx)], 2 * (titop_data_size + nx + nin + nx)
+   doubles, and is left evaluated (with full, every wrench too), so that the titopz_* readers on
+   zdata, and zdx, give the directional derivatives of every output and of dx along the seed
+   (Im / TITOP_CSTEP_H). Returns a titop_status. */
+int titop_eval_seeded(const titop_model *model, double *zwork, double t, const double *x,
+                      const double *in, const double *vx, const double *vin, int full,
+                      int *bad_body);
+
 /* Directional derivatives of dx (nx) at (t, x, in) along (vx, vin) (either may be NULL for
    zero): jdx = ∂dx/∂x vx + ∂dx/∂in vin, exact to rounding (complex step, h = 1e-100).
    zwork holds 2 * (titop_data_size + nx + nin + nx) doubles. */

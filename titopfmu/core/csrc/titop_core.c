@@ -1268,11 +1268,11 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
     return TITOP_OK;
 }
 #else
-int titop_derivative_jvp(const titop_model *m, double *zwork, double t, const double *x,
-                         const double *in, const double *vx, const double *vin, double *jdx,
-                         int *bad_body)
+int titop_eval_seeded(const titop_model *m, double *zwork, double t, const double *x,
+                      const double *in, const double *vx, const double *vin, int full,
+                      int *bad_body)
 {
-    const double h = 1e-100;
+    const double h = TITOP_CSTEP_H;
     size_t nd = titop_data_size(m);
     real_t *zd = (real_t *)zwork;
     real_t *zx = zd + nd, *zin = zx + m->nx, *zdx = zin + m->nin;
@@ -1280,12 +1280,20 @@ int titop_derivative_jvp(const titop_model *m, double *zwork, double t, const do
         zx[k] = mkc(x[k], vx ? h * vx[k] : 0.0);
     for (int k = 0; k < m->nin; k++)
         zin[k] = mkc(in[k], vin ? h * vin[k] : 0.0);
-    int st = titopz_eval(m, (double *)zd, t, (const double *)zx, (const double *)zin, 0,
-                         (double *)zdx, bad_body);
+    return titopz_eval(m, (double *)zd, t, (const double *)zx, (const double *)zin, full,
+                       m->nx ? (double *)zdx : NULL, bad_body);
+}
+
+int titop_derivative_jvp(const titop_model *m, double *zwork, double t, const double *x,
+                         const double *in, const double *vx, const double *vin, double *jdx,
+                         int *bad_body)
+{
+    int st = titop_eval_seeded(m, zwork, t, x, in, vx, vin, 0, bad_body);
     if (st != TITOP_OK)
         return st;
+    const real_t *zdx = (const real_t *)zwork + titop_data_size(m) + m->nx + m->nin;
     for (int k = 0; k < m->nx; k++)
-        jdx[k] = cimag(zdx[k]) / h;
+        jdx[k] = cimag(zdx[k]) / TITOP_CSTEP_H;
     return TITOP_OK;
 }
 #endif

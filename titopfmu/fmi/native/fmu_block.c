@@ -24,6 +24,8 @@ const char *const FMU_MODE_NAME[] = {"instantiated",  "initialization mode", "st
 
 #define STATE_MAGIC 0x54495431u /* "TIT1" */
 
+static void touch(Instance *c);
+
 /* ---- messages ---- */
 
 static void logf_(Instance *c, int st, const char *fmt, ...)
@@ -376,7 +378,7 @@ static int build(Instance *c)
     }
 #endif
     c->built = 1;
-    c->stale = 1;
+    touch(c);
     return 0;
 }
 
@@ -399,10 +401,44 @@ static void gather_inputs(Instance *c, double dt)
     }
 }
 
-/* Outputs (and dx) at the current time, state and inputs. */
-int fmu_evaluate(Instance *c)
+/* Everything computed from the time, the state and the inputs is out of date. */
+static void touch(Instance *c)
 {
-    if (!c->stale)
+    c->evaluated = 0;
+    c->out_ok = 0;
+    c->z_level = 0;
+    c->zout_ok = 0;
+}
+
+#define NGROUPS (sizeof FMU_OUTPUTS / sizeof FMU_OUTPUTS[0])
+/* one bit per output group in out_ok and zout_ok */
+typedef char fmu_output_groups_fit_in_a_mask[NGROUPS <= 32 ? 1 : -1];
+
+/* the evaluation the output groups of mask need: the wrench on the parent is the only output
+   that needs every wrench (titop_eval's `full`) */
+static int need_level(unsigned mask)
+{
+    for (size_t g = 0; g < NGROUPS; g++)
+        if ((mask & (1u << g)) && FMU_OUTPUTS[g][0] == OUT_WRENCH_PARENT)
+            return EVAL_FULL;
+    return EVAL_DX;
+}
+
+/* the output group (row of FMU_OUTPUTS) holding slot vr, or -1 */
+static int group_of(unsigned vr)
+{
+    for (size_t g = 0; g < NGROUPS; g++)
+        if (vr >= (unsigned)FMU_OUTPUTS[g][2] &&
+            vr < (unsigned)(FMU_OUTPUTS[g][2] + FMU_OUTPUTS[g][3]))
+            return (int)g;
+    return -1;
+}
+
+/* The core's evaluation at the current time, state and inputs, up to `level`: EVAL_DX (the
+   state derivative, no wrenches) or EVAL_FULL (every wrench too, for the outputs). */
+static int evaluate(Instance *c, int level)
+{
+    if (c->evaluated >= level)
         return FMU_OK;
     int bs = fmu_ensure_built(c);
     if (bs != FMU_OK)
@@ -410,24 +446,50 @@ int fmu_evaluate(Instance *c)
     gather_inputs(c, 0.0);
 #if FMU_KIND >= 0
     int bad;
-    int st = titop_eval(&c->model, c->data, c->t, c->x, c->in, 1, FMU_NX ? c->dx : NULL, &bad);
+    int st = titop_eval(&c->model, c->data, c->t, c->x, c->in, level >= EVAL_FULL,
+                        FMU_NX ? c->dx : NULL, &bad);
     if (st != TITOP_OK)
         return fmu_refuse(c, "evaluation failed at t = %.9g s: %s", c->t,
                       st == TITOP_SINGULAR ? "singular joint inertia"
                                            : "a value is not finite (inputs or states out of range)");
+    for (int k = 0; k < FMU_NX; k++)
+        if (!isfinite(c->dx[k]))
+            return fmu_refuse(c, "state derivative '%s' is not finite at t = %.9g s (inputs or "
+                                 "states out of range)", FMU_VAR_NAME[FMU_DX_VR0 + k], c->t);
 #endif
-    for (size_t g = 0; g < sizeof FMU_OUTPUTS / sizeof FMU_OUTPUTS[0]; g++) {
+    c->evaluated = level;
+    return FMU_OK;
+}
+
+/* The output groups of `mask` (bit g: row g of FMU_OUTPUTS) converted into v, each once per
+   change of the time, state or inputs. */
+static int outputs(Instance *c, unsigned mask)
+{
+#if FMU_KIND == -1
+    if (mask & ~c->out_ok) /* both sides of a closure come from one call */
+        mask = (1u << NGROUPS) - 1u;
+#endif
+    mask &= ~c->out_ok;
+    if (!mask)
+        return FMU_OK;
+    int st = evaluate(c, need_level(mask));
+    if (st != FMU_OK)
+        return st;
+#if FMU_KIND >= 0
+    titop_layout L;
+    titop_data_layout(&c->model, &L);
+#endif
+    for (size_t g = 0; g < NGROUPS; g++) {
+        if (!(mask & (1u << g)))
+            continue;
         int role = FMU_OUTPUTS[g][0], arg = FMU_OUTPUTS[g][1], vr0 = FMU_OUTPUTS[g][2];
         double *o = &c->v[vr0];
         (void)arg;
         switch (role) {
 #if FMU_KIND >= 0
-        case OUT_WRENCH_PARENT: {
-            titop_layout L;
-            titop_data_layout(&c->model, &L);
+        case OUT_WRENCH_PARENT:
             memcpy(o, c->data + L.wrench_parent, 6 * sizeof(double));
             break;
-        }
         case OUT_PORT_MOTION:
             titop_port_motion(&c->model, c->data, arg, o);
             break;
@@ -438,13 +500,10 @@ int fmu_evaluate(Instance *c)
             titop_joint_motion(&c->model, c->data, 0, o);
             break;
         case OUT_EFFORT:
-        case OUT_BODY_WRENCH: {
-            titop_layout L;
-            titop_data_layout(&c->model, &L);
+        case OUT_BODY_WRENCH:
             memcpy(o, c->data + (role == OUT_EFFORT ? L.effort : L.out),
                    FMU_OUTPUTS[g][3] * sizeof(double));
             break;
-        }
 #endif
 #if FMU_KIND == -1
         case OUT_CLOSURE_LEFT:
@@ -463,18 +522,16 @@ int fmu_evaluate(Instance *c)
         default:
             break;
         }
-        for (int k = 0; k < FMU_OUTPUTS[g][3]; k++)
-            if (!isfinite(o[k]))
-                return fmu_refuse(c, "output '%s' is not finite at t = %.9g s (inputs or states out "
-                                 "of range)", FMU_VAR_NAME[vr0 + k], c->t);
     }
-#if FMU_NX
-    memcpy(&c->v[FMU_X_VR0], c->x, FMU_NX * sizeof(double));
-    memcpy(&c->v[FMU_DX_VR0], c->dx, FMU_NX * sizeof(double));
-#endif
-    c->stale = 0;
+    for (size_t g = 0; g < NGROUPS; g++) /* all converted first: a closure writes two groups */
+        for (int k = 0; (mask & (1u << g)) && k < FMU_OUTPUTS[g][3]; k++)
+            if (!isfinite(c->v[FMU_OUTPUTS[g][2] + k]))
+                return fmu_refuse(c, "output '%s' is not finite at t = %.9g s (inputs or states "
+                                     "out of range)", FMU_VAR_NAME[FMU_OUTPUTS[g][2] + k], c->t);
+    c->out_ok |= mask;
     return FMU_OK;
 }
+
 /* ---- instance life cycle ---- */
 
 FmuInstance *fmu_new(const char *api, const char *name, int cs, const char *token,
@@ -508,7 +565,7 @@ FmuInstance *fmu_new(const char *api, const char *name, int cs, const char *toke
     c->cs = cs;
     memcpy(c->v, FMU_DEFAULT, sizeof c->v);
     c->mode = M_INSTANTIATED;
-    c->stale = 1;
+    touch(c);
     return c;
 }
 
@@ -573,7 +630,7 @@ int fmu_reset(Instance *c)
     memset(c->du, 0, sizeof c->du);
     c->t = 0.0;
     c->built = 0;
-    c->stale = 1;
+    touch(c);
     c->mode = M_INSTANTIATED;
     return FMU_OK;
 }
@@ -594,20 +651,31 @@ int fmu_check_slot(Instance *c, unsigned vr, int type)
 
 int fmu_get(Instance *c, const unsigned vr[], size_t n, int type, double *out)
 {
-    int need = 0;
+    unsigned groups = 0; /* the output groups asked for */
+    int locals = 0;      /* states or state derivatives asked for */
     for (size_t i = 0; i < n; i++) {
         if (vr[i] == FMU_TIME_SLOT && type == T_REAL && c->api[3] == '3')
             continue;
         if (fmu_check_slot(c, vr[i], type))
             return FMU_ERROR;
-        need |= FMU_VAR_CAUS[vr[i]] == C_OUTPUT || FMU_VAR_CAUS[vr[i]] == C_LOCAL;
+        if (FMU_VAR_CAUS[vr[i]] == C_OUTPUT)
+            groups |= 1u << group_of(vr[i]);
+        locals |= FMU_VAR_CAUS[vr[i]] == C_LOCAL;
     }
-    if (need) {
+    if (groups || locals) {
         if (c->mode == M_INSTANTIATED)
             return fmu_refuse(c, "outputs are available from %sEnterInitializationMode on", c->api);
-        int st = fmu_evaluate(c);
+        int st = outputs(c, groups);
+        if (st == FMU_OK && locals)
+            st = evaluate(c, EVAL_DX);
         if (st != FMU_OK)
             return st;
+#if FMU_NX
+        if (locals) {
+            memcpy(&c->v[FMU_X_VR0], c->x, FMU_NX * sizeof(double));
+            memcpy(&c->v[FMU_DX_VR0], c->dx, FMU_NX * sizeof(double));
+        }
+#endif
     }
     for (size_t i = 0; i < n; i++)
         out[i] = vr[i] < FMU_NVARS ? c->v[vr[i]] : c->t;
@@ -642,7 +710,7 @@ int fmu_set(Instance *c, const unsigned vr[], size_t n, int type, const double *
             c->built = 0;
         if (c->v[vr[i]] != val[i]) {
             c->v[vr[i]] = val[i];
-            c->stale = 1;
+            touch(c);
         }
     }
     return FMU_OK;
@@ -725,7 +793,7 @@ static int restore(Instance *c, const Snapshot *s)
     memcpy(c->x, s->x, sizeof c->x);
     c->t = s->t;
     c->mode = (int)s->mode;
-    c->stale = 1;
+    touch(c);
     return FMU_OK;
 }
 
@@ -779,111 +847,58 @@ static int parameter_known(Instance *c, unsigned vr, double seed, const char *wh
     return 0;
 }
 
-int fmu_directional(Instance *c, const unsigned vUnknown[], size_t nUnknown,
-                    const unsigned vKnown[], size_t nKnown, const double dvKnown[],
-                    double dvUnknown[], const char *what)
+/* the seed vector (states, then core inputs) of the knowns: refused before any work if a
+   known is not an input or a state, or a seed value is not finite */
+static int seed_of(Instance *c, const unsigned vKnown[], size_t nKnown, const double dvKnown[],
+                   double *seed, const char *what)
 {
-    if (c->mode == M_INSTANTIATED || c->mode == M_TERMINATED)
-        return fmu_refuse(c, "%s%s called in %s", c->api, what, MODE_NAME[c->mode]);
-    int bs = fmu_ensure_built(c);
-    if (bs != FMU_OK)
-        return bs;
-#if FMU_KIND >= 0
-    const double h = 1e-100;
-    double dv[FMU_NVARS], dx[MAX_X];
-    memset(dv, 0, sizeof dv);
-    memset(dx, 0, sizeof dx);
+    memset(seed, 0, (FMU_NX + FMU_NIN) * sizeof(double));
     for (size_t i = 0; i < nKnown; i++) {
         unsigned vr = vKnown[i];
         if (vr >= FMU_NVARS)
-            return fmu_refuse(c, "no variable with value reference %u", (unsigned)vr);
-        if (FMU_NX && vr >= (unsigned)FMU_X_VR0 && vr < (unsigned)(FMU_X_VR0 + FMU_NX))
-            dx[vr - FMU_X_VR0] = dvKnown[i];
-        else if (FMU_VAR_CAUS[vr] == C_INPUT)
-            dv[vr] = dvKnown[i];
-        else if (c->mode == M_INIT && FMU_VAR_CAUS[vr] == C_PARAM) {
-            if (!parameter_known(c, vr, dvKnown[i], what))
-                return FMU_ERROR;
-        } else
-            return fmu_refuse(c, "'%s' is not an input or a state", FMU_VAR_NAME[vr]);
-    }
-    size_t nd = titop_data_size(&c->model);
-    double complex *zd = (double complex *)c->zwork;
-    double complex *zx = zd + nd, *zin = zx + FMU_NX, *zdx = zin + FMU_NIN;
-    for (int k = 0; k < FMU_NX; k++)
-        zx[k] = c->x[k] + I * (h * dx[k]);
-    gather_inputs(c, 0.0);
-    for (int k = 0; k < FMU_NIN; k++)
-        zin[k] = c->in[k];
-    for (size_t g = 0; g < sizeof FMU_INPUTS / sizeof FMU_INPUTS[0]; g++) {
-        int off = FMU_INPUTS[g][1], vr0 = FMU_INPUTS[g][2];
-        for (int k = 0; k < FMU_INPUTS[g][3]; k++)
-            zin[off + k] += I * (h * dv[vr0 + k]);
-    }
-    int bad;
-    int st = titopz_eval(&c->model, (double *)zd, c->t, (double *)zx, (double *)zin, 1,
-                         FMU_NX ? (double *)zdx : NULL, &bad);
-    if (st != TITOP_OK)
-        return fmu_refuse(c, "directional derivative: evaluation failed at t = %.9g s", c->t);
-    titop_layout L;
-    titop_data_layout(&c->model, &L);
-    double complex out[18];
-    for (size_t i = 0; i < nUnknown; i++) {
-        unsigned vr = vUnknown[i];
-        if (FMU_NX && vr >= (unsigned)FMU_DX_VR0 && vr < (unsigned)(FMU_DX_VR0 + FMU_NX)) {
-            dvUnknown[i] = cimag(zdx[vr - FMU_DX_VR0]) / h;
+            return fmu_refuse(c, "%s%s: no variable with value reference %u", c->api, what, vr);
+        if (!isfinite(dvKnown[i]))
+            return fmu_refuse(c, "%s%s: seed %s of '%s' is not finite", c->api, what,
+                              num(dvKnown[i]).s, FMU_VAR_NAME[vr]);
+        if (FMU_NX && vr >= (unsigned)FMU_X_VR0 && vr < (unsigned)(FMU_X_VR0 + FMU_NX)) {
+            seed[vr - FMU_X_VR0] += dvKnown[i];
             continue;
         }
-        if (vr >= FMU_NVARS || FMU_VAR_CAUS[vr] != C_OUTPUT)
-            return fmu_refuse(c, "value reference %u is not an output or a state derivative",
-                          (unsigned)vr);
-        size_t g = 0;
-        while (!(vr >= (unsigned)FMU_OUTPUTS[g][2] &&
-                 vr < (unsigned)(FMU_OUTPUTS[g][2] + FMU_OUTPUTS[g][3])))
-            g++;
-        int role = FMU_OUTPUTS[g][0], k = (int)vr - FMU_OUTPUTS[g][2];
-        switch (role) {
-        case OUT_WRENCH_PARENT:
-            out[k] = zd[L.wrench_parent + k];
-            break;
-        case OUT_PORT_MOTION:
-            titopz_port_motion(&c->model, (double *)zd, FMU_OUTPUTS[g][1], (double *)out);
-            break;
-        case OUT_BODY_MOTION:
-            titopz_body_motion(&c->model, (double *)zd, 0, (double *)out);
-            break;
-        case OUT_JOINT_MOTION:
-            titopz_joint_motion(&c->model, (double *)zd, 0, (double *)out);
-            break;
-        case OUT_EFFORT:
-            out[k] = zd[L.effort + k];
-            break;
-        default:
-            out[k] = zd[L.out + k];
-            break;
-        }
-        dvUnknown[i] = cimag(out[k]) / h;
-    }
-    return FMU_OK;
-#else /* a loop closure or a joint law: outputs from the inputs only */
-    const double h = 1e-100;
-    double complex zin[FMU_NIN], zw[12];
-    gather_inputs(c, 0.0);
-    for (int k = 0; k < FMU_NIN; k++)
-        zin[k] = c->in[k];
-    for (size_t i = 0; i < nKnown; i++) {
-        unsigned vr = vKnown[i];
-        if (vr < FMU_NVARS && FMU_VAR_CAUS[vr] == C_PARAM && c->mode == M_INIT) {
+        if (c->mode == M_INIT && FMU_VAR_CAUS[vr] == C_PARAM) {
             if (!parameter_known(c, vr, dvKnown[i], what))
                 return FMU_ERROR;
             continue;
         }
-        if (vr >= FMU_NVARS || FMU_VAR_CAUS[vr] != C_INPUT)
-            return fmu_refuse(c, "value reference %u is not an input", (unsigned)vr);
+        if (FMU_VAR_CAUS[vr] != C_INPUT)
+            return fmu_refuse(c, "%s%s: '%s' is not an input%s", c->api, what, FMU_VAR_NAME[vr],
+                              FMU_NX ? " or a state" : "");
         for (size_t g = 0; g < sizeof FMU_INPUTS / sizeof FMU_INPUTS[0]; g++)
             if ((int)vr >= FMU_INPUTS[g][2] && (int)vr < FMU_INPUTS[g][2] + FMU_INPUTS[g][3])
-                zin[FMU_INPUTS[g][1] + (int)vr - FMU_INPUTS[g][2]] += I * (h * dvKnown[i]);
+                seed[FMU_NX + FMU_INPUTS[g][1] + (int)vr - FMU_INPUTS[g][2]] += dvKnown[i];
     }
+    return FMU_OK;
+}
+
+/* The complex-step evaluation along `seed` up to `level` (the core's titop_eval_seeded), unless
+   the one held is along the same seed at the same time, state and inputs; the derivatives of
+   the outputs are then read from it group by group (derivative_group). */
+static int seeded(Instance *c, const double *seed, int level)
+{
+    if (c->z_level >= level && memcmp(seed, c->zseed, (FMU_NX + FMU_NIN) * sizeof(double)) == 0)
+        return FMU_OK;
+    gather_inputs(c, 0.0);
+    c->z_level = 0;
+    c->zout_ok = 0;
+#if FMU_KIND >= 0
+    int bad;
+    int st = titop_eval_seeded(&c->model, c->zwork, c->t, c->x, c->in, seed, seed + FMU_NX,
+                               level >= EVAL_FULL, &bad);
+    if (st != TITOP_OK)
+        return fmu_refuse(c, "directional derivative: evaluation failed at t = %.9g s", c->t);
+#else /* a loop closure or a joint law: every output at once, from the inputs */
+    double complex zin[FMU_NIN], zw[12];
+    for (int k = 0; k < FMU_NIN; k++)
+        zin[k] = c->in[k] + I * (TITOP_CSTEP_H * seed[k]);
 #if FMU_KIND == -1
     titopz_closure_block(par(c, PAR_K, 0), par(c, PAR_D, 0), (double *)zin, (double *)(zin + 18),
                          (double *)zw, (double *)(zw + 6));
@@ -891,20 +906,96 @@ int fmu_directional(Instance *c, const unsigned vUnknown[], size_t nUnknown,
     titopz_spring_damper_block(*par(c, PAR_LAW_K, 0), *par(c, PAR_LAW_D, 0),
                                *par(c, PAR_LAW_QREF, 0), (double *)zin, (double *)zw);
 #endif
+    /* outputs in value-reference order: left.W (6) then right.W (6), or tau */
+    for (size_t g = 0; g < NGROUPS; g++)
+        for (int k = 0; k < FMU_OUTPUTS[g][3]; k++)
+            c->dout[FMU_OUTPUTS[g][2] + k] =
+                cimag(zw[(FMU_OUTPUTS[g][0] == OUT_CLOSURE_RIGHT ? 6 : 0) + k]) / TITOP_CSTEP_H;
+    c->zout_ok = (1u << NGROUPS) - 1u;
+#endif
+    memcpy(c->zseed, seed, (FMU_NX + FMU_NIN) * sizeof(double));
+    c->z_level = level;
+    return FMU_OK;
+}
+
+#if FMU_KIND >= 0
+/* the derivatives of output group g from the held complex-step evaluation, into dout */
+static void derivative_group(Instance *c, int g)
+{
+    if (c->zout_ok & (1u << g))
+        return;
+    titop_layout L;
+    titop_data_layout(&c->model, &L);
+    const double complex *zd = (const double complex *)c->zwork;
+    double complex buf[18];
+    const double complex *out = buf;
+    switch (FMU_OUTPUTS[g][0]) {
+    case OUT_WRENCH_PARENT:
+        out = zd + L.wrench_parent;
+        break;
+    case OUT_PORT_MOTION:
+        titopz_port_motion(&c->model, c->zwork, FMU_OUTPUTS[g][1], (double *)buf);
+        break;
+    case OUT_BODY_MOTION:
+        titopz_body_motion(&c->model, c->zwork, 0, (double *)buf);
+        break;
+    case OUT_JOINT_MOTION:
+        titopz_joint_motion(&c->model, c->zwork, 0, (double *)buf);
+        break;
+    case OUT_EFFORT:
+        out = zd + L.effort;
+        break;
+    default: /* OUT_BODY_WRENCH */
+        out = zd + L.out;
+        break;
+    }
+    for (int k = 0; k < FMU_OUTPUTS[g][3]; k++)
+        c->dout[FMU_OUTPUTS[g][2] + k] = cimag(out[k]) / TITOP_CSTEP_H;
+    c->zout_ok |= 1u << g;
+}
+#endif
+
+int fmu_directional(Instance *c, const unsigned vUnknown[], size_t nUnknown,
+                    const unsigned vKnown[], size_t nKnown, const double dvKnown[],
+                    double dvUnknown[], const char *what)
+{
+    if (c->mode == M_INSTANTIATED || c->mode == M_TERMINATED)
+        return fmu_refuse(c, "%s%s called in %s", c->api, what, MODE_NAME[c->mode]);
+    unsigned groups = 0;
     for (size_t i = 0; i < nUnknown; i++) {
         unsigned vr = vUnknown[i];
+        if (FMU_NX && vr >= (unsigned)FMU_DX_VR0 && vr < (unsigned)(FMU_DX_VR0 + FMU_NX))
+            continue;
         if (vr >= FMU_NVARS || FMU_VAR_CAUS[vr] != C_OUTPUT)
-            return fmu_refuse(c, "value reference %u is not an output", (unsigned)vr);
-        /* outputs in value-reference order: left.W (6) then right.W (6), or tau */
-        int k = 0;
-        for (size_t g = 0; g < sizeof FMU_OUTPUTS / sizeof FMU_OUTPUTS[0]; g++)
-            if ((int)vr >= FMU_OUTPUTS[g][2] && (int)vr < FMU_OUTPUTS[g][2] + FMU_OUTPUTS[g][3])
-                k = (FMU_OUTPUTS[g][0] == OUT_CLOSURE_RIGHT ? 6 : 0) + (int)vr -
-                    FMU_OUTPUTS[g][2];
-        dvUnknown[i] = cimag(zw[k]) / h;
+            return fmu_refuse(c, "%s%s: value reference %u is not an output%s", c->api, what, vr,
+                              FMU_NX ? " or a state derivative" : "");
+        groups |= 1u << group_of(vr);
+    }
+    double seed[FMU_NX + FMU_NIN + 1];
+    if (seed_of(c, vKnown, nKnown, dvKnown, seed, what))
+        return FMU_ERROR;
+    int bs = fmu_ensure_built(c);
+    if (bs != FMU_OK)
+        return bs;
+    int st = seeded(c, seed, need_level(groups));
+    if (st != FMU_OK)
+        return st;
+#if FMU_KIND >= 0
+    const double complex *zdx = (const double complex *)c->zwork +
+                                titop_data_size(&c->model) + FMU_NX + FMU_NIN;
+#endif
+    for (size_t i = 0; i < nUnknown; i++) {
+        unsigned vr = vUnknown[i];
+#if FMU_KIND >= 0
+        if (FMU_NX && vr >= (unsigned)FMU_DX_VR0 && vr < (unsigned)(FMU_DX_VR0 + FMU_NX)) {
+            dvUnknown[i] = cimag(zdx[vr - FMU_DX_VR0]) / TITOP_CSTEP_H;
+            continue;
+        }
+        derivative_group(c, group_of(vr));
+#endif
+        dvUnknown[i] = c->dout[vr];
     }
     return FMU_OK;
-#endif
 }
 
 /* ---- co-simulation ---- */
@@ -983,7 +1074,7 @@ int fmu_do_step(Instance *c, double currentCommunicationPoint, double communicat
             for (int k = 0; k < nx; k++)
                 finite &= isfinite(x[k]);
             if (!finite) {
-                c->stale = 1;
+                touch(c);
                 return fmu_refuse(c, "%sDoStep from t = %.9g s over %.3g s: the state became "
                                  "non-finite (step too large for the dynamics, or inputs out of "
                                  "range); the state before the step is kept",
@@ -997,7 +1088,7 @@ int fmu_do_step(Instance *c, double currentCommunicationPoint, double communicat
         if (c->du[vr] != 0.0)
             c->v[vr] += h * c->du[vr];
     c->t = t0 + h;
-    c->stale = 1;
+    touch(c);
     return FMU_OK;
 }
 
@@ -1046,7 +1137,7 @@ int fmu_set_time(Instance *c, double time)
     if (!isfinite(time))
         return fmu_refuse(c, "%sSetTime: time %g is not finite", c->api, time);
     c->t = time;
-    c->stale = 1;
+    touch(c);
     return FMU_OK;
 }
 
@@ -1060,7 +1151,7 @@ int fmu_set_states(Instance *c, const double x[], size_t nx, const char *what)
         if (!isfinite(x[k]))
             return fmu_refuse(c, "%s%s: state %zu = %g is not finite", c->api, what, k, x[k]);
     memcpy(c->x, x, nx * sizeof(double));
-    c->stale = 1;
+    touch(c);
     return FMU_OK;
 }
 
@@ -1071,7 +1162,7 @@ int fmu_get_derivatives(Instance *c, double derivatives[], size_t nx, const char
         return FMU_ERROR;
     if (nx != (size_t)FMU_NX)
         return fmu_refuse(c, "%s%s: %zu states, the FMU has %d", c->api, what, nx, FMU_NX);
-    int st = fmu_evaluate(c);
+    int st = evaluate(c, EVAL_DX); /* the state derivative only: no output converted */
     if (st != FMU_OK)
         return st;
     memcpy(derivatives, c->dx, nx * sizeof(double));

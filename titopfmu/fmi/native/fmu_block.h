@@ -27,6 +27,7 @@ enum { C_PARAM = 0, C_INPUT = 1, C_OUTPUT = 2, C_LOCAL = 3 };
 enum { M_INSTANTIATED, M_INIT, M_STEP, M_EVENT, M_CONT, M_TERMINATED, M_ERROR };
 
 #define MAX_X 13
+enum { EVAL_DX = 1, EVAL_FULL = 2 };
 /* the slot of the independent variable (FMI 3.0 'time'): readable, never settable */
 #define FMU_TIME_SLOT 0xFFFFFFFFu
 #define IN_MODES(a) (1u << (a))
@@ -54,8 +55,20 @@ struct FmuInstance {
     double du[FMU_NVARS]; /* CS input derivatives (fmi2SetRealInputDerivatives) */
     double x[MAX_X], dx[MAX_X];
     int nx;
-    int stale; /* outputs and dx to recompute */
     int built; /* model built from the current parameters */
+    /* What is up to date at the current time, state and inputs (all cleared together by any
+       change of them): each is computed on demand, at most once per change. */
+    int evaluated;   /* 0; EVAL_DX: titop_eval without the wrenches (dx and every output but
+                        the wrench on the parent); EVAL_FULL: every wrench too */
+    unsigned out_ok; /* output groups (rows of FMU_OUTPUTS, bit g) converted into v */
+    /* directional derivatives: zwork holds the complex-step evaluation along zseed (the
+       states' then the core inputs' seeds) up to z_level (0: none, EVAL_DX, EVAL_FULL), and
+       dout the derivatives of the output groups read from it (bit g of zout_ok), until the
+       next change */
+    int z_level;
+    unsigned zout_ok;
+    double zseed[FMU_NX + FMU_NIN + 1];
+    double dout[FMU_NVARS];
     /* the core model of the block (one body, its ports and external wrench) */
     titop_model model;
     titop_body body;
@@ -83,7 +96,6 @@ int fmu_exit_init(FmuInstance *c);
 int fmu_terminate(FmuInstance *c);
 int fmu_reset(FmuInstance *c);
 int fmu_ensure_built(FmuInstance *c);
-int fmu_evaluate(FmuInstance *c);
 
 /* variables by slot: a refused call changes nothing */
 int fmu_check_slot(FmuInstance *c, unsigned slot, int type);
@@ -112,7 +124,9 @@ int fmu_state_deserialize(FmuInstance *c, const unsigned char bytes[], size_t si
                           void **state);
 
 /* exact directional derivative (complex step in the core): dUnknown = J dKnown, by slots of
-   outputs and state derivatives (unknowns), inputs and states (knowns) */
+   outputs and state derivatives (unknowns), inputs and states (knowns; a repeated known adds
+   its seeds). One complex-step evaluation per seed vector dKnown, whatever the number of
+   unknowns, kept and reused while the same seed is asked at the same time, state and inputs. */
 int fmu_directional(FmuInstance *c, const unsigned unknown[], size_t nUnknown,
                     const unsigned known[], size_t nKnown, const double dKnown[],
                     double dUnknown[], const char *what);
