@@ -174,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         "Observed order: log of the error ratio over log of the step ratio, between a row and "
         'the one above. The held-input variant (`coupling = "hold"`) is first order '
         "(tests/test_master.py). Loop tolerance (relative residual): 1e-8, the default. Jacobian "
-        "measurements: one per FMU measured (its interface Jacobian by finite differences), over "
+        "measurements: one per FMU measured (its interface Jacobian, from its directional "
+        "derivatives), over "
         "the whole run; for model exchange, the directional-derivative columns (one call each, "
         "all of them at every evaluation). Loop iterations per step: per communication point, "
         "or per loop solution in model exchange. FMU calls per step of the variable-step rows "
