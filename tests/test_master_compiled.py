@@ -177,7 +177,7 @@ def test_both_paths_converge_in_two_iterations_whatever_the_mass_ratio(fmu_dir, 
     assert cs.stats.jacobian_updates <= 2 + steps // 10, cs.stats.jacobian_updates
 
 
-@pytest.mark.parametrize("tau, call", [(1e20, "fmi2DoStep"), (1e40, "fmi2GetReal")])
+@pytest.mark.parametrize("tau, call", [(1e16, "fmi2DoStep"), (1e40, "fmi2GetReal")])
 def test_a_failure_mid_run_is_reported_alike_and_keeps_the_results(fmu_dir, tau, call):
     outcomes = []
     for compiled in (False, True):
