@@ -1,11 +1,12 @@
 """Speed of the co-simulation master on the paper's balloon.
 
-Prints, for the balloon co-simulated with its FMUs (20 s, communication step 1 ms by default):
-wall time, real-time factor (target: at least 50 on the project's 2-core machine), FMU calls per
-step, loop iterations per step, interface-Jacobian measurements (exact, from the FMUs'
-directional derivatives), and the ratio of its wall time to the in-process engine's, measured in
-the same run (the machines are shared and noisy). The master runs its compiled communication
-step (``titopfmu.master._step``) by default.
+Prints, for the balloon co-simulated with its FMUs (20 s, communication step 1 ms, the master's
+default coupling and RK4 in the FMUs by default): its error against the engine at tight
+tolerances (not timed), wall time, real-time factor (target: at least 50 on the project's 2-core
+machine), FMU calls per step, loop iterations per step, interface-Jacobian measurements (exact,
+from the FMUs' directional derivatives), and the ratio of its wall time to the in-process
+engine's, measured in the same run (the machines are shared and noisy). The master runs its
+compiled communication step (``titopfmu.master._step``) by default.
 
 With ``--split``, two more runs of the same co-simulation: one with the compiled step timed
 (time inside the compiled step, which includes the FMUs' own work, against the master's Python
@@ -17,6 +18,7 @@ Then the same balloon in model-exchange mode (``--me-rtol``, 1e-8 by default, th
 tolerance): wall time, real-time factor, evaluations, and the ratio to the engine.
 
     python scripts/bench_master.py [--t-final 20] [--step 1e-3] [--split] [--me-rtol 1e-8]
+        [--coupling polynomial|extrapolated|hold] [--solver-method 4]
 """
 
 from __future__ import annotations
@@ -30,7 +32,13 @@ from time import perf_counter
 
 import numpy as np
 
-from titopfmu.examples.balloon import COSIM_RECORD, build_balloon_cosim, run_balloon
+from titopfmu.examples.balloon import (
+    COLUMNS,
+    COSIM_RECORD,
+    balloon_columns_from_cosim,
+    build_balloon_cosim,
+    run_balloon,
+)
 from titopfmu.fmi.build import build_fmus
 from titopfmu.master import components, fastpath
 
@@ -121,8 +129,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--t-final", type=float, default=20.0)
     ap.add_argument("--step", type=float, default=1e-3)
-    ap.add_argument("--solver-method", type=int, default=2, choices=(1, 2, 4),
-                    help="the FMUs' internal Runge-Kutta order (default 2)")  # fmt: skip
+    ap.add_argument("--solver-method", type=int, default=4, choices=(1, 2, 4),
+                    help="the FMUs' internal Runge-Kutta order (default 4, from_system's)")
+    ap.add_argument("--coupling", default="polynomial",
+                    choices=("polynomial", "extrapolated", "hold"),
+                    help="the master's coupling (default polynomial, the master's)")  # fmt: skip
     ap.add_argument("--split", action="store_true",
                     help="a second, timed run: time in FMU calls vs the master's")  # fmt: skip
     ap.add_argument("--me-rtol", type=float, default=1e-8,
@@ -137,9 +148,13 @@ def main(argv: list[str] | None = None) -> int:
         run_balloon(T, 0.01)
         engine_wall = time.perf_counter() - t0
         cs = build_balloon_cosim(tmp, solver_method=args.solver_method)
+        cs.coupling = args.coupling
         t0, c0 = time.perf_counter(), time.process_time()
         res = cs.simulate(T, h, record=COSIM_RECORD, output_interval=0.01)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        ref = run_balloon(T, 0.01, rtol=1e-12, atol=1e-13)  # not timed: the error's reference
+        cols = balloon_columns_from_cosim(res)
+        error = max(float(np.max(np.abs(cols[k] - ref[k]))) for k in COLUMNS)
         split = None
         if args.split:
             split = timed_run(tmp, T, h, args.solver_method)
@@ -148,7 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     steps = len(res.iterations) - 1
     how = "compiled step" if cs.stats.compiled_steps == steps else "Python path"
     print(f"balloon, {T:g} s, communication step {h * 1e3:g} ms, FMU solver.method "
-          f"{args.solver_method}, {len(cs.components)} FMUs, {how}")  # fmt: skip
+          f"{args.solver_method}, coupling {args.coupling}, {len(cs.components)} FMUs, {how}")
+    print(f"  max error of the 9 dof      {error:8.1e}   (m, rad; against the engine at rtol "
+          "1e-12, every 10 ms)")  # fmt: skip
     print(f"  co-simulation wall time     {wall:8.2f} s   ({wall / steps * 1e6:.1f} us per step)")
     print(f"  real-time factor            {T / wall:8.2f}   (target >= 50)")
     print(f"  CPU time of the process     {cpu:8.2f} s   (real-time factor {T / cpu:.2f} on CPU "

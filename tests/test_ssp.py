@@ -262,7 +262,7 @@ def test_ssd_structure_for_co_simulation(balloon_ssp):
     master = info[0]
     assert master.get("description") == "oms-ma" and float(master.get("stepSize")) == STEP
     assert 0 < float(master.get("relativeTolerance")) < 1
-    assert system[2][1][0].attrib == {"coupling": "extrapolated", "interface": "CoSimulation"}
+    assert system[2][1][0].attrib == {"coupling": "polynomial", "interface": "CoSimulation"}
     # the default experiment: times, and the step for libcosim
     assert (float(experiment.get("startTime")), float(experiment.get("stopTime"))) == (
         0.0, HORIZON)  # fmt: skip
@@ -314,7 +314,7 @@ def test_files_of_the_previous_layout_are_read(chain_ssp, tmp_path):
     assert "org.openmodelica" not in old and old.count("titop:Master") == 1
     cs, exp = read_ssp(_with_ssd(chain_ssp, tmp_path / "old.ssp", old))
     new, _ = read_ssp(chain_ssp)
-    assert cs.coupling == "hold" and new.coupling == "extrapolated"
+    assert cs.coupling == "hold" and new.coupling == "polynomial"
     new.coupling = "hold"
     assert structure(cs) == structure(new)
     assert (exp.step, exp.stop_time, exp.interface, exp.tolerance) == (
@@ -391,7 +391,7 @@ def test_ssd_is_valid_for_pyssp_standard(balloon_ssp):
                   comps["balloon"].parameter_bindings[0].ssv.parameters}  # fmt: skip
         assert values["mass"] == ("Real", "10.0")
         assert values["ext.inertial"] == ("Boolean", "true")
-        assert values["solver.method"] == ("Integer", "2")
+        assert values["solver.method"] == ("Integer", "4")  # from_system's RK4
         assert values["ext.W[2]"] == ("Real", "156.96")  # the held buoyancy
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .assembly.engine import METHODS, SimulationError
 from .blocks.base import InertiaWarning, TitopError
-from .cli import check_outputs, failed_run, write_results
+from .cli import COSIM_STEP, check_outputs, failed_run, write_results
 
 #: Defaults when neither the command line nor the model's ``experiment`` section gives a value
 #: (those of ``titopfmu example``).
@@ -31,7 +31,6 @@ DEFAULTS = {
     "rtol": 1e-8,
     "atol": 1e-10,
 }
-COSIM_STEP = 2.5e-4
 
 
 def _positive(value: str) -> float:

@@ -179,7 +179,7 @@ COSIM_RECORD = {
 
 
 def build_balloon_cosim(
-    fmu_dir=None, params: BalloonParameters | None = None, solver_method: int = 2
+    fmu_dir=None, params: BalloonParameters | None = None, solver_method: int = 4
 ):
     """The balloon of :func:`build_balloon` as a :class:`~titopfmu.master.CoSimulation` of the
     FMUs in ``fmu_dir`` (``titopfmu build``; None: the per-user cache, built there if needed):

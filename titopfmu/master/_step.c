@@ -31,6 +31,7 @@
 typedef int (*get_real_fn)(void *, const unsigned int *, size_t, double *);
 typedef int (*set_real_fn)(void *, const unsigned int *, size_t, const double *);
 typedef int (*do_step_fn)(void *, double, double, int);
+typedef int (*set_der_fn)(void *, const unsigned int *, size_t, const int *, const double *);
 typedef int (*dir_der_fn)(void *, const unsigned int *, size_t, const unsigned int *, size_t,
                           const double *, double *);
 
@@ -38,7 +39,8 @@ typedef int (*dir_der_fn)(void *, const unsigned int *, size_t, const unsigned i
 /* pi as numpy has it (np.pi) */
 #define PI_ 3.14159265358979323846
 
-enum { E_OK = 0, E_SET = 1, E_GET = 2, E_STEP = 3, E_DD = 4, E_CONVERGE = 5, E_SINGULAR = 6 };
+enum { E_OK = 0, E_SET = 1, E_GET = 2, E_STEP = 3, E_DD = 4, E_CONVERGE = 5, E_SINGULAR = 6,
+       E_SETDER = 7 };
 
 /* fields of one body in plan.body (NB int64 per body) */
 enum {
@@ -87,6 +89,14 @@ typedef struct {
     int64_t *iters;                /* out: loop iterations of each step */
     int64_t err_code, err_index, err_status, err_aux, err_where, done;
     double err_res, err_t;
+    /* the polynomial coupling (extrapolate == 2: CoSimulation._polynomial_inputs) */
+    int64_t degree, nhist, ndch, nmean;
+    const set_der_fn *fsetder;     /* ncomp: fmi2SetRealInputDerivatives (NULL: none) */
+    const int64_t *dch;            /* ndch: the hold channel whose inputs get derivatives */
+    double *const *dchbuf;         /* ndch: their derivatives (slices of B) */
+    const int *orders;             /* 1 for each input of the longest channel */
+    const int64_t *mean;           /* nmean: positions in V held at the line's mean */
+    double *B, *Vh, *Th;           /* derivatives (nV); last values (4 x nV) at times Th (4) */
 } plan_t;
 
 static int fail(plan_t *p, int code, int64_t index, int64_t status, int64_t aux)
@@ -165,11 +175,105 @@ static double py_mod(double a, double b)
     return m;
 }
 
-/* CoSimulation.do_step: inputs held at their extrapolation to mid-step, every FMU advanced */
+/* cosim._line_weights: the least-squares line over [0, h] of the polynomial through values at
+ * the times s[0..n) (n <= 4), a + b s with a = alpha . v, b = beta . v; the line keeps the
+ * polynomial's mean and first moment over the step (3-node Gauss-Legendre, exact to degree 5) */
+static void line_weights(const double *s, int64_t n, double h, double *alpha, double *beta)
+{
+    const double r = sqrt(0.6);
+    const double x[3] = {0.5 * h * (1.0 - r), 0.5 * h, 0.5 * h * (1.0 + r)};
+    const double w[3] = {5.0 / 18.0, 8.0 / 18.0, 5.0 / 18.0};
+    for (int64_t j = 0; j < n; j++) {
+        double l[3] = {1.0, 1.0, 1.0}; /* the Lagrange polynomial of point j at the nodes */
+        for (int64_t k = 0; k < n; k++)
+            if (k != j)
+                for (int q = 0; q < 3; q++)
+                    l[q] *= (x[q] - s[k]) / (s[j] - s[k]);
+        double mu = 0.0, nu = 0.0;
+        for (int q = 0; q < 3; q++) {
+            mu += w[q] * l[q];
+            nu += w[q] * ((x[q] - 0.5 * h) * l[q]);
+        }
+        nu *= 12.0 / (h * h);
+        alpha[j] = mu - 0.5 * h * nu;
+        beta[j] = nu;
+    }
+}
+
+/* CoSimulation._polynomial_inputs: each coupled input sent as a line over the step, value H and
+ * derivative B, the least-squares line of the polynomial through its last values */
+static int polynomial_inputs(plan_t *p, double h)
+{
+    size_t nv = (size_t)p->nV;
+    double *V = p->V, *H = p->H, *B = p->B, *Vh = p->Vh, *Th = p->Th;
+    int64_t m = p->nhist < p->degree ? p->nhist : p->degree;
+    if (m == 0) {
+        memcpy(H, V, nv * sizeof(double));
+        memset(B, 0, nv * sizeof(double));
+    } else {
+        double s[5], alpha[5], beta[5];
+        for (int64_t j = 0; j < m; j++)
+            s[j] = Th[4 - m + j] - p->t;
+        s[m] = 0.0;
+        line_weights(s, m + 1, h, alpha, beta);
+        for (size_t i = 0; i < nv; i++) {
+            double a = 0.0, b = 0.0;
+            for (int64_t j = 0; j < m; j++) {
+                double d = Vh[(size_t)(4 - m + j) * nv + i] - V[i];
+                a += alpha[j] * d;
+                b += beta[j] * d;
+            }
+            H[i] = V[i] + a;
+            B[i] = b;
+        }
+        for (int64_t k = 0; k < p->nang; k++) { /* angles: differences wrapped to (-pi, pi] */
+            size_t i = (size_t)p->ang[k];
+            double a = 0.0, b = 0.0;
+            for (int64_t j = 0; j < m; j++) {
+                double d = Vh[(size_t)(4 - m + j) * nv + i] - V[i];
+                d = py_mod(d + PI_, 2.0 * PI_) - PI_;
+                a += alpha[j] * d;
+                b += beta[j] * d;
+            }
+            H[i] = V[i] + a;
+            B[i] = b;
+        }
+        for (int64_t k = 0; k < p->nmean; k++) { /* FMUs that cannot interpolate inputs */
+            size_t i = (size_t)p->mean[k];
+            H[i] += 0.5 * h * B[i];
+            B[i] = 0.0;
+        }
+    }
+    if (!(p->nhist && Th[3] == p->t)) { /* the current point joins the history */
+        memmove(Vh, Vh + nv, 3 * nv * sizeof(double));
+        memmove(Th, Th + 1, 3 * sizeof(double));
+        p->nhist = p->nhist < 4 ? p->nhist + 1 : 4;
+    }
+    memcpy(Vh + 3 * nv, V, nv * sizeof(double));
+    Th[3] = p->t;
+    for (int64_t c = 0; c < p->nhold; c++)
+        if (send(p, p->hold[c]))
+            return p->err_code;
+    for (int64_t c = 0; c < p->ndch; c++) {
+        const int64_t *ch = p->ch + NC * p->dch[c];
+        p->calls++;
+        int st = p->fsetder[ch[C_COMP]](p->inst[ch[C_COMP]], p->vr + ch[C_VR], (size_t)ch[C_N],
+                                        p->orders, p->dchbuf[c]);
+        if (st > 1)
+            return fail(p, E_SETDER, c, st, 0);
+    }
+    return 0;
+}
+
+/* CoSimulation.do_step: inputs held at their extrapolation to mid-step (extrapolate 1), or
+ * lines over the step (2), or held (0); every FMU advanced */
 static int do_step(plan_t *p, double h)
 {
     size_t nv = (size_t)p->nV;
-    if (p->extrapolate) {
+    if (p->extrapolate == 2) {
+        if (polynomial_inputs(p, h))
+            return p->err_code;
+    } else if (p->extrapolate) {
         double ratio = p->h_prev != 0.0 ? h / p->h_prev : 0.0;
         p->h_prev = h;
         if (!p->have_prev) {

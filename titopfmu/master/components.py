@@ -149,6 +149,12 @@ class Component:
         """The FMU declares ``providesDirectionalDerivative`` for co-simulation."""
         return bool(getattr(self.file.md.coSimulation, "providesDirectionalDerivative", False))
 
+    @property
+    def can_interpolate_inputs(self) -> bool:
+        """The FMU declares ``canInterpolateInputs`` (it accepts first derivatives of its
+        inputs, ``fmi2SetRealInputDerivatives``, and moves them on along a step)."""
+        return bool(getattr(self.file.md.coSimulation, "canInterpolateInputs", False))
+
     def function_address(self, name: str) -> int:
         """The address of the FMI function ``name`` in the instance's library (for the
         master's compiled step, :mod:`titopfmu.master.fastpath`)."""
@@ -371,6 +377,49 @@ class RealChannel:
             f"(status {_STATUS.get(status, status)}){c.last_error()}",
             self._clock.t,
         )
+
+
+class InputDerivativeChannel:
+    """``fmi2SetRealInputDerivatives`` (order 1) of one fixed list of Real inputs of a
+    component, from a value buffer (1/s times the inputs' units). Each call adds one to
+    ``stats.fmu_calls``; a failing call raises a :class:`CosimError` as :class:`RealChannel`."""
+
+    __slots__ = ("component", "names", "values", "_vr", "_n", "_order", "_ptr", "_set",
+                 "_instance", "_stats", "_clock")  # fmt: skip
+
+    def __init__(self, component: Component, names: Sequence[str], stats, clock,
+                 buffer: np.ndarray) -> None:  # fmt: skip
+        self.component = component
+        self.names = list(names)
+        self._n = len(self.names)
+        if buffer.dtype != np.float64 or buffer.shape != (self._n,):
+            raise ValueError(f"buffer of shape {buffer.shape} for {self._n} variables")
+        if not buffer.flags.c_contiguous:
+            raise ValueError("the buffer must be contiguous")
+        self.values = buffer
+        self._vr = (c_uint * self._n)(*[component.vr[n] for n in self.names])
+        self._order = (c_int * self._n)(*([1] * self._n))
+        self._ptr = self.values.ctypes.data_as(POINTER(c_double))
+        self._set = component.slave.dll.fmi2SetRealInputDerivatives
+        self._instance = component.slave.component
+        self._stats = stats
+        self._clock = clock
+
+    def send(self) -> None:
+        """Send the buffer as it is: the first derivatives of the inputs over the next step."""
+        self._stats.fmu_calls += 1
+        status = self._set(self._instance, self._vr, self._n, self._order, self._ptr)
+        if status > 1:
+            self.fail(status)
+
+    def fail(self, status: int) -> None:
+        """Raise the CosimError of a failed call."""
+        c = self.component
+        raise CosimError(
+            f"component '{c.name}': fmi2SetRealInputDerivatives of "
+            f"{describe(self.names)} failed (status {_STATUS.get(status, status)})"
+            f"{c.last_error()}", self._clock.t,
+        )  # fmt: skip
 
 
 class Stepper:

@@ -26,9 +26,11 @@ At every communication point the master
    two in practice). ``loop="gauss-seidel"`` instead passes outputs to inputs in tree order,
    repeated until convergence: a fixed-point iteration that converges only when the children
    are light compared with their parents (kept for comparison);
-3. advances every FMU by one communication step (``fmi2DoStep``), each holding its inputs at
-   their value extrapolated to the middle of the step (second order in the step; held at their
-   value at the point, ``coupling="hold"``, it is first order: README, "Co-simulation").
+3. advances every FMU by one communication step (``fmi2DoStep``), each input a line over the
+   step (value and ``fmi2SetRealInputDerivatives``): the least-squares fit over the step of the
+   cubic through its last four values, fourth order in the step with RK4 inside the FMUs
+   (``coupling="extrapolated"``: held at the linear extrapolation to mid-step, second order;
+   ``"hold"``: held at the value at the point, first order; docs/cosim.md, "Coupling error").
 
 With fixed steps and Newton's loop, the steps between output points run in compiled code
 (:mod:`.fastpath`, ``_step.c``): the same program and algorithm on the same arrays, the loop
@@ -39,8 +41,9 @@ FMU calls: the master keeps the value of every input it writes and sends all wri
 component since its last read in one ``fmi2SetReal`` just before the next ``fmi2GetReal``; each
 read takes every output needed at that point (see :meth:`CoSimulation._build_program`); the
 calls go straight to the FMUs' functions (:class:`~.components.RealChannel`). For the balloon
-(7 FMUs) that is about 40 calls per step: 7 ``fmi2DoStep`` and 7 ``fmi2SetReal`` of the held
-inputs, 14 for the pre-loop values, 8 per iteration, 3 for values passed after the loop.
+(7 FMUs) that is about 47 calls per step: 7 ``fmi2DoStep`` and 7 ``fmi2SetReal`` of the held
+inputs, 7 of their derivatives, 14 for the pre-loop values, 8 per iteration, 3 for values
+passed after the loop.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ from .components import (
     CosimError,
     Derivatives,
     FmuFile,
+    InputDerivativeChannel,
     M,
     RealChannel,
     Stepper,
@@ -136,6 +140,27 @@ class _Body:
     map: LoopMap | None = None
     xnames: list[str] | None = None  # input names of x
     dd: Derivatives | None = None  # the FMU's directional derivatives of y (None: none)
+
+
+def _line_weights(s: np.ndarray, h: float) -> tuple[np.ndarray, np.ndarray]:
+    """Weights of the least-squares line over ``[0, h]`` of the polynomial through values at
+    the times ``s`` (s, relative to the start of the step; distinct, at most 4): the line
+    ``a + b s`` with ``a = alpha . v`` and ``b = beta . v`` (``v`` the values at ``s``). The
+    line keeps the polynomial's mean ``(1/h) int p`` and first moment
+    ``(12/h^3) int (s - h/2) p`` (Gauss-Legendre with 3 nodes: exact up to degree 5)."""
+    x = 0.5 * h * (1.0 + np.array([-math.sqrt(0.6), 0.0, math.sqrt(0.6)]))
+    w = np.array([5.0, 8.0, 5.0]) / 18.0  # weights of the mean over the step
+    n = len(s)
+    mu = np.empty(n)
+    nu = np.empty(n)
+    for j in range(n):
+        lj = np.ones(3)  # the Lagrange polynomial of point j at the nodes
+        for k in range(n):
+            if k != j:
+                lj *= (x - s[k]) / (s[j] - s[k])
+        mu[j] = w @ lj
+        nu[j] = 12.0 / (h * h) * (w @ ((x - 0.5 * h) * lj))
+    return mu - 0.5 * h * nu, nu
 
 
 def _user_stacklevel() -> int:
@@ -218,9 +243,20 @@ class CoSimulation:
         self.port_links: list[tuple[str, str, str, str]] = []  # child comp/port -> parent comp/port
         self.signal_links: list[tuple[str, str, str, str]] = []  # out comp/var -> in comp/var
         self.inputs: dict[tuple[str, str], float] = {}
-        #: "extrapolated" (default: inputs held at their mid-step extrapolation, second order)
-        #: or "hold" (inputs held at their value at the start of the step, first order)
-        self.coupling = "extrapolated"
+        #: how coupled inputs move over a communication step: "polynomial" (default: each
+        #: input a line over the step, its value and first derivative sent to the FMU,
+        #: ``fmi2SetRealInputDerivatives``; the line is the least-squares fit over the step of
+        #: the polynomial of degree :attr:`extrapolation_degree` through the input's last
+        #: values: fourth order in the step with degree 3 and RK4 inside the FMUs; an FMU that
+        #: cannot interpolate inputs holds the line's mean; with a loop closure FMU in the
+        #: system and no explicit degree, "extrapolated" is used), "extrapolated" (inputs held at
+        #: their linear extrapolation to mid-step, second order) or "hold" (inputs held at
+        #: their value at the start of the step, first order)
+        self.coupling = "polynomial"
+        #: degree (0 to 3) of the polynomial through the last values of each coupled input
+        #: that ``coupling="polynomial"`` extrapolates over the next step; None (default): 3,
+        #: or 1 when a loop closure FMU is present (:meth:`_effective_degree`)
+        self.extrapolation_degree: int | None = None
         #: "newton" (default: interface Jacobian, exact tree solve) or "gauss-seidel"
         self.loop = "newton"
         #: largest number of Gauss-Seidel sweeps per communication point
@@ -843,6 +879,15 @@ class CoSimulation:
         self._D = np.zeros(n)
         ang = []
         self._hold_channels = []
+        # polynomial coupling: first derivatives over the step (B), the last values (Vh at
+        # times Th, oldest first, Nh of them), the inputs of FMUs that hold the line's mean
+        self._B = np.zeros(n)
+        self._Vh = np.zeros((4, n))
+        self._Th = np.zeros(4)
+        self._Nh = 0
+        self._deriv_channels: list[InputDerivativeChannel] = []
+        self._deriv_hold: list[int] = []  # the hold channel of each derivative channel
+        mean = []
         for cname, names in self._written.items():
             sl = slice(base[cname], base[cname] + len(names))
             if not names:
@@ -850,8 +895,22 @@ class CoSimulation:
             ch = self._channel(cname, names, "its connected inputs", H[sl])
             V[sl] = ch.get()
             self._hold_channels.append(ch)
+            if comps[cname].can_interpolate_inputs:
+                self._deriv_hold.append(len(self._hold_channels) - 1)
+                self._deriv_channels.append(
+                    InputDerivativeChannel(comps[cname], names, self.stats, self, self._B[sl])
+                )
+            else:
+                mean += range(sl.start, sl.stop)
             ang += [base[cname] + k for k, x in enumerate(names)
                     if x.endswith((".m[16]", ".m[17]", ".m[18]"))]  # fmt: skip
+        self._mean = np.array(mean, dtype=int)
+        self._degree = self._effective_degree()
+        #: the coupling in effect: :attr:`coupling`, but "extrapolated" for "polynomial" with
+        #: the automatic degree when a loop closure is present (:meth:`_effective_degree`)
+        self._coupling = self.coupling
+        if self.coupling == "polynomial" and self._degree is None:
+            self._coupling, self._degree = "extrapolated", 1
         self._angles = np.array(ang, dtype=int) if ang else None
         self._P[:] = V
         H[:] = V
@@ -1220,7 +1279,7 @@ class CoSimulation:
     def _extrapolate_inputs(self, h: float) -> None:
         """Hold each coupled input at its value extrapolated to the middle of the step,
         ``u_n + (u_n - u_{n-1}) / 2``: the integral of a held input over the step is then right
-        to O(h³), which makes the coupling second order (README, "Co-simulation")."""
+        to O(h³), which makes the coupling second order (docs/cosim.md, "Coupling error")."""
         ratio = h / self._h_prev if self._h_prev else 0.0  # u̇ ≈ (u_n - u_{n-1}) / h_{n-1}
         self._h_prev = h
         V, P, H, D = self._V, self._P, self._H, self._D
@@ -1239,9 +1298,66 @@ class CoSimulation:
         for ch in self._hold_channels:
             ch.send()
 
+    def _effective_degree(self) -> int | None:
+        """The degree of :meth:`_polynomial_inputs`: :attr:`extrapolation_degree`, or when it
+        is None 3, but None (the "extrapolated" coupling instead) if a component is a loop
+        closure. A closure is a penalty spring and damper, stiff by design; an explicit
+        coupling extrapolated with degree k is stable for a shrinking range of h times the
+        stiffness as k grows (as the Adams-Bashforth methods: about 1 for degree 1, 0.3 for
+        degree 3): the four-bar of tests/test_master.py, stable at h = 2 ms with the mid-step
+        hold of the linear extrapolation, is not with degree 3, and a line through the last
+        two points (degree 1) is less accurate there than that hold."""
+        d = self.extrapolation_degree
+        if d is None:
+            return None if any(c.is_closure for c in self.components.values()) else 3
+        if d not in (0, 1, 2, 3):
+            raise CosimError(f"extrapolation_degree must be 0, 1, 2 or 3 (or None), got {d!r}")
+        return int(d)
+
+    def _polynomial_inputs(self, h: float) -> None:
+        """Send each coupled input as a line over the step ``[t, t + h]``: value ``a`` at ``t``
+        and first derivative ``b`` (``fmi2SetRealInputDerivatives``), the least-squares fit over
+        the step of the polynomial through the input's last values (:meth:`_line_weights`).
+        With degree 3 the line's error is orthogonal to constants and ramps over the step, so
+        the states err by O(h^5) per step: fourth order, given an internal method of that order
+        (RK4, ``solver.method`` 4). An FMU that cannot interpolate its inputs holds the line's
+        mean ``a + b h / 2`` (second order). Euler angles are extrapolated through their
+        differences to the current value, wrapped to (-pi, pi]."""
+        V, H, B, Vh, Th = self._V, self._H, self._B, self._Vh, self._Th
+        t, m = self.t, self._Nh
+        m = min(m, self._degree)  # past points used, besides the current one
+        if m == 0:
+            H[:] = V
+            B[:] = 0.0
+        else:
+            alpha, beta = _line_weights(np.append(Th[4 - m :] - t, 0.0), h)
+            D = Vh[4 - m :] - V
+            a = self._angles
+            if a is not None:
+                D[:, a] = (D[:, a] + np.pi) % (2.0 * np.pi) - np.pi
+            np.dot(beta[:-1], D, out=B)
+            np.dot(alpha[:-1], D, out=H)
+            H += V
+            if len(self._mean):
+                H[self._mean] += 0.5 * h * B[self._mean]
+                B[self._mean] = 0.0
+        # the current point joins the history (a repeated point, after a rollback, replaces)
+        if not (self._Nh and Th[3] == t):
+            Vh[:-1] = Vh[1:]
+            Th[:-1] = Th[1:]
+            self._Nh = min(self._Nh + 1, 4)
+        Vh[3] = V
+        Th[3] = t
+        for ch in self._hold_channels:
+            ch.send()
+        for dch in self._deriv_channels:
+            dch.send()
+
     def do_step(self, h: float) -> None:
         """Step 3 of the module docstring: every FMU advanced from ``t`` to ``t + h``."""
-        if self.coupling == "extrapolated":
+        if self._coupling == "polynomial":
+            self._polynomial_inputs(h)
+        elif self._coupling == "extrapolated":
             self._extrapolate_inputs(h)
         else:
             self._H[:] = self._V
@@ -1291,7 +1407,8 @@ class CoSimulation:
     def _save(self):
         states = {n: c.slave.getFMUstate() for n, c in self.components.items()}
         master = (self.t, self._V.copy(), self._P.copy(), self._H.copy(), self._have_prev,
-                  list(self._hist), self._h_prev, self._Y.copy(), self._E.copy())  # fmt: skip
+                  list(self._hist), self._h_prev, self._Y.copy(), self._E.copy(),
+                  self._Vh.copy(), self._Th.copy(), self._Nh)  # fmt: skip
         return states, master
 
     def _restore(self, saved) -> None:
@@ -1300,8 +1417,9 @@ class CoSimulation:
         states, master = saved
         for n, c in self.components.items():
             c.slave.setFMUstate(states[n])
-        self.t, V, P, H, self._have_prev, hist, self._h_prev, Y, E = master
+        self.t, V, P, H, self._have_prev, hist, self._h_prev, Y, E, Vh, Th, self._Nh = master
         self._V[:], self._P[:], self._H[:], self._Y[:], self._E[:] = V, P, H, Y, E
+        self._Vh[:], self._Th[:] = Vh, Th
         self._hist = list(hist)
 
     def _free_saved(self, saved) -> None:
@@ -1416,6 +1534,12 @@ class CoSimulation:
             math.isfinite(output_interval) and output_interval > 0
         ):
             raise CosimError(f"the output interval must be positive, got {output_interval}")
+        if self.coupling not in ("polynomial", "extrapolated", "hold"):
+            raise CosimError(f"unknown coupling {self.coupling!r}: 'polynomial' (default), "
+                             "'extrapolated' or 'hold'")  # fmt: skip
+        if self.extrapolation_degree is not None and self.extrapolation_degree not in (0, 1, 2, 3):
+            raise CosimError("extrapolation_degree must be 0, 1, 2 or 3 (or None), got "
+                             f"{self.extrapolation_degree!r}")  # fmt: skip
         if mode not in ("cs", "me"):
             raise CosimError(
                 f"unknown mode {mode!r}: 'cs' (co-simulation) or 'me' (model exchange)"

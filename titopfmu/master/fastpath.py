@@ -30,7 +30,9 @@ except ImportError:  # pragma: no cover - the extension is built by pip install 
 
 NB = 16  # fields of a body, NO of a program step: as in _step.c
 NO = 7
-E_SET, E_GET, E_STEP, E_DD, E_CONVERGE, E_SINGULAR = 1, 2, 3, 4, 5, 6
+E_SET, E_GET, E_STEP, E_DD, E_CONVERGE, E_SINGULAR, E_SETDER = 1, 2, 3, 4, 5, 6, 7
+#: CoSimulation.coupling -> plan_t.extrapolate
+COUPLING_CODES = {"hold": 0, "extrapolated": 1, "polynomial": 2}
 
 _I = c_int64
 _P = c_void_p
@@ -50,6 +52,9 @@ class _Plan(Structure):
         ("dirty", _I), ("extrapolate", _I), ("forced", _I), ("calls", _I), ("updates", _I),
         ("iters", _P), ("err_code", _I), ("err_index", _I), ("err_status", _I), ("err_aux", _I),
         ("err_where", _I), ("done", _I), ("err_res", _F), ("err_t", _F),
+        ("degree", _I), ("nhist", _I), ("ndch", _I), ("nmean", _I),
+        ("fsetder", _P), ("dch", _P), ("dchbuf", _P), ("orders", _P), ("mean", _P),
+        ("B", _P), ("Vh", _P), ("Th", _P),
     ]  # fmt: skip
 
 
@@ -189,6 +194,15 @@ class CompiledStep:
             "piv": np.zeros(max(nres, 1), dtype=np.int64),
             "stale": np.zeros(max(len(cs._bodies), 1), dtype=np.int64),
             "ht": np.zeros(order + 1), "hv": np.zeros((order + 1) * max(ng, 1)),
+            "fsetder": np.array([c.function_address("fmi2SetRealInputDerivatives")
+                                 if c.can_interpolate_inputs else 0 for c in comps],
+                                np.uint64),  # fmt: skip
+            "dch": _i64([cid(cs._hold_channels[j]) for j in cs._deriv_hold]),
+            "dchbuf": np.array([d.values.ctypes.data for d in cs._deriv_channels],
+                               dtype=np.uint64),  # fmt: skip
+            "orders": np.ones(max([len(ch.names) for ch in channels], default=1),
+                              dtype=np.intc),  # fmt: skip
+            "mean": _i64(cs._mean),
         }  # fmt: skip
         p = self.plan = _Plan()
         p.ncomp, p.nch, p.nbody = len(comps), len(channels), len(cs._bodies)
@@ -196,7 +210,8 @@ class CompiledStep:
         p.ng, p.nang, p.order = ng, len(k["ang"]), order
         for name, a in k.items():
             setattr(p, name, _addr(a) if a.size else None)
-        for name in ("V", "P", "H", "D", "Y", "E", "XR", "MX"):
+        p.ndch, p.nmean = len(k["dch"]), len(k["mean"])
+        for name in ("V", "P", "H", "D", "Y", "E", "XR", "MX", "B", "Vh", "Th"):
             a = getattr(cs, "_" + name)
             setattr(p, name, _addr(a) if a.size else None)
         p.nY, p.nV = nY, len(cs._V)
@@ -215,7 +230,8 @@ class CompiledStep:
         p.iters = _addr(self._iters)
         # the master's state in
         p.t, p.h_prev, p.have_prev = cs.t, cs._h_prev, int(cs._have_prev)
-        p.extrapolate = int(cs.coupling == "extrapolated")
+        p.extrapolate = COUPLING_CODES[cs._coupling]
+        p.degree, p.nhist = cs._degree, cs._Nh
         stale = k["stale"]
         for i, b in enumerate(cs._bodies):
             stale[i] = b.map is None
@@ -230,6 +246,7 @@ class CompiledStep:
         code = _step.run(self._address, n, h, tolerance, max_iterations, t0, k0)
         # ... and out
         cs.t, cs._h_prev, cs._have_prev = p.t, p.h_prev, bool(p.have_prev)
+        cs._Nh = p.nhist
         cs._mx_dirty = bool(p.dirty)
         cs._hist = [(float(k["ht"][j]), k["hv"][j * ng : (j + 1) * ng].copy())
                     for j in range(p.nh)]  # fmt: skip
@@ -259,6 +276,8 @@ class CompiledStep:
             )
         if code == E_STEP:
             cs._steppers[p.err_index].fail(cs.t, int(p.err_status))
+        if code == E_SETDER:
+            cs._deriv_channels[p.err_index].fail(int(p.err_status))
         if code == E_DD:
             b = cs._bodies[p.err_index]
             b.dd.fail(b.xnames[p.err_aux], int(p.err_status))

@@ -306,7 +306,10 @@ def from_system(
 
     ``fmus``: a folder of FMUs (``titopfmu build``); None builds the ones needed into the
     per-user cache (:mod:`titopfmu.fmi.cache`; bodies with any number of child ports).
-    ``solver``: FMU solver parameters for every component, e.g. ``{"solver.method": 4}``.
+    ``solver``: FMU solver parameters for every component; None: ``{"solver.method": 4}``,
+    the FMUs' classical Runge-Kutta steps, whose order matches the master's default coupling
+    (:attr:`CoSimulation.coupling`, fourth order; the FMUs' own default, Heun's method, would
+    limit it to the second).
     ``notice`` is told before FMUs are built. The mapping is ``cs.system_mapping``.
     """
     from .cosim import CoSimulation
@@ -315,7 +318,7 @@ def from_system(
     folder = _fmu_folder(m, fmus, progress, notice)
     cs = CoSimulation()
     cs.system_mapping = m
-    extra = dict(solver or {})
+    extra = dict({"solver.method": 4} if solver is None else solver)
     models = m.model_names()
     for name in m.variants:
         cs.add(name, folder / f"{models[name]}.fmu", {**m.parameters[name], **extra})

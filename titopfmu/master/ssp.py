@@ -96,7 +96,7 @@ PARAMETER_SET_MIME = "application/x-ssp-parameter-set"
 OSP_ANNOTATION = "com.opensimulationplatform"
 OMS_ANNOTATION = "org.openmodelica"
 TITOP_ANNOTATION = "titopfmu"
-COUPLINGS = ("extrapolated", "hold")
+COUPLINGS = ("polynomial", "extrapolated", "hold")
 #: FMI interfaces a system can be written for (the components' ``implementation``)
 INTERFACES = ("CoSimulation", "ModelExchange")
 #: OMSimulator 3 gives every unit without a solver of its own the solver of this name (a
@@ -357,6 +357,8 @@ def write_ssp(
     ann = etree.SubElement(annotations, _q("ssc", "Annotation"), type=TITOP_ANNOTATION)
     master = etree.SubElement(ann, _q("titop", "Master"), coupling=str(cs.coupling),
                               interface=interface)  # fmt: skip
+    if cs.extrapolation_degree is not None:
+        master.set("extrapolationDegree", str(int(cs.extrapolation_degree)))
     if tolerance is not None:
         master.set("tolerance", _format_double(float(tolerance)))
     exp = etree.SubElement(root, _q("ssd", "DefaultExperiment"),
@@ -661,10 +663,16 @@ def _read_ssd(r: _Reader) -> tuple[CoSimulation, DefaultExperiment]:
                 *root.findall("ssd:Annotations/ssc:Annotation", NS)]:  # fmt: skip
         if ann.get("type") == TITOP_ANNOTATION:
             for master in ann.findall("titop:Master", NS):
-                coupling = master.get("coupling", "extrapolated")
+                coupling = master.get("coupling", "polynomial")
                 if coupling not in COUPLINGS:
                     raise r.fail(master, f"coupling '{coupling}' is not one of {COUPLINGS}")
                 cs.coupling = coupling
+                degree = master.get("extrapolationDegree")
+                if degree is not None:
+                    if degree not in ("0", "1", "2", "3"):
+                        raise r.fail(master, f"extrapolationDegree '{degree}' is not 0, 1, 2 "
+                                             "or 3")  # fmt: skip
+                    cs.extrapolation_degree = int(degree)
                 interface = master.get("interface", interface)
                 if interface is not None and interface not in INTERFACES:
                     raise r.fail(master, f"interface '{interface}' is not one of {INTERFACES}")
