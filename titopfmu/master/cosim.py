@@ -1449,10 +1449,26 @@ class CoSimulation:
         for (_, angle), x, y in zip(self._err_plan, a, b, strict=True):
             d = y - x
             d[angle] = (d[angle] + np.pi) % (2.0 * np.pi) - np.pi
-            # step doubling: the two half steps are more accurate by 2^p - 1 = 3 (p = 2)
-            e = np.abs(d) / 3.0 / (tol + tol * np.maximum(np.abs(x), np.abs(y)))
+            # step doubling: the two half steps are more accurate by 2^p - 1 (p: _step_order)
+            e = np.abs(d) / self._doubling / (tol + tol * np.maximum(np.abs(x), np.abs(y)))
             worst = max(worst, float(np.max(e)) if len(e) else 0.0)
         return worst
+
+    def _step_order(self) -> int:
+        """The order p in the step of the co-simulation's error (local error h^(p+1)): the
+        coupling's (hold 1, extrapolated 2, polynomial its degree + 1), at most the internal
+        order of every FMU that has a ``solver.method`` (titopfmu's: 1, 2 or 4; its value
+        as set, else its start value)."""
+        p = {"hold": 1, "extrapolated": 2}.get(self._coupling, self._degree + 1)
+        for c in self.components.values():
+            v = c.variables.get("solver.method")
+            if v is not None:
+                m = c.parameters.get("solver.method", v.start)
+                try:
+                    p = min(p, int(float(m)))
+                except (TypeError, ValueError):
+                    pass
+        return max(p, 1)
 
     def _advance_variable(self, t_end: float, tol: float, loop_tol: float, h_min: float) -> None:
         """Advance to ``t_end`` with error-controlled steps (step doubling, rollback through the
@@ -1470,7 +1486,7 @@ class CoSimulation:
             self.solve_loop(loop_tol)
             y2 = self._error_outputs()
             err = self._error_norm(y1, y2, tol)
-            factor = 0.9 * (err if err > 0 else 1e-12) ** (-1.0 / 3.0)
+            factor = 0.9 * (err if err > 0 else 1e-12) ** self._exponent
             if err <= 1.0:
                 self._free_saved(saved)
                 self.accepted += 1
@@ -1638,6 +1654,8 @@ class CoSimulation:
         sample = self._sampler(cols, result)
         self._h = step
         self._h_max = max_step if max_step is not None else output_interval
+        p = self._step_order()
+        self._doubling, self._exponent = 2.0**p - 1.0, -1.0 / (p + 1.0)
         self.accepted = self.rejected = 0
         n_out = int(math.floor(span / output_interval + 1e-9))
         grid = [start_time + k * output_interval for k in range(n_out + 1)]
