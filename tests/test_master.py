@@ -178,6 +178,25 @@ def test_variable_step_follows_its_tolerance(fmu_dir, reference):
     assert steps[1e-7] > steps[1e-5], steps
 
 
+@pytest.mark.parametrize(
+    "method, coupling, degree, order",
+    [(4, "polynomial", None, 4), (2, "polynomial", None, 2), (4, "polynomial", 1, 2),
+     (4, "extrapolated", None, 2), (4, "hold", None, 1)],
+)  # fmt: skip
+def test_variable_steps_assume_the_order_of_the_coupling_and_the_fmus(
+    fmu_dir, method, coupling, degree, order
+):
+    """Step doubling divides by 2^p - 1 with p the run's order: the coupling's, at most the
+    FMUs' internal one (their solver.method)."""
+    cs = build_balloon_cosim(fmu_dir, solver_method=method)
+    cs.coupling, cs.extrapolation_degree = coupling, degree
+    cs.initialize(0.0)
+    try:
+        assert cs._step_order() == order
+    finally:
+        cs.free()
+
+
 def test_csv_is_in_the_cross_check_format(fmu_dir, tmp_path):
     cs = build_balloon_cosim(fmu_dir)
     res = cs.simulate(0.01, 1e-3, record={"theta1": "pend1.joint.m[3]", "q": "slider.joint.m"})
