@@ -255,7 +255,8 @@ class CoSimulation:
         self.coupling = "polynomial"
         #: degree (0 to 3) of the polynomial through the last values of each coupled input
         #: that ``coupling="polynomial"`` extrapolates over the next step; None (default): 3,
-        #: or 1 when a loop closure FMU is present (:meth:`_effective_degree`)
+        #: or the "extrapolated" coupling when a loop closure FMU is present
+        #: (:meth:`_effective_degree`)
         self.extrapolation_degree: int | None = None
         #: "newton" (default: interface Jacobian, exact tree solve) or "gauss-seidel"
         self.loop = "newton"
