@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import warnings
 
+import numpy as np
 import pytest
 
 from titopfmu.model_cli import main
@@ -76,7 +77,6 @@ def test_run_a_saved_random_tree_with_default_columns(tmp_path):
     co = tmp_path / "tree_cosim.csv"
     assert main(["run", str(p), "--t-final", "0.2", "--engine", "cosim", "--step", "5e-4",
                  "--out", str(co), "--quiet"]) == 0  # fmt: skip
-    import numpy as np
 
     a = np.genfromtxt(csv, delimiter=",", skip_header=1)
     b = np.genfromtxt(co, delimiter=",", skip_header=1)
@@ -101,3 +101,82 @@ def test_run_checks_its_outputs_before_the_run_and_falls_back_after(tmp_path, ca
     assert str(blocked) in err
     fallbacks = [p for p in tmp_path.iterdir() if p.name.startswith("full") and p != blocked]
     assert len(fallbacks) == 1 and fallbacks[0].read_text().startswith("time,")
+
+
+def test_crosscheck_of_a_fixed_base_robot_from_urdf_passes(tmp_path):
+    """A Ground-rooted model (ur5 of example-robot-data, fixed base): Pinocchio's reference takes
+    the Ground as the universe; the trajectory compares the six joint coordinates."""
+    from test_urdf import erd
+
+    out = tmp_path / "cc"
+    code = main(["crosscheck", str(erd("ur5_robot.urdf")), "--out", str(out), "--states", "10",
+                 "--no-cosim", "--quiet"])  # fmt: skip
+    data = json.loads((out / "results.json").read_text())
+    assert code == 0 and data["passed"], data
+    assert data["acc_error"] < 1e-9 and data["traj_error"] < 1e-6
+    assert len(data["per_signal"]) == 6
+    assert all(c.endswith(".joint.m[3]") for c in data["per_signal"])
+
+
+def ground_branches(position=(0.3, -0.2, 1.0), euler=(0.1, -0.2, 0.3)):
+    """A Ground with two child ports: a double pendulum on one (its second joint held by a
+    spring-damper law), a single pendulum on the other; the base placed off the origin and
+    turned, so that its placement matters."""
+    from titopfmu import Constant, Ground, JointSpringDamper, RevoluteBody, System
+
+    g = (0.0, -9.81, 0.0)
+    s = System("branches")
+    s.add(
+        Ground("base", children={"A": (0.0, 0.0, 0.0), "B": (0.6, 0.1, 0.0)},
+               position=position, euler=euler),
+        RevoluteBody("upper", 1.5, np.diag([0.02, 0.1, 0.11]), com=(0.4, 0.0, 0.0),
+                     theta0=0.7, children={"tip": (0.8, 0.0, 0.0)}, gravity=g),
+        RevoluteBody("lower", 0.8, np.diag([0.01, 0.05, 0.05]), com=(0.3, 0.02, 0.0),
+                     axis=(0.0, 0.2, 1.0), theta0=-0.4, theta_dot0=1.0, gravity=g),
+        RevoluteBody("side", 0.5, np.diag([0.01, 0.02, 0.02]), com=(0.0, -0.3, 0.0),
+                     theta0=0.2, gravity=g),
+        JointSpringDamper("spring", k=5.0, d=0.2, q_ref=0.1),
+        Constant("tau_upper", 0.3),
+        Constant("tau_side", 0.0),
+    )  # fmt: skip
+    s.connect("base.A", "upper.P")
+    s.connect("upper.tip", "lower.P")
+    s.connect("base.B", "side.P")
+    s.connect("lower.joint.m", "spring.m")
+    s.connect("spring.tau", "lower.joint.tau")
+    s.connect("tau_upper.y", "upper.joint.tau")
+    s.connect("tau_side.y", "side.joint.tau")
+    return s
+
+
+def test_crosscheck_of_a_ground_rooted_model_with_its_fmus(tmp_path):
+    """Both legs on a fixed base with two branches: Pinocchio (the Ground's placement and child
+    ports as joint placements in the universe) and the FMUs through the master."""
+    p = ground_branches().save(tmp_path / "branches.yaml")
+    out = tmp_path / "cc"
+    assert main(["crosscheck", str(p), "--out", str(out), "--states", "10", "--t-final", "1",
+                 "--quiet"]) == 0  # fmt: skip
+    data = json.loads((out / "results.json").read_text())
+    assert data["passed"] and data["acc_error"] < 1e-9 and data["traj_error"] < 1e-6, data
+    assert data["cosim_acc_error"] < 1e-8 and data["cosim_traj_error"] < 1e-4, data
+    assert sorted(data["per_signal"]) == [f"{n}.joint.m[3]" for n in ("lower", "side", "upper")]
+
+
+def test_pinocchio_reference_of_a_ground_root_against_the_engine():
+    """The reference's accelerations of a Ground-rooted model (no root entries) equal the
+    engine's at random states, and the Ground's placement changes them (gravity turns)."""
+    from titopfmu import Engine
+    from titopfmu.crosscheck import engine_accelerations, random_state
+    from titopfmu.reference import to_pinocchio
+
+    s = ground_branches()
+    ref, engine = to_pinocchio(s), Engine(s)
+    assert not ref.floating and ref.n_acc == 3
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        x = random_state(engine, rng)
+        a_ref = ref.accelerations(x, 0.0)
+        a_eng = engine_accelerations(engine, ref, engine.derivative(0.0, x))
+        assert np.max(np.abs(a_ref - a_eng)) < 1e-10 * max(1.0, np.max(np.abs(a_ref)))
+    level = to_pinocchio(ground_branches(euler=(0.0, 0.0, 0.0)))
+    assert np.max(np.abs(level.accelerations(x, 0.0) - a_ref)) > 1e-3

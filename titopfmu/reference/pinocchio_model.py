@@ -8,7 +8,10 @@ Pinocchio's articulated-body algorithm (``pin.aba``).
 
 Mapping of the conventions (seed 004 / titopfmu -> Pinocchio):
 
-* the root :class:`~titopfmu.blocks.RigidBody` is a free-flyer joint placed at the inertial origin;
+* a :class:`~titopfmu.blocks.Ground` root (fixed base) is the universe: it adds no joint, and its
+  child ports are placed at ``SE3(P_{b/i}(euler), position) * SE3(I, C)`` in the universe frame;
+  the model's gravity is then its bodies' (they must share one);
+* a :class:`~titopfmu.blocks.RigidBody` root is a free-flyer joint placed at the inertial origin;
   its joint frame is the body frame, origin the reference point P. titopfmu state
   ``[IP (R_i), quaternion [w, x, y, z] (P_{b/i}), v_P, ω (R_b)]`` <-> Pinocchio
   ``q = [IP, qx, qy, qz, qw]``, ``v = [v_P, ω]`` (local frame). Pinocchio's free-flyer
@@ -66,6 +69,7 @@ from ..blocks.base import TitopError
 from ..blocks.bodies import (
     BodyBlock,
     FreeBody,
+    Ground,
     PrismaticBody,
     RevoluteBody,
     RigidBody,
@@ -77,7 +81,9 @@ from ..blocks.signals import Constant, JointSpringDamper, SignalBlock, TimeFunct
 FloatArray = np.ndarray
 
 #: Block types the reference maps (exact types: the inverse-dynamics subclasses are excluded).
-SUPPORTED_BODIES = (RigidBody, RevoluteBody, PrismaticBody, SphericalBody, FreeBody, WeldedBody)
+SUPPORTED_BODIES = (
+    Ground, RigidBody, RevoluteBody, PrismaticBody, SphericalBody, FreeBody, WeldedBody
+)  # fmt: skip
 
 
 class UnsupportedBlockError(TitopError):
@@ -88,7 +94,8 @@ class UnsupportedBlockError(TitopError):
 class BodyInfo:
     """Where a titopfmu body block lives in the Pinocchio model.
 
-    ``kind`` is ``"root"``, ``"revolute"``, ``"prismatic"``, ``"spherical"``, ``"free"`` or
+    ``kind`` is ``"root"`` (a floating RigidBody root), ``"ground"`` (a fixed base: the
+    universe, joint 0), ``"revolute"``, ``"prismatic"``, ``"spherical"``, ``"free"`` or
     ``"welded"``; ``joint_id`` the Pinocchio joint that carries the body; ``placement`` the body
     frame (origin P) in that joint's frame; ``frame_id`` the operational frame named after the
     block; ``idx_q``/``idx_v`` the joint's first configuration / velocity index (-1 for a welded
@@ -177,23 +184,27 @@ class PinocchioReference:
             if type(b) not in SUPPORTED_BODIES:
                 raise UnsupportedBlockError(
                     f"block '{b.name}' ({type(b).__name__}) is not supported by the Pinocchio "
-                    "reference: only one RigidBody root with RevoluteBody, PrismaticBody, "
-                    "SphericalBody, FreeBody and WeldedBody descendants (forward dynamics), fed by "
-                    "signal blocks"
+                    "reference: only one root, a RigidBody (floating base) or a Ground (fixed "
+                    "base), with RevoluteBody, PrismaticBody, SphericalBody, FreeBody and "
+                    "WeldedBody descendants (forward dynamics), fed by signal blocks"
                 )
         tree = [blocks[n] for n in plan.tree]
         roots = [b for b in tree if not b.has_parent]
-        if len(roots) != 1 or not isinstance(roots[0], RigidBody) or tree[0] is not roots[0]:
+        if (len(roots) != 1 or not isinstance(roots[0], (RigidBody, Ground))
+                or tree[0] is not roots[0]):  # fmt: skip
             raise UnsupportedBlockError(
-                f"the Pinocchio reference needs exactly one root, a RigidBody; roots: "
-                f"{[b.name for b in roots]}"
+                f"the Pinocchio reference needs exactly one root, a RigidBody or a Ground; "
+                f"roots: {[b.name for b in roots]}"
             )
-        g = tree[0].gravity
-        for b in tree:
+        #: the root is a floating RigidBody (a free flyer), not a Ground (fixed base)
+        self.floating = isinstance(tree[0], RigidBody)
+        massive = [b for b in tree if not isinstance(b, Ground)]
+        g = massive[0].gravity if massive else np.zeros(3)
+        for b in massive:
             if not np.array_equal(b.gravity, g):
                 raise UnsupportedBlockError(
-                    f"block '{b.name}' has gravity {b.gravity.tolist()} but the root has "
-                    f"{g.tolist()}; Pinocchio has one gravity per model"
+                    f"block '{b.name}' has gravity {b.gravity.tolist()} but '{massive[0].name}' "
+                    f"has {g.tolist()}; Pinocchio has one gravity per model"
                 )
 
         model = pin.Model()
@@ -202,6 +213,11 @@ class PinocchioReference:
         self.bodies: dict[str, BodyInfo] = {}
         self.joints: list[str] = []
         for b in tree:
+            if isinstance(b, Ground):  # the universe, placed by the base's position and euler
+                X = pin.SE3(np.array(b.R), np.array(b.position, dtype=float))
+                fid = model.addFrame(pin.Frame(b.name, 0, X, pin.FrameType.OP_FRAME))
+                self.bodies[b.name] = BodyInfo(b.name, "ground", 0, X, fid, -1, -1, 0)
+                continue
             if not b.has_parent:
                 jid = model.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), b.name)
                 kind, X = "root", pin.SE3.Identity()
@@ -247,8 +263,10 @@ class PinocchioReference:
         self.model = model
         self.data = model.createData()
         self.nq, self.nv = model.nq, model.nv
+        #: accelerations of the root in :meth:`accelerations` (6 for a free flyer, 0 for a Ground)
+        self.n_root = 6 if self.floating else 0
         self._acc_index = np.array(
-            list(range(6))
+            list(range(self.n_root))
             + [
                 j
                 for n in self.joints
@@ -356,7 +374,7 @@ class PinocchioReference:
                 q[info.idx_q : info.idx_q + 3] = R_a0b.T @ xs[0:3]
                 q[info.idx_q + 3 : info.idx_q + 7] = quat / np.linalg.norm(quat)
                 v[info.idx_v : info.idx_v + 6] = xs[7:13]
-            elif info.kind != "welded":
+            elif info.kind not in ("welded", "ground"):
                 q[info.idx_q] = xs[0]
                 v[info.idx_v] = xs[1]
         return q, v
@@ -378,7 +396,7 @@ class PinocchioReference:
                 out[sl] = np.concatenate(
                     [R_a0b @ q[iq : iq + 3], q[[iq + 6, iq + 3, iq + 4, iq + 5]], v[iv : iv + 6]]
                 )
-            elif info.kind != "welded":
+            elif info.kind not in ("welded", "ground"):
                 out[sl] = [q[iq], v[iv]]
         return out
 
@@ -403,13 +421,14 @@ class PinocchioReference:
                     q[iq : iq + 3] = b.joint.R_a0b.T @ np.asarray(b.position0, dtype=float)
                     q[iq + 3 : iq + 7] = quat
                     v[iv : iv + 6] = np.concatenate([b.velocity0, b.omega0])
-            elif info.kind != "welded":
+            elif info.kind not in ("welded", "ground"):
                 q[info.idx_q] = b.q0
                 v[info.idx_v] = b.qd0
         return q, v
 
     def to_titop_acc(self, a: ArrayLike) -> FloatArray:
-        """Pinocchio ``a`` (nv) -> [root acc (6), u̇ of :attr:`joints`] (titopfmu order)."""
+        """Pinocchio ``a`` (nv) -> [root acc (6; none for a Ground root), u̇ of :attr:`joints`]
+        (titopfmu order)."""
         return np.asarray(a)[self._acc_index]
 
     # -- inputs ---------------------------------------------------------------------------------
@@ -421,10 +440,10 @@ class PinocchioReference:
         v: FloatArray,
         overrides: Mapping[str, float] | Sequence[float] | None = None,
     ) -> FloatArray:
-        """Generalised force vector ``tau`` (nv; zero on the root free flyer) at (t, q, v).
+        """Generalised force vector ``tau`` (nv; zero on a root free flyer) at (t, q, v).
 
         ``overrides``: joint name -> effort (``nv`` values of that joint: the ``joint.tau`` of the
-        block), or all of them in :attr:`joints` order (``n_acc - 6`` values); the others come
+        block), or all of them in :attr:`joints` order (``n_acc - n_root`` values); the others come
         from the signal blocks wired to ``joint.tau``.
         """
         tau = self._tau_const.copy()
@@ -442,8 +461,10 @@ class PinocchioReference:
                         )
             else:
                 vals = np.asarray(overrides, dtype=float).reshape(-1)
-                if vals.size != self.n_acc - 6:
-                    raise ValueError(f"expected {self.n_acc - 6} efforts, got {vals.size}")
+                if vals.size != self.n_acc - self.n_root:
+                    raise ValueError(
+                        f"expected {self.n_acc - self.n_root} efforts, got {vals.size}"
+                    )
                 sizes = np.cumsum([0] + [self.bodies[n].nv for n in self.joints])
                 given = {n: vals[sizes[j] : sizes[j + 1]] for j, n in enumerate(self.joints)}
         for sl, name, fn in self._tau_dyn:
@@ -506,7 +527,7 @@ class PinocchioReference:
         wrenches: Mapping[str, ArrayLike] | None = None,
     ) -> FloatArray:
         """Pinocchio's accelerations at the titopfmu engine state ``x`` and time ``t``:
-        ``[v̇_P, ω̇ of the root (body frame), q̈ of each joint in :attr:`joints` order]``.
+        ``[v̇_P, ω̇ of a floating root (body frame), q̈ of each joint in :attr:`joints` order]``.
 
         Efforts and external wrenches come from the wired signal blocks unless given (see
         :meth:`efforts` and :meth:`external_forces`).
@@ -528,9 +549,9 @@ class PinocchioReference:
         nq = self.nq
         q = y[0:nq].copy()
         v = y[nq:]
-        quat = y[3:7]
-        n2 = float(quat @ quat)
-        q[3:7] = quat / math.sqrt(n2)
+        if self.floating:
+            quat = y[3:7]
+            q[3:7] = quat / math.sqrt(float(quat @ quat))
         for kind, iq, _ in self._quat_joints:
             j = iq if kind == "spherical" else iq + 3
             q[j : j + 4] /= np.linalg.norm(q[j : j + 4])
@@ -542,8 +563,9 @@ class PinocchioReference:
         else:
             a = pin.aba(self.model, self.data, q, v, tau)
         dy = np.empty(nq + self.nv)
-        dy[0:3] = rotation_from_quaternion_xyzw(q[3:7]) @ v[0:3]
-        dy[3:7] = quaternion_rate_xyzw(quat, v[3:6])
+        if self.floating:
+            dy[0:3] = rotation_from_quaternion_xyzw(q[3:7]) @ v[0:3]
+            dy[3:7] = quaternion_rate_xyzw(quat, v[3:6])
         dy[self._q1] = v[self._v1]  # 1-dof joints: q̇ = v
         for kind, iq, iv in self._quat_joints:
             if kind == "spherical":
@@ -588,7 +610,8 @@ class PinocchioReference:
     def block_pose(self, q: ArrayLike, name: str) -> tuple[FloatArray, FloatArray]:
         """Inertial position of the block's reference point P (m) and its DCM P_{a/i}."""
         q = np.asarray(q, dtype=float).copy()
-        q[3:7] /= np.linalg.norm(q[3:7])
+        if self.floating:
+            q[3:7] /= np.linalg.norm(q[3:7])
         for kind, iq, _ in self._quat_joints:
             j = iq if kind == "spherical" else iq + 3
             q[j : j + 4] /= np.linalg.norm(q[j : j + 4])
