@@ -172,6 +172,32 @@ def test_cluster_equals_serial_and_records_failure(cluster, balloon, tmp_path):
     assert [p.name for p in plots] == ["histograms.png", "scatter.png"]
 
 
+@pytest.mark.parametrize("where", ["serial", "cluster"])
+def test_a_run_past_its_timeout_is_stopped_and_recorded(cluster, balloon, tmp_path, where):
+    """A stiff sample (a pendulum spring of 1e10 N m/rad: the explicit integrator crawls, about
+    10 s for the run) stops at the run timeout and is recorded as failed with its parameters and
+    the time it reached; the other samples complete as without a timeout."""
+    vary = {"pend1_law.k": "values(20, 1e10, 25)"}
+    kw = dict(t_final=T_FINAL, output_interval=0.01, method="grid")
+    c = Campaign(balloon, vary, None, tmp_path / "t", timeout=1.5, **kw)
+    run = {"workers": 0} if where == "serial" else {"scheduler": cluster.scheduler_address}
+    t = c.run(batch_size=1, **run).table
+    assert list(t["status"]) == ["ok", "failed", "ok"], t[["status", "error"]]
+    slow = t.iloc[1]
+    assert slow["pend1_law.k"] == 1e10 and "timeout of 1.5 s" in slow["error"], slow["error"]
+    assert 0.0 <= slow["t_end"] < T_FINAL and slow["wall"] < 60.0  # stopped, not finished
+    free = Campaign(balloon, {"pend1_law.k": "values(20, 25)"}, None, tmp_path / "f", **kw)
+    ref = free.run(workers=0).table
+    for a, b in ((0, 0), (2, 1)):
+        assert t.iloc[a]["theta1.final"] == ref.iloc[b]["theta1.final"]
+
+
+def test_a_bad_run_timeout_is_refused(balloon, tmp_path):
+    for bad in (0, -1.0, "5", True):
+        with pytest.raises(CampaignError, match="run timeout"):
+            Campaign(balloon, {"pend1.mass": "normal(2, 0.1)"}, 2, tmp_path / "x", timeout=bad)
+
+
 KILLED_SCRIPT = """
 import os, sys, time
 from distributed import LocalCluster

@@ -512,3 +512,30 @@ def test_warnings_of_an_fmu_name_the_component_not_a_temporary_file(fmu_dir):
         "principal moments [3.0, 5.0, 17.0] violate the triangle inequality"
     )
     assert w.filename == __file__
+
+
+@pytest.mark.parametrize("mode, options", [("cs", {}), ("cs", {"step_tolerance": 1e-6}),
+                                           ("me", {})])  # fmt: skip
+def test_a_run_past_its_timeout_stops_with_the_results_so_far(fmu_dir, mode, options):
+    """``timeout`` (wall clock) stops a 1000 s balloon run with a CosimError that carries the
+    samples taken before it, in every mode; the engine does the same."""
+    cs = build_balloon_cosim(fmu_dir)
+    with pytest.raises(CosimError, match=r"timeout of 0.3 s") as info:
+        cs.simulate(1000.0, 1e-3, record=COSIM_RECORD, output_interval=0.01, mode=mode,
+                    timeout=0.3, **options)  # fmt: skip
+    res = info.value.result
+    assert len(res.time) >= 2 and res.time[-1] < 1000.0
+    with pytest.raises(CosimError, match="timeout"):
+        cs.simulate(1.0, 1e-3, timeout=0.0)
+
+
+def test_the_engine_stops_at_its_timeout_with_the_results_so_far():
+    from titopfmu import SimulationError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InertiaWarning)
+        system = build_balloon()
+    with pytest.raises(SimulationError, match=r"timeout of 0.3 s") as info:
+        Engine(system).simulate(1e5, output_interval=0.01, record=["balloon.m[13]"],
+                                rtol=1e-12, timeout=0.3)  # fmt: skip
+    assert len(info.value.result.time_list) >= 2

@@ -15,6 +15,7 @@ import csv
 import math
 import os
 import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -715,12 +716,14 @@ class Engine:
         max_step: float = math.inf,
         x0: FloatArray | None = None,
         progress: bool = False,
+        timeout: float | None = None,
     ) -> SimulationResult:
         """Integrate from ``t0`` to ``t_final`` (s) and sample ``record`` every ``output_interval``.
 
         ``record`` lists signal names (``"block.signal"`` for every component, ``"block.signal[i]"``
         for one, 1-based) or maps column names to them. On failure a :class:`SimulationError` is
-        raised whose ``result`` holds every sample computed before the failure.
+        raised whose ``result`` holds every sample computed before the failure; ``timeout`` (s of
+        wall-clock time, checked after every integrator step) is such a failure.
         """
         if method not in METHODS:
             raise TitopError(
@@ -734,6 +737,7 @@ class Engine:
             raise TitopError(f"output_interval must be positive, got {output_interval}")
         if rtol <= 0 or atol <= 0:
             raise TitopError(f"tolerances must be positive (rtol={rtol}, atol={atol})")
+        limit = wall_limit(timeout, TitopError)
         x = self.initial_state() if x0 is None else np.array(x0, dtype=float)
         if x.shape != (self.n_states,):
             raise TitopError(f"x0 must have {self.n_states} components, got {x.shape}")
@@ -805,6 +809,8 @@ class Engine:
                     k += 1
                 if bar is not None:
                     bar.update(solver.t - t_old)
+                if limit is not None and time.perf_counter() > limit:
+                    raise SimulationError(timeout_message(timeout), solver.t)
         except SimulationError as exc:
             exc.result = result
             result.error = str(exc)
@@ -814,6 +820,21 @@ class Engine:
                 bar.close()
         result.n_evaluations = self.n_evaluations
         return result
+
+
+def wall_limit(timeout: float | None, error: type[Exception]) -> float | None:
+    """The ``time.perf_counter()`` value after which a run given ``timeout`` (s of wall-clock
+    time, None: no limit) stops; a timeout that is not positive raises ``error``."""
+    if timeout is None:
+        return None
+    if not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise error(f"the timeout must be a positive number of seconds, got {timeout!r}")
+    return time.perf_counter() + float(timeout)
+
+
+def timeout_message(timeout: float) -> str:
+    """What a run stopped by its ``timeout`` says (the time reached is added by the error)."""
+    return f"the run exceeded its timeout of {timeout:g} s (wall clock); results so far kept"
 
 
 def _progress_bar(enabled: bool, t0: float, t_final: float):

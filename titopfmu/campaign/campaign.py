@@ -104,7 +104,10 @@ class Campaign:
     the master, :meth:`CoSimulation.from_system <titopfmu.master.CoSimulation.from_system>`;
     needs fmpy). ``integrator``, ``rtol``, ``atol``: the engine's; ``step`` (s, dividing the
     output interval) and ``fmus`` (a folder of FMUs; default the per-user cache, filled once
-    before the runs): the co-simulation's.
+    before the runs): the co-simulation's. ``timeout``: s of wall-clock time each run may take
+    (None: no limit); a run past it is stopped and recorded as failed (its error says so, its
+    outcomes are left empty) and the campaign goes on. It is not part of what identifies the
+    campaign: a resumed campaign may change it (finished runs, failed ones included, are kept).
     """
 
     def __init__(
@@ -128,6 +131,7 @@ class Campaign:
         rtol: float | None = None,
         atol: float | None = None,
         step: float = 1e-3,
+        timeout: float | None = None,
         fmus: str | os.PathLike | None = None,
     ) -> None:
         if method not in METHODS:
@@ -136,6 +140,11 @@ class Campaign:
             raise CampaignError(f"unknown backend {backend!r}; choose from {sorted(BACKENDS)}")
         if backend == "cosim" and not (math.isfinite(step) and step > 0):
             raise CampaignError(f"the communication step must be positive, got {step}")
+        if timeout is not None and not (
+            isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0
+        ):
+            raise CampaignError(f"the run timeout must be a positive number of seconds, got "
+                                f"{timeout!r}")  # fmt: skip
         if not vary:
             raise CampaignError("nothing to vary: give at least one PARAM=DISTRIBUTION")
         self.system, self.build = _load_model(model)
@@ -236,6 +245,7 @@ class Campaign:
             backend=backend,
             step=float(step),
             fmus=None if fmus is None else str(Path(fmus).resolve()),
+            timeout=None if timeout is None else float(timeout),
         )
         self._check_record(probe)
         if backend == "cosim":

@@ -126,6 +126,14 @@ def add_campaign_parser(subparsers) -> argparse.ArgumentParser:
         default=None,
         help="seconds to wait for --scheduler (default 5)",
     )
+    p.add_argument(
+        "--run-timeout",
+        type=_positive,
+        default=None,
+        metavar="S",
+        help="wall-clock seconds each run may take: a run past it is stopped and recorded as "
+        "failed, the campaign goes on (default: no limit)",
+    )
     p.add_argument("--no-plots", action="store_true", help="do not write the plots")
     p.add_argument(
         "--progress",
@@ -195,6 +203,7 @@ def campaign_command(args) -> int:
             backend=args.engine,
             step=args.step,
             fmus=args.fmus,
+            timeout=args.run_timeout,
         )
         if args.method == "sobol" and campaign.n & (campaign.n - 1):
             print(

@@ -47,7 +47,8 @@ class RunSpec:
     :class:`~titopfmu.SimulationResult` returning a float or a mapping name -> float (outcome
     ``name`` or ``name.key``). ``integrator``, ``rtol``, ``atol``: the engine's (backend
     ``inprocess``); ``step`` (s) and ``fmus`` (a folder of FMUs, None: the per-user cache): the
-    co-simulation's (backend ``cosim``)."""
+    co-simulation's (backend ``cosim``). ``timeout``: s of wall-clock time a run may take (None:
+    no limit); a run past it stops and is recorded as failed, with the results so far."""
 
     t_final: float
     output_interval: float
@@ -61,6 +62,7 @@ class RunSpec:
     backend: str = "inprocess"
     step: float = 1e-3
     fmus: str | None = None
+    timeout: float | None = None
 
 
 class ModelSource:
@@ -94,6 +96,7 @@ def simulate_inprocess(system: System, spec: RunSpec):
         method=spec.integrator,
         rtol=spec.rtol,
         atol=spec.atol,
+        timeout=spec.timeout,
     )
 
 
@@ -105,7 +108,8 @@ def simulate_cosim(system: System, spec: RunSpec):
 
     cs = from_system(system, spec.fmus)
     return simulate_system(cs, spec.t_final, spec.step, record=spec.record,
-                           output_interval=spec.output_interval)  # fmt: skip
+                           output_interval=spec.output_interval,
+                           timeout=spec.timeout)  # fmt: skip
 
 
 #: Backend name -> function (system, spec) -> SimulationResult.

@@ -52,6 +52,7 @@ import csv
 import math
 import os
 import sys
+import time
 import warnings
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
@@ -59,6 +60,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..assembly.engine import timeout_message, wall_limit
 from ..assembly.loop_solver import LoopNode, LoopSolveError, TreeLoopSolver
 from ..blocks.loop_map import LoopMap
 from .components import (
@@ -274,6 +276,8 @@ class CoSimulation:
         #: how a System maps onto this co-simulation (``from_system``), else None
         self.system_mapping = None
         self._ready = False
+        self._deadline: float | None = None  # time.perf_counter() limit of the run (timeout)
+        self._timeout: float | None = None
 
     @classmethod
     def from_system(cls, system, fmus: str | os.PathLike | None = None, **options) -> CoSimulation:
@@ -1488,6 +1492,7 @@ class CoSimulation:
             y2 = self._error_outputs()
             err = self._error_norm(y1, y2, tol)
             factor = 0.9 * (err if err > 0 else 1e-12) ** self._exponent
+            self._check_deadline()
             if err <= 1.0:
                 self._free_saved(saved)
                 self.accepted += 1
@@ -1521,6 +1526,7 @@ class CoSimulation:
         rtol: float = 1e-8,
         atol: float = 1e-10,
         method: str = "DOP853",
+        timeout: float | None = None,
     ) -> CosimResult:
         """Co-simulate from ``start_time`` to ``stop_time`` (s).
 
@@ -1541,6 +1547,10 @@ class CoSimulation:
         every unit's continuous states, the algebraic loop solved at every derivative
         evaluation (:class:`~titopfmu.master.model_exchange.ModelExchange`); ``step`` and
         ``step_tolerance`` are then not used.
+
+        ``timeout`` (s of wall-clock time, None: none) stops the run with a CosimError carrying
+        the samples so far, checked at least every 256 communication steps (every integrator
+        step in model exchange).
         """
         if not (math.isfinite(step) and step > 0):
             raise CosimError(f"the communication step must be positive, got {step}")
@@ -1561,12 +1571,14 @@ class CoSimulation:
             raise CosimError(
                 f"unknown mode {mode!r}: 'cs' (co-simulation) or 'me' (model exchange)"
             )
+        self._deadline = wall_limit(timeout, CosimError)
+        self._timeout = timeout
         if mode == "me":
             from .model_exchange import ModelExchange
 
             return ModelExchange(self, rtol=rtol, atol=atol, method=method).simulate(
                 stop_time, start_time=start_time, record=record, output_interval=output_interval,
-                tolerance=tolerance, max_step=max_step, progress=progress,
+                tolerance=tolerance, max_step=max_step, progress=progress, timeout=timeout,
             )  # fmt: skip
         if step_tolerance is not None:
             return self._simulate_variable(
@@ -1609,10 +1621,13 @@ class CoSimulation:
                 if k % every == 0:
                     sample(start_time + (k // every) * oi)
                 m = min(every - k % every, n_steps - k)  # steps to the next output point
+                if self._deadline is not None:
+                    m = min(m, 256)  # the timeout checked at least every 256 steps
                 self._advance_fixed(m, step, tolerance, result.iterations, start_time, k)
                 k += m
                 if bar is not None:
                     bar.update(m)
+                self._check_deadline()
         return result
 
     def _advance_fixed(self, n: int, h: float, tolerance: float, iterations: list[int],
@@ -1665,6 +1680,7 @@ class CoSimulation:
         with self._running(result, progress, len(grid) - 1, "output") as bar:
             self.solve_loop(tolerance)
             for k, t_out in enumerate(grid):
+                self._check_deadline()
                 if k:
                     self._advance_variable(t_out, step_tolerance, tolerance, 1e-9 * span)
                     self.t = t_out  # landed on it (to rounding): no drift of a sum of steps
@@ -1673,6 +1689,11 @@ class CoSimulation:
                 sample(t_out)
                 result.iterations.append(self.last_iterations)
         return result
+
+    def _check_deadline(self) -> None:
+        """Raise the CosimError of a run past its ``timeout`` (see :meth:`simulate`)."""
+        if self._deadline is not None and time.perf_counter() > self._deadline:
+            raise CosimError(timeout_message(self._timeout), self.t)
 
     @contextmanager
     def _running(self, result: CosimResult, progress: bool, total: int, unit: str):

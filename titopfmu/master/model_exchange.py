@@ -39,6 +39,7 @@ there come from the integrator's dense output, and every unit is evaluated there
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping, Sequence
 from ctypes import POINTER, byref, c_double, c_uint
 from dataclasses import dataclass
@@ -554,12 +555,14 @@ class ModelExchange:
         tolerance: float = 1e-8,
         max_step: float | None = None,
         progress: bool = False,
+        timeout: float | None = None,
     ):
         """Integrate from ``start_time`` to ``stop_time`` (s); samples at ``start_time + k *
         output_interval`` (a hundredth of the run when None) and at ``stop_time``.
         ``tolerance``: the relative loop residual accepted after a solve; ``max_step`` (s)
         bounds the integrator's step. A failure raises a CosimError carrying the samples taken
-        before it (``result``)."""
+        before it (``result``); ``timeout`` (s of wall-clock time, checked after every
+        integrator step) is such a failure."""
         from scipy import integrate
 
         from .cosim import CosimResult
@@ -573,6 +576,9 @@ class ModelExchange:
             raise CosimError(f"the output interval must be positive, got {output_interval}")
         if max_step is not None and not max_step > 0:
             raise CosimError(f"max_step must be positive, got {max_step}")
+        from ..assembly.engine import timeout_message, wall_limit
+
+        limit = wall_limit(timeout, CosimError)
         cs = self.cs
         self.check()
         cols = cs._record_columns(record)
@@ -631,6 +637,8 @@ class ModelExchange:
                     x = np.array(solver.y, dtype=float)
                     t = t_new
                     event = self._completed_step(t, x)
+                    if limit is not None and time.perf_counter() > limit:
+                        raise CosimError(timeout_message(timeout), t)
                 if event or (self._next_event is not None and t >= self._next_event):
                     self._enter_events()
                     self._terminated, self._next_event = self._event_iteration()
