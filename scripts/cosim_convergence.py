@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     for r in rows:
         its = "" if math.isnan(r[5]) else f"{r[5]:.2f}"
-        lines.append(f"| {r[0]} | {r[1]:.2e} | {r[2]} | {r[3]:.1f} | {r[4]:.2f} | {its} | "
+        lines.append(f"| {r[0]} | {r[1]:.2e} | {r[2]} | {r[3]:.2f} | {r[4]:.2f} | {its} | "
                      f"{r[6]:.1f} | {r[7]} |")  # fmt: skip
     rel = os.path.relpath(args.plot, os.path.dirname(os.path.abspath(args.out)) or ".")
     lines += [

@@ -293,3 +293,29 @@ def test_two_external_wrenches_and_missing_fmus_are_clear_errors(tmp_path):
     with pytest.raises(FromSystemError, match="lacks TitopJointSpringDamper.fmu, "
                        "TitopRevoluteBodyC0.fmu, TitopRigidBodyC1.fmu"):  # fmt: skip
         CoSimulation.from_system(arm_system(), tmp_path)
+
+
+def test_an_inertia_remark_is_given_once_per_body(tmp_path):
+    """The balloon's inertia violates the triangle inequality: building the System warns once
+    (the block); its co-simulation from the System does not warn again (the FMU logs the same
+    remark); a co-simulation read from an SSP, with no System, warns once (the FMU)."""
+    from titopfmu import InertiaWarning
+
+    def inertia_warnings(run) -> list[str]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            run()
+        return [str(w.message) for w in caught if issubclass(w.category, InertiaWarning)]
+
+    import titopfmu
+    from titopfmu.modelfile import example_path
+
+    systems = []
+    path = example_path("balloon")
+    assert len(inertia_warnings(lambda: systems.append(titopfmu.load(path)))) == 1
+    cs = CoSimulation.from_system(systems[0])
+    assert inertia_warnings(lambda: cs.simulate(0.01, 1e-3)) == []
+    ssp = write_ssp(cs, tmp_path / "b.ssp", stop_time=0.01, step=1e-3)
+    read, _ = read_ssp(ssp)
+    got = inertia_warnings(lambda: read.simulate(0.01, 1e-3))
+    assert len(got) == 1 and "component 'balloon'" in got[0], got

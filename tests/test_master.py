@@ -499,11 +499,15 @@ def test_port_names_resolve_and_wrong_names_list_the_valid_ones(fmu_dir):
     assert res["arm.joint.m[3]"][0] == 0.0
 
 
-def test_warnings_of_an_fmu_name_the_component_not_a_temporary_file(fmu_dir):
+def test_warnings_of_an_fmu_name_the_component_not_a_temporary_file(fmu_dir, tmp_path):
     """The balloon FMU warns about the paper's inertia when it checks its parameters: the
     warning names the component and the FMU file, comes with titopfmu's InertiaWarning class and
-    points at the caller's line, not at the FMU's temporary extraction."""
-    cs = build_balloon_cosim(fmu_dir)
+    points at the caller's line, not at the FMU's temporary extraction. (A co-simulation read
+    from an SSP file: one built from a System leaves that remark to the System's block,
+    tests/test_from_system.py.)"""
+    from titopfmu.master import read_ssp, write_ssp
+
+    cs, _ = read_ssp(write_ssp(build_balloon_cosim(fmu_dir), tmp_path / "b.ssp", step=1e-3))
     with pytest.warns(InertiaWarning) as record:
         cs.simulate(0.001, 1e-3, record=["pend1.joint.m[3]"])
     (w,) = [w for w in record if issubclass(w.category, InertiaWarning)]

@@ -143,10 +143,10 @@ class TreeLoopSolver:
                     L = np.linalg.cholesky(0.5 * (Ja + Ja.T))
                 except np.linalg.LinAlgError:
                     raise LoopSolveError(i, "singular loop equations") from None
-                Li = np.linalg.inv(L)  # r ≤ 6: (L L^T)^-1 = Li^T Li
-                Jinv = Li.T.dot(Li)
-                A = Jinv.dot(Fp)  # α = A ẋ'_P + a
-                a = Jinv.dot(fp)
+                # α = A ẋ'_P + a with J [A a] = [F f]: two triangular solves with the factor
+                # of the assembled SPD J (no explicit inverse)
+                sol = np.linalg.solve(L.T, np.linalg.solve(L, np.column_stack([Fp, fp])))
+                A, a = sol[:, :-1], sol[:, -1]
                 if has_p:
                     PCKb = m.PC.dot(Kb) if q and m.PC is not None else np.zeros((6, q))
                     Gm = PCKb.dot(m.U) if q else np.zeros((6, r))

@@ -175,14 +175,18 @@ def _user_stacklevel() -> int:
     return level
 
 
-def _reissue_logged(component: Component, messages: list[tuple[int, str]]) -> None:
+def _reissue_logged(component: Component, messages: list[tuple[int, str]],
+                    inertia: bool = True) -> None:  # fmt: skip
     """Issue the warnings a native FMU logged (fmi2Warning) as Python warnings naming the
-    component and the FMU file; a remark on an inertia as titopfmu's InertiaWarning."""
+    component and the FMU file; a remark on an inertia as titopfmu's InertiaWarning (skipped
+    when not ``inertia``: the System's block gave it already)."""
     from ..blocks.base import InertiaWarning
 
     for status, text in messages:
         if status == 1:
             cat = InertiaWarning if "parameter 'inertia'" in text else UserWarning
+            if cat is InertiaWarning and not inertia:
+                continue
             warnings.warn(f"component '{component.name}' ({component.file.path.name}): {text}",
                           cat, stacklevel=_user_stacklevel())  # fmt: skip
 
@@ -846,7 +850,7 @@ class CoSimulation:
                 current = c
                 seen = len(c.messages)
                 c.slave.exitInitializationMode()  # the FMU checks its parameters here
-                _reissue_logged(c, c.messages[seen:])
+                _reissue_logged(c, c.messages[seen:], self.system_mapping is None)
         except CosimError:
             self.free()
             raise

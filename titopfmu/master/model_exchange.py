@@ -503,7 +503,7 @@ class ModelExchange:
                 current = c
                 seen = len(c.messages)
                 c.slave.exitInitializationMode()  # the FMU checks its parameters here
-                _reissue_logged(c, c.messages[seen:])
+                _reissue_logged(c, c.messages[seen:], cs.system_mapping is None)
             current = None
             self._bind()
         except CosimError:

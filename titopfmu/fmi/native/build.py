@@ -29,7 +29,7 @@ HEADERS = ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h")
 HEADERS3 = ("fmi3Functions.h", "fmi3FunctionTypes.h", "fmi3PlatformTypes.h")
 #: the FMI-version-independent part of every block FMU (instance, stepping, state, derivatives)
 MODEL_FILES = ("fmu_block.h", "fmu_block.c")
-FLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-fvisibility=hidden", "-shared"]
+FLAGS = ["-std=c99", "-O3", "-Wall", "-Wextra", "-Werror", "-fvisibility=hidden", "-shared"]
 MINGW = "x86_64-w64-mingw32-gcc"
 #: the binaries' folders (Linux, Windows) by FMI version: FMI 3.0 names them by platform tuple
 PLATFORMS = {2: ("linux64", "win64"), 3: ("x86_64-linux", "x86_64-windows")}
