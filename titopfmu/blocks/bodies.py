@@ -32,6 +32,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..core import _titop
 from ..spatial.algebra import FloatArray, dynamic_model, kinematic_model
 from ..spatial.rotations import dcm_from_euler, quaternion_from_euler
 from .base import (
@@ -587,14 +588,11 @@ class JointBody(BodyBlock):
             f"applied by {name} on its parent out (6, in the parent frame)",
         )
         if k:
-            S = joint.S
-            StD = S.T @ self.D
-            j = StD @ S  # apparent inertia seen from the joint, eq. (20)
-            if k == 1:
-                singular = abs(float(j[0, 0])) <= 1e-14 * max(1.0, float(np.max(np.abs(self.D))))
-            else:  # k×k symmetric: smallest against largest principal value (scale-free)
-                ev = np.linalg.eigvalsh(0.5 * (j + j.T))
-                singular = bool(ev[0] <= 1e-12 * max(float(ev[-1]), 0.0))
+            j = np.zeros((k, k))  # apparent inertia seen from the joint, eq. (20): the core's
+            singular = _titop.check_apparent_inertia(  # check, the FMUs' too
+                np.ascontiguousarray(joint.S, dtype=float).reshape(6 * k),
+                np.ascontiguousarray(self.D, dtype=float).reshape(36), k, j.reshape(k * k),
+            ) == _titop.CHECK_SINGULAR  # fmt: skip
             if singular:
                 raise ParameterError(
                     name,

@@ -706,7 +706,78 @@ static PyObject *py_joint_coordinates(PyObject *mod, PyObject *const *args, Py_s
     return joint_conversion(args, nargs, 0);
 }
 
+/* ---- parameter checks (titop.h): the code, the quantities in caller-owned buffers ---- */
+
+static PyObject *py_check_inertia(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    if (nargs_is(nargs, 3, "check_inertia(I, definite, moments) -> code") < 0)
+        return NULL;
+    int definite = PyObject_IsTrue(args[1]);
+    if (definite < 0)
+        return NULL;
+    bufset b = {.n = 0};
+    void *in, *moments;
+    if (take(&b, args[0], 9, 0, 0, "I", &in) < 0 ||
+        take(&b, args[2], 3, 1, 0, "moments", &moments) < 0) {
+        release_all(&b);
+        return NULL;
+    }
+    int code = titop_check_inertia(in, definite, moments);
+    release_all(&b);
+    return PyLong_FromLong(code);
+}
+
+static PyObject *py_check_apparent_inertia(PyObject *mod, PyObject *const *args,
+                                           Py_ssize_t nargs)
+{
+    (void)mod;
+    if (nargs_is(nargs, 4, "check_apparent_inertia(S, D, nv, J) -> code") < 0)
+        return NULL;
+    long nv = PyLong_AsLong(args[2]);
+    if (nv == -1 && PyErr_Occurred())
+        return NULL;
+    if (nv < 1 || nv > 6) {
+        PyErr_Format(PyExc_ValueError, "nv must be 1 to 6, got %ld", nv);
+        return NULL;
+    }
+    bufset b = {.n = 0};
+    void *S, *D, *J;
+    if (take(&b, args[0], 6 * nv, 0, 0, "S", &S) < 0 || take(&b, args[1], 36, 0, 0, "D", &D) < 0 ||
+        take(&b, args[3], nv * nv, 1, 0, "J", &J) < 0) {
+        release_all(&b);
+        return NULL;
+    }
+    double Jfull[36];
+    int code = titop_check_apparent_inertia(S, D, (int)nv, Jfull);
+    memcpy(J, Jfull, (size_t)(nv * nv) * sizeof(double));
+    release_all(&b);
+    return PyLong_FromLong(code);
+}
+
+static PyObject *py_rotation_error(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    if (nargs_is(nargs, 1, "rotation_error(P) -> float") < 0)
+        return NULL;
+    bufset b = {.n = 0};
+    void *P;
+    if (take(&b, args[0], 9, 0, 0, "P", &P) < 0) {
+        release_all(&b);
+        return NULL;
+    }
+    double err = titop_rotation_error(P);
+    release_all(&b);
+    return PyFloat_FromDouble(err);
+}
+
 static PyMethodDef module_methods[] = {
+    {"check_inertia", (PyCFunction)(void (*)(void))py_check_inertia, METH_FASTCALL,
+     "check_inertia(I, definite, moments) -> code: titop_check_inertia (titop.h)"},
+    {"check_apparent_inertia", (PyCFunction)(void (*)(void))py_check_apparent_inertia,
+     METH_FASTCALL, "check_apparent_inertia(S, D, nv, J) -> code: eq. (20)'s J = S^T D S"},
+    {"rotation_error", (PyCFunction)(void (*)(void))py_rotation_error, METH_FASTCALL,
+     "rotation_error(P) -> largest of |P^T P - 1| and |det P - 1|"},
     {"joint_position", (PyCFunction)(void (*)(void))py_joint_position, METH_FASTCALL,
      "joint_position(kind, q, p): position output p (nv) of a joint configuration q (nq)"},
     {"joint_coordinates", (PyCFunction)(void (*)(void))py_joint_coordinates, METH_FASTCALL,
@@ -747,6 +818,12 @@ PyMODINIT_FUNC PyInit__titop(void)
         return NULL;
     }
     PyModule_AddIntConstant(mod, "VERSION", TITOP_VERSION);
+    PyModule_AddIntConstant(mod, "CHECK_OK", TITOP_CHECK_OK);
+    PyModule_AddIntConstant(mod, "CHECK_TRIANGLE", TITOP_CHECK_TRIANGLE);
+    PyModule_AddIntConstant(mod, "CHECK_NOT_SYMMETRIC", TITOP_CHECK_NOT_SYMMETRIC);
+    PyModule_AddIntConstant(mod, "CHECK_NOT_PSD", TITOP_CHECK_NOT_PSD);
+    PyModule_AddIntConstant(mod, "CHECK_NOT_PD", TITOP_CHECK_NOT_PD);
+    PyModule_AddIntConstant(mod, "CHECK_SINGULAR", TITOP_CHECK_SINGULAR);
     PyModule_AddIntConstant(mod, "OK", TITOP_OK);
     PyModule_AddIntConstant(mod, "SINGULAR", TITOP_SINGULAR);
     PyModule_AddIntConstant(mod, "NONFINITE", TITOP_NONFINITE);

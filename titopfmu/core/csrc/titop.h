@@ -196,6 +196,30 @@ void titop_euler_quaternion(const double theta[3], double out[4]);
 void titop_quaternion_dcm(const double q[4], double out[9]);
 void titop_quaternion_rate(const double q[4], const double omega[3], double out[4]);
 void titop_rotation_vector(const double R[9], double out[3]); /* rotation vector of a DCM */
+/* Parameter checks: no I/O, a code (TITOP_CHECK_*) and the quantities that failed; the callers
+   (the Python blocks, the FMUs) word the message. The FMUs and the blocks refuse the same
+   parameters. */
+enum {
+    TITOP_CHECK_OK = 0,
+    TITOP_CHECK_TRIANGLE = 1, /* a warning: principal moments with I1 + I2 < I3 */
+    TITOP_CHECK_NOT_SYMMETRIC = 2,
+    TITOP_CHECK_NOT_PSD = 3,
+    TITOP_CHECK_NOT_PD = 4,
+    TITOP_CHECK_SINGULAR = 5
+};
+/* largest of |P^T P - 1| (entries) and |det P - 1|: 0 for a rotation matrix */
+double titop_rotation_error(const double P[9]);
+/* eigenvalues of a symmetric 3x3 matrix, ascending */
+void titop_symmetric_eigenvalues(const double A[9], double e[3]);
+/* an inertia at the centre of mass (kg m^2, row-major): symmetric to 1e-9 of its largest entry
+   (at least 1), principal moments (out, ascending) >= -1e-12 of it, > that when `definite` (a
+   root: D_P is inverted, eq. 11); the triangle inequality I1 + I2 >= I3 is only a warning */
+int titop_check_inertia(const double inertia[9], int definite, double moments[3]);
+/* the apparent inertia J = S^T D S (eq. 20, nv x nv, out) of a joint with nv dof (S 6 x nv and
+   D 6 x 6, row-major): TITOP_CHECK_SINGULAR when J is zero (its diagonal at most 1e-14 of D's
+   largest entry, at least 1) or an LDL^T pivot is at most 1e-12 of J's largest diagonal */
+int titop_check_apparent_inertia(const double *S, const double D[36], int nv, double J[36]);
+
 /* Joint position output p (nv) from the joint configuration q (nq), and back. */
 void titop_joint_position(int kind, const double *q, double *p);
 void titop_joint_coordinates(int kind, const double *p, double *q);

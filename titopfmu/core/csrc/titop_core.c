@@ -1125,6 +1125,110 @@ void titop_joint_coordinates(int kind, const double *p, double *q)
 {
     coordinates_from_position(kind, p, q);
 }
+
+/* ---- parameter checks: codes and the failing quantities, no I/O (the callers word them) ---- */
+
+double titop_rotation_error(const double P[9])
+{
+    double err = 0.0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double s = -(double)(i == j);
+            for (int k = 0; k < 3; k++)
+                s += P[3 * k + i] * P[3 * k + j];
+            if (fabs(s) > err)
+                err = fabs(s);
+        }
+    double det = P[0] * (P[4] * P[8] - P[5] * P[7]) - P[1] * (P[3] * P[8] - P[5] * P[6]) +
+                 P[2] * (P[3] * P[7] - P[4] * P[6]);
+    return fabs(det - 1.0) > err ? fabs(det - 1.0) : err;
+}
+
+/* eigenvalues of a symmetric 3x3 matrix, ascending (closed form: O. K. Smith, CACM 4, 1961) */
+void titop_symmetric_eigenvalues(const double A[9], double e[3])
+{
+    double p1 = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
+    if (p1 == 0.0) {
+        e[0] = A[0], e[1] = A[4], e[2] = A[8];
+    } else {
+        double q = (A[0] + A[4] + A[8]) / 3.0;
+        double p2 = (A[0] - q) * (A[0] - q) + (A[4] - q) * (A[4] - q) + (A[8] - q) * (A[8] - q) +
+                    2.0 * p1;
+        double p = sqrt(p2 / 6.0), B[9];
+        for (int k = 0; k < 9; k++)
+            B[k] = (A[k] - (k % 4 == 0 ? q : 0.0)) / p;
+        double r = 0.5 * (B[0] * (B[4] * B[8] - B[5] * B[7]) - B[1] * (B[3] * B[8] - B[5] * B[6]) +
+                          B[2] * (B[3] * B[7] - B[4] * B[6]));
+        double phi = r <= -1.0 ? acos(-1.0) / 3.0 : r >= 1.0 ? 0.0 : acos(r) / 3.0;
+        e[2] = q + 2.0 * p * cos(phi);
+        e[0] = q + 2.0 * p * cos(phi + 2.0 * acos(-1.0) / 3.0);
+        e[1] = 3.0 * q - e[0] - e[2];
+    }
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (e[j] < e[i]) {
+                double t = e[i];
+                e[i] = e[j];
+                e[j] = t;
+            }
+}
+
+int titop_check_inertia(const double In[9], int definite, double moments[3])
+{
+    double scale = 1.0, A[9];
+    for (int k = 0; k < 9; k++)
+        if (fabs(In[k]) > scale)
+            scale = fabs(In[k]);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            if (!(fabs(In[3 * i + j] - In[3 * j + i]) <= 1e-9 * scale))
+                return TITOP_CHECK_NOT_SYMMETRIC;
+            A[3 * i + j] = 0.5 * (In[3 * i + j] + In[3 * j + i]);
+        }
+    titop_symmetric_eigenvalues(A, moments);
+    double tol = 1e-12 * scale;
+    if (!(moments[0] >= -tol))
+        return TITOP_CHECK_NOT_PSD;
+    if (definite && !(moments[0] > tol))
+        return TITOP_CHECK_NOT_PD;
+    if (moments[2] > tol && moments[0] + moments[1] < moments[2] * (1.0 - 1e-9))
+        return TITOP_CHECK_TRIANGLE;
+    return TITOP_CHECK_OK;
+}
+
+int titop_check_apparent_inertia(const double *S, const double D[36], int nv, double J[36])
+{
+    double dmax = 1.0, big = 0.0, L[36];
+    for (int k = 0; k < 36; k++)
+        dmax = fabs(D[k]) > dmax ? fabs(D[k]) : dmax;
+    for (int a = 0; a < nv; a++) /* J = S^T D S, eq. (20) */
+        for (int b = 0; b < nv; b++) {
+            double s = 0.0;
+            for (int r = 0; r < 6; r++)
+                for (int q = 0; q < 6; q++)
+                    s += S[nv * r + a] * D[6 * r + q] * S[nv * q + b];
+            J[nv * a + b] = L[nv * a + b] = s;
+        }
+    for (int a = 0; a < nv; a++)
+        big = J[nv * a + a] > big ? J[nv * a + a] : big;
+    if (!(big > 1e-14 * dmax)) /* zero (e.g. a point mass on a revolute axis) */
+        return TITOP_CHECK_SINGULAR;
+    for (int j = 0; j < nv; j++) { /* LDL^T: every pivot above 1e-12 of the largest diagonal */
+        double d = L[nv * j + j];
+        for (int k = 0; k < j; k++)
+            d -= L[nv * j + k] * L[nv * j + k] * L[nv * k + k];
+        if (!(d > 1e-12 * big))
+            return TITOP_CHECK_SINGULAR;
+        L[nv * j + j] = d;
+        for (int i = j + 1; i < nv; i++) {
+            double t = L[nv * i + j];
+            for (int k = 0; k < j; k++)
+                t -= L[nv * i + k] * L[nv * j + k] * L[nv * k + k];
+            L[nv * i + j] = t / d;
+        }
+    }
+    return TITOP_CHECK_OK;
+}
 #endif
 
 #if !TITOP_COMPLEX

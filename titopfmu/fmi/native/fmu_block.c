@@ -97,67 +97,21 @@ static int par_vr(int role, int arg)
     return -1;
 }
 
-/* a 3x3 DCM: orthonormal, det +1 */
+/* a 3x3 DCM: orthonormal, det +1 (the core's titop_rotation_error, as the Python blocks') */
 static int check_dcm(Instance *c, int role)
 {
     const double *P = par(c, role, 0);
     if (!P)
         return 0;
-    double err = 0.0;
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            double s = 0.0;
-            for (int k = 0; k < 3; k++)
-                s += P[3 * k + i] * P[3 * k + j];
-            s -= i == j;
-            if (fabs(s) > err)
-                err = fabs(s);
-        }
-    double det = P[0] * (P[4] * P[8] - P[5] * P[7]) - P[1] * (P[3] * P[8] - P[5] * P[6]) +
-                 P[2] * (P[3] * P[7] - P[4] * P[6]);
-    if (!(err <= 1e-9 && fabs(det - 1.0) <= 1e-9)) {
+    double err = titop_rotation_error(P);
+    if (!(err <= 1e-9)) {
         fmu_refuse(c, "parameter '%s' is not a rotation matrix (|P^T P - 1|, |det P - 1| up to %.3g)",
-               FMU_VAR_NAME[par_vr(role, 0)], err > fabs(det - 1.0) ? err : fabs(det - 1.0));
+               FMU_VAR_NAME[par_vr(role, 0)], err);
         return -1;
     }
     return 0;
 }
 
-/* inertia at the centre of mass: symmetric, positive semi-definite (definite for a root) */
-static int check_inertia(Instance *c, int definite)
-{
-    const double *In = par(c, PAR_INERTIA, 0);
-    double scale = 1.0;
-    for (int k = 0; k < 9; k++)
-        if (fabs(In[k]) > scale)
-            scale = fabs(In[k]);
-    if (fabs(In[1] - In[3]) > 1e-9 * scale || fabs(In[2] - In[6]) > 1e-9 * scale ||
-        fabs(In[5] - In[7]) > 1e-9 * scale)
-        return fmu_refuse(c, "parameter 'inertia' is not symmetric") == FMU_ERROR ? -1 : 0;
-    /* principal minors (Sylvester): all >= 0, leading > 0 if definite */
-    double tol = 1e-12 * scale;
-    double m1[3] = {In[0], In[4], In[8]};
-    double m2[3] = {In[0] * In[4] - In[1] * In[3], In[0] * In[8] - In[2] * In[6],
-                    In[4] * In[8] - In[5] * In[7]};
-    double det = In[0] * (In[4] * In[8] - In[5] * In[7]) - In[1] * (In[3] * In[8] - In[5] * In[6]) +
-                 In[2] * (In[3] * In[7] - In[4] * In[6]);
-    int psd = 1;
-    for (int k = 0; k < 3; k++)
-        psd &= m1[k] >= -tol && m2[k] >= -tol * scale;
-    psd &= det >= -tol * scale * scale;
-    if (!psd)
-        return fmu_refuse(c, "parameter 'inertia' is not positive semi-definite") == FMU_ERROR ? -1 : 0;
-    if (definite && !(m1[0] > tol && m2[0] > tol * scale && det > tol * scale * scale))
-        return fmu_refuse(c, "parameter 'inertia': a root body needs a positive-definite inertia (its "
-                         "D_P is inverted, eq. 11)") == FMU_ERROR
-                   ? -1
-                   : 0;
-    return 0;
-}
-
-#endif
-
-#if FMU_KIND >= 0 && FMU_KIND != 1
 /* a number as Python prints round(x, 6): at least one decimal ("3.0", "17.25") */
 static void py_float(double x, char *out, size_t size)
 {
@@ -167,36 +121,27 @@ static void py_float(double x, char *out, size_t size)
         out[--n] = '\0';
 }
 
-/* principal moments of the inertia (ascending): a real body has I1 + I2 >= I3; warn otherwise */
-static void warn_triangle(Instance *c)
+/* inertia at the centre of mass: the core's check (titop_check_inertia), the Python blocks'
+   too: symmetric, positive semi-definite (definite for a root); principal moments that violate
+   the triangle inequality are a logged warning */
+static int check_inertia(Instance *c, int definite)
 {
-    const double *A = par(c, PAR_INERTIA, 0);
-    double e[3], p1 = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
-    if (p1 == 0.0) {
-        e[0] = A[0], e[1] = A[4], e[2] = A[8];
-    } else {
-        double q = (A[0] + A[4] + A[8]) / 3.0;
-        double p2 = (A[0] - q) * (A[0] - q) + (A[4] - q) * (A[4] - q) + (A[8] - q) * (A[8] - q) +
-                    2.0 * p1;
-        double p = sqrt(p2 / 6.0), B[9];
-        for (int k = 0; k < 9; k++)
-            B[k] = (A[k] - (k % 4 == 0 ? q : 0.0)) / p;
-        double r = 0.5 * (B[0] * (B[4] * B[8] - B[5] * B[7]) - B[1] * (B[3] * B[8] - B[5] * B[6]) +
-                          B[2] * (B[3] * B[7] - B[4] * B[6]));
-        double phi = r <= -1 ? acos(-1.0) / 3 : r >= 1 ? 0.0 : acos(r) / 3.0;
-        e[2] = q + 2.0 * p * cos(phi);
-        e[0] = q + 2.0 * p * cos(phi + 2.0 * acos(-1.0) / 3.0);
-        e[1] = 3.0 * q - e[0] - e[2];
+    double e[3];
+    int code = titop_check_inertia(par(c, PAR_INERTIA, 0), definite, e);
+    if (code == TITOP_CHECK_NOT_SYMMETRIC) {
+        fmu_refuse(c, "parameter 'inertia' is not symmetric");
+        return -1;
     }
-    for (int i = 0; i < 3; i++) /* ascending */
-        for (int j = i + 1; j < 3; j++)
-            if (e[j] < e[i]) {
-                double t = e[i];
-                e[i] = e[j];
-                e[j] = t;
-            }
-    double tol = 1e-12 * (fabs(e[2]) > 1.0 ? fabs(e[2]) : 1.0);
-    if (e[2] > tol && e[0] + e[1] < e[2] * (1.0 - 1e-9)) {
+    if (code == TITOP_CHECK_NOT_PSD) {
+        fmu_refuse(c, "parameter 'inertia' is not positive semi-definite");
+        return -1;
+    }
+    if (code == TITOP_CHECK_NOT_PD) {
+        fmu_refuse(c, "parameter 'inertia': a root body needs a positive-definite inertia (its "
+                      "D_P is inverted, eq. 11)");
+        return -1;
+    }
+    if (code == TITOP_CHECK_TRIANGLE) {
         char a[32], b[32], d[32];
         py_float(e[0], a, sizeof a);
         py_float(e[1], b, sizeof b);
@@ -205,7 +150,9 @@ static void warn_triangle(Instance *c)
                               "violate the triangle inequality I1 + I2 >= I3 (no real mass "
                               "distribution has them); simulating anyway", c->name, a, b, d);
     }
+    return 0;
 }
+
 #endif
 
 static int build(Instance *c)
@@ -251,9 +198,6 @@ static int build(Instance *c)
         }
         if (check_inertia(c, FMU_KIND == TITOP_RIGID))
             return -1;
-#if FMU_KIND != 1
-        warn_triangle(c);
-#endif
         memcpy(B->inertia, par(c, PAR_INERTIA, 0), sizeof B->inertia);
         memcpy(B->com, par(c, PAR_COM, 0), sizeof B->com);
         memcpy(B->gravity, par(c, PAR_GRAVITY, 0), sizeof B->gravity);
@@ -305,38 +249,10 @@ static int build(Instance *c)
         fmu_refuse(c, "invalid block: %s", msg);
         return -1;
     }
-    /* a joint must see a non-singular inertia (eq. 20) */
+    /* a joint must see a non-singular inertia (eq. 20): the core's check, the blocks' too */
     if (B->nv && FMU_KIND != TITOP_RIGID) {
         double J[36];
-        int nv = B->nv, singular = 0;
-        for (int a = 0; a < nv; a++)
-            for (int b = 0; b < nv; b++) {
-                double s = 0.0;
-                for (int r = 0; r < 6; r++)
-                    for (int q = 0; q < 6; q++)
-                        s += B->S[nv * r + a] * B->D[6 * r + q] * B->S[nv * q + b];
-                J[nv * a + b] = s;
-            }
-        /* positive definite: LDL^T pivots above 1e-12 of the largest diagonal entry */
-        double big = 0.0;
-        for (int a = 0; a < nv; a++)
-            big = J[nv * a + a] > big ? J[nv * a + a] : big;
-        for (int j = 0; j < nv && !singular; j++) {
-            double d = J[nv * j + j];
-            for (int k = 0; k < j; k++)
-                d -= J[nv * j + k] * J[nv * j + k] * J[nv * k + k];
-            singular = !(d > 1e-12 * big) || !(big > 0.0);
-            if (!singular) {
-                J[nv * j + j] = d;
-                for (int i = j + 1; i < nv; i++) {
-                    double t = J[nv * i + j];
-                    for (int k = 0; k < j; k++)
-                        t -= J[nv * i + k] * J[nv * j + k] * J[nv * k + k];
-                    J[nv * i + j] = t / d;
-                }
-            }
-        }
-        if (singular) {
+        if (titop_check_apparent_inertia(B->S, B->D, B->nv, J) == TITOP_CHECK_SINGULAR) {
             fmu_refuse(c, "parameter 'inertia': the apparent inertia seen from the joint (eq. 20) is "
                       "singular: the body cannot be moved by its joint");
             return -1;
