@@ -105,12 +105,12 @@ def settings(ftype, n: int, values: dict, ports, u: dict) -> tuple[dict, dict, d
 
 
 def plan2(md, reals: dict, ints: dict, bools: dict, outs: list[str]) -> list[str]:
-    """The FMI 2.0 host's plan lines: one scalar per line."""
+    """The FMI 2.0 host's plan lines (``tests/core/fmu_host_plan.h``): one scalar a line."""
     vr = {v.name: v.valueReference for v in md.modelVariables}
-    return [*(f"real {vr[k]} {x!r}" for k, x in reals.items()),
+    return [*(f"f64 {vr[k]} 1 {x!r}" for k, x in reals.items()),
             *(f"int {vr[k]} {x}" for k, x in ints.items()),
             *(f"bool {vr[k]} {x}" for k, x in bools.items()),
-            *(f"out {vr[k]}" for k in outs)]  # fmt: skip
+            *(f"out {vr[k]} 1" for k in outs)]  # fmt: skip
 
 
 def fmi3_elements(md) -> dict[str, tuple]:
@@ -137,7 +137,7 @@ def plan3(md, reals: dict, ints: dict, bools: dict, outs: list[str]) -> list[str
             arrays[v.valueReference] = [float(s) for s in start]
         arrays[v.valueReference][k] = x
     lines = [f"f64 {vr} {len(a)} " + " ".join(repr(x) for x in a) for vr, a in arrays.items()]
-    lines += [f"i32 {of[k][0].valueReference} {x}" for k, x in ints.items()]
+    lines += [f"int {of[k][0].valueReference} {x}" for k, x in ints.items()]
     lines += [f"bool {of[k][0].valueReference} {x}" for k, x in bools.items()]
     seen = []
     for name in outs:

@@ -1213,20 +1213,9 @@ int titop_check_apparent_inertia(const double *S, const double D[36], int nv, do
         big = J[nv * a + a] > big ? J[nv * a + a] : big;
     if (!(big > 1e-14 * dmax)) /* zero (e.g. a point mass on a revolute axis) */
         return TITOP_CHECK_SINGULAR;
-    for (int j = 0; j < nv; j++) { /* LDL^T: every pivot above 1e-12 of the largest diagonal */
-        double d = L[nv * j + j];
-        for (int k = 0; k < j; k++)
-            d -= L[nv * j + k] * L[nv * j + k] * L[nv * k + k];
-        if (!(d > 1e-12 * big))
-            return TITOP_CHECK_SINGULAR;
-        L[nv * j + j] = d;
-        for (int i = j + 1; i < nv; i++) {
-            double t = L[nv * i + j];
-            for (int k = 0; k < j; k++)
-                t -= L[nv * i + k] * L[nv * j + k] * L[nv * k + k];
-            L[nv * i + j] = t / d;
-        }
-    }
+    /* LDL^T (the solver's own factorization): every pivot above 1e-12 of the largest diagonal */
+    if (ldl_factor(L, nv, 1e-12 * big))
+        return TITOP_CHECK_SINGULAR;
     return TITOP_CHECK_OK;
 }
 #endif
