@@ -132,6 +132,31 @@ def test_physical_inertia_gives_no_warning():
         WeldedBody("bob", 1.0, np.zeros((3, 3)))
 
 
+def test_rotated_rods_and_plates_are_at_the_triangle_bound_without_a_warning():
+    """A thin rod (moments 0, c, c) and a thin plate (a, b, a + b) sit exactly on the triangle
+    bound: in any orientation, no warning, and the principal moments the core's check computes
+    (the same check the FMUs run) equal numpy's to rounding. A closed-form eigenvalue solver
+    loses half the digits on the rod's repeated moment and warned on some of these."""
+    from scipy.spatial.transform import Rotation
+
+    from titopfmu.core import _titop
+
+    rng = np.random.default_rng(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InertiaWarning)
+        for k in range(400):
+            c, a = rng.uniform(0.1, 10.0, 2)
+            moments = [0.0, c, c] if k % 2 else [a, c, a + c]
+            r = Rotation.random(random_state=rng).as_matrix()
+            inertia = r @ np.diag(moments) @ r.T
+            inertia = 0.5 * (inertia + inertia.T)
+            WeldedBody("thin", 1.0, inertia)
+            got = np.zeros(3)
+            assert _titop.check_inertia(inertia.reshape(9), False, got) == _titop.CHECK_OK
+            scale = max(moments)
+            np.testing.assert_allclose(got, np.linalg.eigvalsh(inertia), rtol=0, atol=1e-14 * scale)
+
+
 # ----------------------------------------------------------------------------------------------
 # joint axes and DCMs
 # ----------------------------------------------------------------------------------------------

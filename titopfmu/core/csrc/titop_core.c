@@ -1144,26 +1144,41 @@ double titop_rotation_error(const double P[9])
     return fabs(det - 1.0) > err ? fabs(det - 1.0) : err;
 }
 
-/* eigenvalues of a symmetric 3x3 matrix, ascending (closed form: O. K. Smith, CACM 4, 1961) */
+/* eigenvalues of a symmetric 3x3 matrix, ascending: cyclic Jacobi rotations (Golub & Van Loan,
+   Matrix Computations, 8.5), accurate to rounding for every eigenvalue, a repeated one (a rod's,
+   a sphere's) included, where a closed form loses half the digits */
 void titop_symmetric_eigenvalues(const double A[9], double e[3])
 {
-    double p1 = A[1] * A[1] + A[2] * A[2] + A[5] * A[5];
-    if (p1 == 0.0) {
-        e[0] = A[0], e[1] = A[4], e[2] = A[8];
-    } else {
-        double q = (A[0] + A[4] + A[8]) / 3.0;
-        double p2 = (A[0] - q) * (A[0] - q) + (A[4] - q) * (A[4] - q) + (A[8] - q) * (A[8] - q) +
-                    2.0 * p1;
-        double p = sqrt(p2 / 6.0), B[9];
-        for (int k = 0; k < 9; k++)
-            B[k] = (A[k] - (k % 4 == 0 ? q : 0.0)) / p;
-        double r = 0.5 * (B[0] * (B[4] * B[8] - B[5] * B[7]) - B[1] * (B[3] * B[8] - B[5] * B[6]) +
-                          B[2] * (B[3] * B[7] - B[4] * B[6]));
-        double phi = r <= -1.0 ? acos(-1.0) / 3.0 : r >= 1.0 ? 0.0 : acos(r) / 3.0;
-        e[2] = q + 2.0 * p * cos(phi);
-        e[0] = q + 2.0 * p * cos(phi + 2.0 * acos(-1.0) / 3.0);
-        e[1] = 3.0 * q - e[0] - e[2];
+    static const int P[3] = {0, 0, 1}, Q[3] = {1, 2, 2};
+    double a[9];
+    memcpy(a, A, sizeof a);
+    for (int sweep = 0; sweep < 50; sweep++) {
+        if (a[1] == 0.0 && a[2] == 0.0 && a[5] == 0.0)
+            break;
+        for (int k = 0; k < 3; k++) {
+            int p = P[k], q = Q[k], r = 3 - p - q;
+            double apq = a[3 * p + q], app = a[3 * p + p], aqq = a[3 * q + q];
+            if (apq == 0.0)
+                continue;
+            if (sweep > 3 && fabs(app) + 100.0 * fabs(apq) == fabs(app) &&
+                fabs(aqq) + 100.0 * fabs(apq) == fabs(aqq)) {
+                a[3 * p + q] = a[3 * q + p] = 0.0; /* below rounding of both diagonal entries */
+                continue;
+            }
+            double theta = (aqq - app) / (2.0 * apq);
+            double t = fabs(theta) > 1e150 ? 0.5 / theta
+                                           : (theta >= 0.0 ? 1.0 : -1.0) /
+                                                 (fabs(theta) + sqrt(theta * theta + 1.0));
+            double c = 1.0 / sqrt(t * t + 1.0), sn = t * c;
+            double arp = a[3 * r + p], arq = a[3 * r + q];
+            a[3 * p + p] = app - t * apq;
+            a[3 * q + q] = aqq + t * apq;
+            a[3 * p + q] = a[3 * q + p] = 0.0;
+            a[3 * r + p] = a[3 * p + r] = c * arp - sn * arq;
+            a[3 * r + q] = a[3 * q + r] = sn * arp + c * arq;
+        }
     }
+    e[0] = a[0], e[1] = a[4], e[2] = a[8];
     for (int i = 0; i < 3; i++)
         for (int j = i + 1; j < 3; j++)
             if (e[j] < e[i]) {
