@@ -15,7 +15,7 @@ from scipy.spatial.transform import Rotation
 pin = pytest.importorskip("pinocchio")
 
 import titopfmu  # noqa: E402
-from titopfmu import Engine, FreeBody, RigidBody  # noqa: E402
+from titopfmu import Engine, FreeBody, RigidBody, SphericalBody  # noqa: E402
 from titopfmu.urdf import UrdfError, UrdfWarning  # noqa: E402
 
 G = np.array([0.0, 0.0, -9.81])
@@ -38,13 +38,15 @@ class PinocchioOfUrdf:
     between its (q, v) and the titopfmu engine state, joint by joint through the URDF joint
     names (``system.urdf_joints``)."""
 
-    def __init__(self, path: str, system, floating: bool) -> None:
-        self.model = (
-            pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
-            if floating
-            else pin.buildModelFromUrdf(path)
-        )
-        self.model.gravity = pin.Motion(G, np.zeros(3))
+    def __init__(self, path: str, system, floating: bool, model=None, gravity=G) -> None:
+        if model is None:
+            model = (
+                pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+                if floating
+                else pin.buildModelFromUrdf(path)
+            )
+        self.model = model
+        self.model.gravity = pin.Motion(np.asarray(gravity, dtype=float), np.zeros(3))
         self.data = self.model.createData()
         self.engine = Engine(system)
         self.slices = self.engine.plan.state_slices
@@ -57,6 +59,8 @@ class PinocchioOfUrdf:
                 if isinstance(block, RigidBody)
                 else "free"
                 if isinstance(block, FreeBody)
+                else "ball"
+                if isinstance(block, SphericalBody)
                 else ("unbounded" if jm.nq == 2 else "1dof")
             )
             self.joints.append((jm, block, kind))
@@ -70,6 +74,9 @@ class PinocchioOfUrdf:
                 quat = xs[[4, 5, 6, 3]]
                 q[iq : iq + 7] = np.concatenate([xs[0:3], quat / np.linalg.norm(quat)])
                 v[iv : iv + 6] = xs[7:13]
+            elif kind == "ball":  # [qw, qx, qy, qz, ω_r (child frame)]; Pinocchio [x, y, z, w]
+                q[iq : iq + 4] = xs[[1, 2, 3, 0]] / np.linalg.norm(xs[0:4])
+                v[iv : iv + 3] = xs[4:7]
             elif kind == "unbounded":
                 q[iq : iq + 2] = [np.cos(xs[0]), np.sin(xs[0])]
                 v[iv] = xs[1]
@@ -86,7 +93,7 @@ class PinocchioOfUrdf:
         a = np.zeros(self.model.nv)
         for jm, block, kind in self.joints:
             d = dx[self.slices[block.name]]
-            a[jm.idx_v : jm.idx_v + jm.nv] = d[7:13] if kind == "root" else d[1]
+            a[jm.idx_v : jm.idx_v + jm.nv] = {"root": d[7:13], "ball": d[4:7]}.get(kind, d[1])
         return a
 
     def rhs(self, t, x):
@@ -94,23 +101,29 @@ class PinocchioOfUrdf:
         the root as in the engine's state definition)."""
         a = self.aba(x)
         dx = np.zeros_like(x)
+
+        def quaternion_rate(w, om):  # [w, x, y, z], ω in the rotated frame
+            qw, qx, qy, qz = w
+            return 0.5 * np.array(
+                [
+                    -qx * om[0] - qy * om[1] - qz * om[2],
+                    qw * om[0] + qy * om[2] - qz * om[1],
+                    qw * om[1] + qz * om[0] - qx * om[2],
+                    qw * om[2] + qx * om[1] - qy * om[0],
+                ]
+            )
+
         for jm, block, kind in self.joints:
             sl = self.slices[block.name]
             xs = x[sl]
             if kind == "root":
                 w, vx = xs[3:7], xs[7:13]
                 R = Rotation.from_quat(w[[1, 2, 3, 0]]).as_matrix()
-                qw, qx, qy, qz = w
-                om = vx[3:6]
-                dq = 0.5 * np.array(
-                    [
-                        -qx * om[0] - qy * om[1] - qz * om[2],
-                        qw * om[0] + qy * om[2] - qz * om[1],
-                        qw * om[1] + qz * om[0] - qx * om[2],
-                        qw * om[2] + qx * om[1] - qy * om[0],
-                    ]
-                )
+                dq = quaternion_rate(w, vx[3:6])
                 dx[sl] = np.concatenate([R @ vx[0:3], dq, a[jm.idx_v : jm.idx_v + 6]])
+            elif kind == "ball":
+                dx[sl] = np.concatenate([quaternion_rate(xs[0:4], xs[4:7]),
+                                         a[jm.idx_v : jm.idx_v + 3]])  # fmt: skip
             else:
                 dx[sl] = [xs[1], a[jm.idx_v]]
         return dx
@@ -129,6 +142,9 @@ def random_state(ref: PinocchioOfUrdf, rng) -> np.ndarray:
         if kind == "root":
             qx, qy, qz, qw = Rotation.random(random_state=rng).as_quat()
             x[sl] = np.concatenate([rng.uniform(-1, 1, 3), [qw, qx, qy, qz], rng.uniform(-1, 1, 6)])
+        elif kind == "ball":
+            qx, qy, qz, qw = Rotation.random(random_state=rng).as_quat()
+            x[sl] = np.concatenate([[qw, qx, qy, qz], rng.uniform(-2, 2, 3)])
         else:
             x[sl] = [rng.uniform(-np.pi, np.pi), rng.uniform(-2, 2)]
     return x

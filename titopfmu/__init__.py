@@ -63,12 +63,20 @@ def import_urdf(source, floating_base: bool = False, gravity=(0.0, 0.0, -9.81), 
     return _import(source, floating_base=floating_base, gravity=gravity, **kwargs)
 
 
+def import_mjcf(source, gravity=None, **kwargs) -> System:
+    """A :class:`System` from an MJCF (MuJoCo XML) file (see :func:`titopfmu.mjcf.import_mjcf`;
+    needs Pinocchio, PyPI ``pin``)."""
+    from .mjcf import import_mjcf as _import
+
+    return _import(source, gravity=gravity, **kwargs)
+
+
 __all__ = [
     "AssemblyError", "Constant", "Engine", "ExternalWrench", "FreeBody", "FreeBodyInverse",
     "Function", "Ground", "ImposedMotionBody", "InertiaWarning", "JointSpringDamper",
     "LinearModel", "LinearizationError", "LoopClosure", "ParameterError", "PrismaticBody",
     "PrismaticBodyInverse", "RevoluteBody", "RevoluteBodyInverse", "RigidBody", "SimulationError",
     "SimulationResult", "SphericalBody", "SphericalBodyInverse", "System", "TimeFunction",
-    "TitopError", "TrimError", "WeldedBody", "import_urdf", "linearize", "linearize_family",
-    "load", "loads", "simulate", "trim",
+    "TitopError", "TrimError", "WeldedBody", "import_mjcf", "import_urdf", "linearize",
+    "linearize_family", "load", "loads", "simulate", "trim",
 ]  # fmt: skip

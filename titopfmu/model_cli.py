@@ -7,12 +7,14 @@ dispatch with ``if hasattr(args, "func"): return args.func(args)``. The handlers
 :func:`run_command`, :func:`crosscheck_command` and :func:`export_command`.
 
 MODEL is a model file (``docs/model-files.md``), a URDF file (``*.urdf``, imported with
-:func:`titopfmu.import_urdf`) or the name of a shipped model (``balloon``).
+:func:`titopfmu.import_urdf`), an MJCF file (``*.mjcf``, or ``*.xml`` with a ``<mujoco>`` root:
+:func:`titopfmu.import_mjcf`) or the name of a shipped model (``balloon``).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 import warnings
@@ -21,6 +23,8 @@ from pathlib import Path
 from .assembly.engine import METHODS, SimulationError
 from .blocks.base import InertiaWarning, TitopError
 from .cli import COSIM_STEP, check_outputs, failed_run, write_results
+
+MODEL_HELP = "model file (.yaml/.json), .urdf, MJCF (.xml, .mjcf) or 'balloon'"
 
 #: Defaults when neither the command line nor the model's ``experiment`` section gives a value
 #: (those of ``titopfmu example``).
@@ -45,11 +49,12 @@ def add_parsers(subparsers) -> None:
     r = subparsers.add_parser(
         "run",
         help="simulate a model file",
-        description="Simulate a model file (or a URDF, or a shipped model name such as 'balloon') "
-        "with the in-process engine and write its outputs as CSV and, optionally, a plot. "
+        description="Simulate a model file (or a URDF or MJCF file, or a shipped model name such "
+        "as 'balloon') with the in-process engine and write its outputs as CSV and, optionally, "
+        "a plot. "
         "Defaults come from the model's 'experiment' section, then from 'titopfmu example'.",
     )
-    r.add_argument("model", metavar="MODEL", help="model file (.yaml/.json), .urdf or 'balloon'")
+    r.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     r.add_argument("--t-final", type=_positive, default=None, help="simulated time span in s")
     r.add_argument(
         "--output-interval",
@@ -110,7 +115,7 @@ def add_parsers(subparsers) -> None:
         "titopfmu.reference.to_pinocchio): accelerations at random states and a trajectory; "
         "writes report.md, trajectory.png and the numbers as JSON to the output folder.",
     )
-    c.add_argument("model", metavar="MODEL", help="model file (.yaml/.json), .urdf or 'balloon'")
+    c.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     c.add_argument("--out", default=None, help="output folder (default crosscheck_MODEL/)")
     c.add_argument("--t-final", type=_positive, default=2.0, help="trajectory span in s (2)")
     c.add_argument("--states", type=int, default=20, help="number of random states (20)")
@@ -138,12 +143,12 @@ def add_parsers(subparsers) -> None:
     e = subparsers.add_parser(
         "export",
         help="write a model as an SSP file of FMUs (for other tools)",
-        description="Write a model (model file, URDF or shipped name) as an SSP 1.0 archive: "
+        description="Write a model (model file, URDF, MJCF or shipped name) as an SSP 1.0 archive: "
         "one native FMU per block (included), parameters bound, connections, and a default "
         "experiment. It runs in titopfmu's master (titopfmu cosim FILE.ssp), OMSimulator, "
         "libcosim and other SSP tools.",
     )
-    e.add_argument("model", metavar="MODEL", help="model file (.yaml/.json), .urdf or 'balloon'")
+    e.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     e.add_argument("--ssp", required=True, help="SSP file to write (e.g. model.ssp)")
     e.add_argument("--fmus", default=None, help="folder of FMUs (default: the per-user cache)")
     e.add_argument(
@@ -176,8 +181,20 @@ def main(argv: list[str] | None = None) -> int:
     return args.func(args)
 
 
+def is_mjcf(path: Path) -> bool:
+    """An MJCF file: ``.mjcf``, or ``.xml`` whose root element is ``<mujoco>``."""
+    if path.suffix.lower() == ".mjcf":
+        return True
+    if path.suffix.lower() != ".xml" or not path.is_file():
+        return False
+    with open(path, encoding="utf-8", errors="replace") as f:
+        head = f.read(4096)
+    return re.search(r"<mujoco\b", re.sub(r"<!--.*?-->", "", head, flags=re.S)) is not None
+
+
 def load_model(ref: str, floating_base: bool = False):
-    """A System from a model file, a URDF file or the name of a shipped model."""
+    """A System from a model file, a URDF or MJCF file or the name of a shipped model
+    (``floating_base``: URDF only; an MJCF model says it with a free joint)."""
     from . import modelfile
 
     p = Path(ref)
@@ -187,6 +204,10 @@ def load_model(ref: str, floating_base: bool = False):
         from .urdf import import_urdf
 
         return import_urdf(str(p), floating_base=floating_base)
+    if is_mjcf(p):
+        from .mjcf import import_mjcf
+
+        return import_mjcf(str(p))
     return modelfile.load(p)
 
 

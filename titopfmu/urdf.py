@@ -30,19 +30,30 @@ from __future__ import annotations
 
 import re
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from .assembly.system import System
-from .blocks import Constant, FreeBody, Ground, PrismaticBody, RevoluteBody, RigidBody, TitopError
+from .blocks import (
+    Constant,
+    FreeBody,
+    Ground,
+    PrismaticBody,
+    RevoluteBody,
+    RigidBody,
+    SphericalBody,
+    TitopError,
+)
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
 
-class UrdfError(TitopError):
-    """A URDF cannot be imported. ``file``, ``element`` and ``line`` say where (``line`` is
-    None when it cannot be located)."""
+class DescriptionError(TitopError):
+    """A robot description (URDF, MJCF) cannot be imported. ``file``, ``element`` and ``line``
+    say where (``line`` is None when it cannot be located)."""
 
     def __init__(
         self, message: str, file: str, element: str | None = None, line: int | None = None
@@ -50,6 +61,10 @@ class UrdfError(TitopError):
         self.file, self.element, self.line, self.reason = file, element, line, message
         where = file if line is None else f"{file}:{line}"
         super().__init__(f"{where}: {element + ': ' if element else ''}{message}")
+
+
+class UrdfError(DescriptionError):
+    """A URDF cannot be imported (see :class:`DescriptionError`)."""
 
 
 class UrdfWarning(UserWarning):
@@ -133,10 +148,31 @@ def import_urdf(
             None,
             line,
         ) from None
-    return _system_from_model(pin, model, text, file, floating_base, gravity, name)
+    system = _system_from_model(pin, model, text, file, floating_base, gravity, name)
+    _warn_ignored_limits(text, file)
+    return system
 
 
-def _system_from_model(pin, model, text, file, floating_base, gravity, name) -> System:
+@dataclass(frozen=True)
+class _Format:
+    """What the shared mapping needs to word its errors for one description format."""
+
+    name: str  # "URDF", "MJCF"
+    link: str  # the element of a body: "link", "body"
+    error: type[DescriptionError]
+    supported: str  # the joint types it maps
+    massless_hint: str
+
+
+_URDF = _Format("URDF", "link", UrdfError, "revolute, continuous, prismatic, fixed and floating",
+                "give the link an <inertial>")  # fmt: skip
+
+
+def _system_from_model(pin, model, text, file, floating_base, gravity, name,
+                       fmt: _Format = _URDF, q0=None) -> System:  # fmt: skip
+    """The System of a Pinocchio model: a body block per joint (Pinocchio has merged the fixed
+    ones), named after its link; ``q0`` (Pinocchio's configuration vector) gives the initial
+    joint coordinates and the free root's pose (None: zero, the root at the origin)."""
     g = np.asarray(gravity, dtype=float)
     # the link attached to each joint: the first BODY frame whose parent joint it is
     link_of: dict[int, str] = {}
@@ -159,7 +195,7 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name) -> 
 
     def where_link(j):
         link = link_of.get(j, model.names[j])
-        return f"link '{link}'", _line_of(text, "link", link)
+        return f"{fmt.link} '{link}'", _line_of(text, fmt.link, link)
 
     def where_joint(j):
         return f"joint '{model.names[j]}'", _line_of(text, "joint", model.names[j])
@@ -169,9 +205,9 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name) -> 
         mass = float(inertia.mass)
         if not mass > 0.0:
             el, line = where_link(j)
-            raise UrdfError(
+            raise fmt.error(
                 "massless moving link (after merging the links fixed to it): a joint body needs "
-                "a mass and an inertia that its joint can move; give the link an <inertial>",
+                f"a mass and an inertia that its joint can move; {fmt.massless_hint}",
                 file,
                 el,
                 line,
@@ -184,21 +220,28 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name) -> 
             gravity=g,
         )
 
+    def coordinates(j):
+        jm = model.joints[j]
+        return None if q0 is None else np.asarray(q0[jm.idx_q : jm.idx_q + jm.nq], dtype=float)
+
     if floating_base:
         if model.njoints < 2 or model.joints[1].shortname() != "JointModelFreeFlyer":
-            raise UrdfError("no free-flying root joint", file)  # pragma: no cover
+            raise fmt.error("no free-flying root joint", file)  # pragma: no cover
         first = 2
     else:
         first = 1
         system.add(Ground(block_of[0], children=children[0] or None))
-    for j in range(1 if floating_base else 0, model.njoints):
-        if j == 0:
-            continue
+    for j in range(1, model.njoints):
         kind = model.joints[j].shortname()
         bname = block_of[j]
+        q = coordinates(j)
         try:
             if floating_base and j == 1:
-                block = RigidBody(bname, **body_params(j))
+                pose = {}
+                if q is not None:  # [x, y, z, qx, qy, qz, qw] of the root in the world frame
+                    zyx = Rotation.from_quat(q[3:7]).as_euler("ZYX")  # [ψ, θ, φ]
+                    pose = dict(position=q[0:3], euler=zyx[::-1])
+                block = RigidBody(bname, **pose, **body_params(j))
             else:
                 M = model.jointPlacements[j]
                 R = np.array(M.rotation, dtype=float)
@@ -208,28 +251,34 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name) -> 
                     jm.calc(jd, pin.neutral(model))
                     S = np.array(jd.S, dtype=float).reshape(6)
                     if kind.startswith("JointModelR"):
-                        block = RevoluteBody(bname, axis=S[3:6], P_a0b=R, **body_params(j))
+                        angle = 0.0 if q is None or jm.nq != 1 else float(q[0])
+                        block = RevoluteBody(bname, axis=S[3:6], P_a0b=R, theta0=angle,
+                                             **body_params(j))  # fmt: skip
                     else:
-                        block = PrismaticBody(bname, axis=S[0:3], P_ab=R, **body_params(j))
+                        block = PrismaticBody(bname, axis=S[0:3], P_ab=R,
+                                              x0=0.0 if q is None else float(q[0]),
+                                              **body_params(j))  # fmt: skip
+                elif kind == "JointModelSpherical":
+                    quat = None if q is None else q[[3, 0, 1, 2]]  # Pinocchio: [x, y, z, w]
+                    block = SphericalBody(bname, P_a0b=R, quaternion0=quat, **body_params(j))
                 elif kind == "JointModelFreeFlyer":
                     block = FreeBody(bname, P_a0b=R, **body_params(j))
                 else:
                     el, line = where_joint(j)
-                    what = {"JointModelPlanar": "planar", "JointModelMimic": "mimic"}.get(
-                        kind, kind
-                    )
-                    raise UrdfError(
-                        f"joint type '{what}' is not supported (revolute, continuous, prismatic, "
-                        "fixed and floating are)",
+                    what = {"JointModelPlanar": "planar", "JointModelMimic": "mimic",
+                            "JointModelComposite": "composite (several joints in one "
+                            f"{fmt.link})"}.get(kind, kind)  # fmt: skip
+                    raise fmt.error(
+                        f"joint type '{what}' is not supported ({fmt.supported} are)",
                         file,
                         el,
                         line,
                     )
-        except UrdfError:
+        except DescriptionError:
             raise
         except TitopError as exc:
             el, line = where_link(j)
-            raise UrdfError(f"{exc}", file, el, line) from None
+            raise fmt.error(f"{exc}", file, el, line) from None
         system.add(block)
         system.urdf_joints[model.names[j]] = bname
         if j >= first:
@@ -237,14 +286,17 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name) -> 
             tau = _block_name(f"{bname}_tau", taken)
             system.add(Constant(tau, np.zeros(block.joint.dof)))
             system.connect(f"{tau}.y", f"{bname}.joint.tau")
+    return system
+
+
+def _warn_ignored_limits(text, file) -> None:
     if text is not None and ("<limit" in text or "<dynamics" in text):
         warnings.warn(
             f"{file}: joint limits (position, velocity, effort) and joint dynamics (damping, "
             "friction) are ignored by the titopfmu import",
             UrdfWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
-    return system
 
 
-__all__ = ["DEFAULT_GRAVITY", "UrdfError", "UrdfWarning", "import_urdf"]
+__all__ = ["DEFAULT_GRAVITY", "DescriptionError", "UrdfError", "UrdfWarning", "import_urdf"]

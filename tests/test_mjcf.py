@@ -1,0 +1,287 @@
+"""MJCF import (titopfmu.import_mjcf) against Pinocchio's own model of the same MJCF file:
+accelerations at random states (pin.aba) and 2 s trajectories, for a fixed-base arm (hinges on
+unaligned axes, a slide, a ball joint, inertias from geoms, a joint reference angle, degrees) and a
+free-flying robot; MuJoCo's qpos0 and gravity; and bad MJCF files."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+pin = pytest.importorskip("pinocchio")
+
+from test_urdf import PinocchioOfUrdf, random_state  # noqa: E402
+
+import titopfmu  # noqa: E402
+from titopfmu.mjcf import MjcfError, MjcfWarning  # noqa: E402
+from titopfmu.model_cli import is_mjcf, load_model  # noqa: E402
+
+ARM = """<mujoco model="arm">
+  <compiler angle="degree"/>
+  <option gravity="0.5 0 -9.7"/>
+  <default><joint damping="0.05"/></default>
+  <worldbody>
+    <geom type="plane" size="1 1 0.1"/>
+    <body name="base" pos="0 0 0.5" euler="0 0 20">
+      <geom type="cylinder" size="0.1 0.05" mass="4"/>
+      <body name="upper" pos="0 0 0.1" euler="10 0 0">
+        <joint name="shoulder" type="hinge" axis="0.3 1 0.2" ref="15" range="-90 90"/>
+        <geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.04" mass="1.2"/>
+        <body name="fore" pos="0.4 0 0">
+          <joint name="slider" type="slide" axis="1 0 0.1"/>
+          <inertial pos="0.15 0.01 0" mass="0.8" fullinertia="0.004 0.02 0.021 0.0002 0 0.0001"/>
+          <body name="hand" pos="0.3 0 0" quat="0.9 0.1 0.3 0.2">
+            <joint name="wrist" type="ball"/>
+            <inertial pos="0.05 0.02 -0.01" mass="0.4" diaginertia="0.001 0.002 0.0025"/>
+            <body name="finger" pos="0.1 0 0">
+              <joint name="finger" type="hinge" axis="0 0 1"/>
+              <geom type="box" size="0.03 0.01 0.01" pos="0.03 0 0" mass="0.05"/>
+            </body>
+          </body>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <actuator><motor joint="shoulder"/></actuator>
+</mujoco>
+"""
+
+FLOATER = """<mujoco model="floater">
+  <option gravity="0 0 -3"/>
+  <worldbody>
+    <body name="torso" pos="0.1 0.2 1" quat="0.95 0.1 0.2 0.1">
+      <freejoint name="root"/>
+      <inertial pos="0 0 0.1" mass="3" diaginertia="0.1 0.2 0.25"/>
+      <body name="left" pos="0.2 0.1 0">
+        <joint name="left_hip" type="hinge" axis="0 1 0"/>
+        <inertial pos="0 0 -0.2" mass="1" diaginertia="0.01 0.02 0.015"/>
+        <body name="left_foot" pos="0 0 -0.4">
+          <joint name="left_ankle" type="ball"/>
+          <inertial pos="0.03 0 -0.02" mass="0.3" diaginertia="0.002 0.003 0.004"/>
+        </body>
+      </body>
+      <body name="right" pos="0.2 -0.1 0">
+        <joint name="right_hip" type="slide" axis="0 0 1"/>
+        <geom type="sphere" size="0.08" mass="0.7"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def write(tmp_path, text: str, name: str = "model.xml") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def imported(path: str):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MjcfWarning)
+        return titopfmu.import_mjcf(path)
+
+
+def reference(path: str, system, gravity) -> PinocchioOfUrdf:
+    """Pinocchio's model of the file, built here (its MJCF parser, independently of the import;
+    it does not read <option gravity>, which is set from the file's numbers)."""
+    model = pin.buildModelFromMJCF(path)  # a top-level <freejoint/> becomes its free flyer
+    floating = model.joints[1].shortname() == "JointModelFreeFlyer"
+    return PinocchioOfUrdf(path, system, floating, model=model, gravity=gravity)
+
+
+CASES = [(ARM, [0.5, 0.0, -9.7], 1 + 1 + 3 + 1), (FLOATER, [0.0, 0.0, -3.0], 6 + 1 + 3 + 1)]
+
+
+@pytest.mark.parametrize("text,gravity,nv", CASES, ids=["arm", "floater"])
+def test_accelerations_match_pinocchio(tmp_path, text, gravity, nv):
+    path = write(tmp_path, text)
+    system = imported(path)
+    ref = reference(path, system, gravity)
+    assert ref.model.nv == nv
+    kinds = {kind for _, _, kind in ref.joints}
+    assert "ball" in kinds and ("root" in kinds) == (text is FLOATER)
+    rng = np.random.default_rng(3)
+    worst = 0.0
+    for _ in range(25):
+        x = random_state(ref, rng)
+        a_pin = ref.aba(x)
+        a_titop = ref.titop_acc(ref.engine.derivative(0.0, x))
+        worst = max(worst, np.max(np.abs(a_titop - a_pin)) / max(1.0, np.max(np.abs(a_pin))))
+    assert worst < 1e-9, f"max relative acceleration error {worst:.3g}"
+
+
+@pytest.mark.parametrize("text,gravity,nv", CASES, ids=["arm", "floater"])
+def test_two_second_trajectories_match_pinocchio(tmp_path, text, gravity, nv):
+    """From a random state, the engine's equations and Pinocchio's, integrated alike for 2 s:
+    every body frame's position in the world (Pinocchio's forward kinematics of both end
+    states) within 1e-6 m."""
+    path = write(tmp_path, text)
+    system = imported(path)
+    ref = reference(path, system, gravity)
+    x0 = random_state(ref, np.random.default_rng(11))
+    x0 = np.where(np.abs(x0) > 0, 0.5 * x0, x0)
+    for _, block, kind in ref.joints:  # keep the quaternions unit
+        sl = ref.slices[block.name]
+        if kind in ("root", "ball"):
+            k = 3 if kind == "root" else 0
+            x0[sl][k : k + 4] /= np.linalg.norm(x0[sl][k : k + 4])
+    kw = dict(method="DOP853", rtol=1e-11, atol=1e-12)
+    ours = solve_ivp(ref.engine.derivative, (0.0, 2.0), x0, **kw)
+    theirs = solve_ivp(ref.rhs, (0.0, 2.0), x0, **kw)
+    assert ours.success and theirs.success
+
+    def frames(x):
+        data = ref.model.createData()
+        pin.framesForwardKinematics(ref.model, data, ref.q_v(x)[0])
+        return np.array([data.oMf[i].translation for i in range(len(ref.model.frames))])
+
+    start, a, b = frames(x0), frames(ours.y[:, -1]), frames(theirs.y[:, -1])
+    gap = np.max(np.abs(a - b))
+    print(f"2 s trajectory: frame positions within {gap:.3g} m")
+    assert gap < 1e-6, f"2 s trajectory: frame positions differ by {gap:.3g} m"
+    assert np.max(np.abs(b - start)) > 0.1  # it really moves
+
+
+def test_initial_state_is_mujocos_qpos0_and_gravity_is_the_files(tmp_path):
+    path = write(tmp_path, FLOATER)
+    system = imported(path)
+    x = titopfmu.Engine(system).initial_state()
+    torso = system.blocks["torso"]
+    assert isinstance(torso, titopfmu.RigidBody)
+    np.testing.assert_allclose(torso.position0, [0.1, 0.2, 1.0])
+    q = np.array([0.95, 0.1, 0.2, 0.1])
+    state = x[:13]
+    np.testing.assert_allclose(state[3:7], q / np.linalg.norm(q), atol=1e-12)
+    np.testing.assert_allclose(torso.gravity, [0.0, 0.0, -3.0])
+    arm = imported(write(tmp_path, ARM, "arm.xml"))
+    assert arm.blocks["upper"].q0 == pytest.approx(np.deg2rad(15.0))  # the joint's ref
+    np.testing.assert_allclose(arm.blocks["upper"].gravity, [0.5, 0.0, -9.7])
+    assert isinstance(arm.blocks["base"], titopfmu.Ground)
+
+
+def test_ignored_parts_warn_once_and_the_cli_loads_mjcf(tmp_path):
+    path = write(tmp_path, ARM)
+    with pytest.warns(MjcfWarning) as record:
+        titopfmu.import_mjcf(path)
+    assert len(record) == 1
+    message = str(record[0].message)
+    for what in ("<actuator>", "damping", "range"):
+        assert what in message
+    assert is_mjcf(tmp_path / "model.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MjcfWarning)
+        system = load_model(path)
+    assert sorted(b for b in system.blocks if not b.endswith("_tau")) == sorted(
+        ["base", "upper", "fore", "hand", "finger"]
+    )
+    res = titopfmu.Engine(system).simulate(0.1, output_interval=0.05, record=["finger.joint.m[3]"])
+    assert np.all(np.isfinite(res.values))
+
+
+# -- bad input --------------------------------------------------------------------------------
+
+
+def refused(tmp_path, text: str, *fragments: str, line: int | None = None) -> MjcfError:
+    path = write(tmp_path, text)
+    with pytest.raises(MjcfError) as info:
+        titopfmu.import_mjcf(path)
+    err = info.value
+    assert err.file == path
+    for f in fragments:
+        assert f in str(err), (f, str(err))
+    if line is not None:
+        assert err.line == line, (err.line, str(err))
+    return err
+
+
+BODY = '<inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/>'
+
+
+def test_two_joints_in_one_body_are_refused_with_the_body_and_its_line(tmp_path):
+    text = f"""<mujoco>
+  <worldbody>
+    <body name="a">
+      <joint name="j1" axis="1 0 0"/>
+      <joint name="j2" axis="0 1 0"/>
+      {BODY}
+    </body>
+  </worldbody>
+</mujoco>"""
+    refused(tmp_path, text, "body 'a'", "2 joints in one body", line=3)
+
+
+def test_a_second_free_body_is_refused_not_dropped(tmp_path):
+    text = f"""<mujoco>
+  <worldbody>
+    <body name="a"><freejoint/>{BODY}</body>
+    <body name="b">
+      <freejoint/>{BODY}
+    </body>
+  </worldbody>
+</mujoco>"""
+    refused(tmp_path, text, "body 'a'", "free joint", line=3)
+    nested = f"""<mujoco>
+  <worldbody>
+    <body name="a"><joint name="j" axis="0 0 1"/>{BODY}
+      <body name="b"><joint type="free"/>{BODY}</body>
+    </body>
+  </worldbody>
+</mujoco>"""
+    refused(tmp_path, nested, "body 'b'", "top-level", line=4)
+
+
+def test_loops_and_other_documents_are_refused(tmp_path):
+    loop = f"""<mujoco>
+  <worldbody>
+    <body name="a"><joint name="j" axis="0 0 1"/>{BODY}</body>
+  </worldbody>
+  <equality>
+    <connect name="close" body1="a" body2="world" anchor="0 0 0"/>
+  </equality>
+</mujoco>"""
+    refused(tmp_path, loop, "equality constraints (connect)", "LoopClosure", line=6)
+    refused(tmp_path, "<robot name='r'/>", "<robot>", "not <mujoco>")
+    refused(tmp_path, "<mujoco><worldbody>", "not well-formed XML")
+    refused(tmp_path, "<mujoco><option gravity='0 -9'/><worldbody/></mujoco>", "gravity")
+
+
+def test_massless_and_non_physical_bodies_name_the_body(tmp_path):
+    massless = """<mujoco>
+  <worldbody>
+    <body name="ghost"><joint name="j" axis="0 0 1"/></body>
+  </worldbody>
+</mujoco>"""
+    refused(tmp_path, massless, "body 'ghost'", "massless", "<inertial>", line=3)
+    triangle = """<mujoco>
+  <worldbody>
+    <body name="odd"><joint name="j" axis="0 0 1"/>
+      <inertial pos="0 0 0" mass="1" fullinertia="1 1 1 2 0 0"/>
+    </body>
+  </worldbody>
+</mujoco>"""
+    refused(tmp_path, triangle, "body 'odd'", "inertia", line=3)
+
+
+def test_crosscheck_of_an_mjcf_file_passes_in_process_as_fmus_and_in_pinocchio(
+    tmp_path, monkeypatch
+):
+    """``titopfmu crosscheck floater.xml``: the free-flying MJCF model in process, as FMUs with
+    the master (free root, hinge, ball and slide FMUs) and in Pinocchio built from the System."""
+    import json
+
+    from titopfmu.model_cli import main
+
+    monkeypatch.setenv("TITOPFMU_CACHE_DIR", str(tmp_path / "fmu_cache"))
+    path = write(tmp_path, FLOATER, "floater.xml")
+    out = tmp_path / "cc"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        code = main(["crosscheck", path, "--out", str(out), "--states", "10", "--quiet"])
+    data = json.loads((out / "results.json").read_text())
+    assert code == 0 and data["passed"], data
+    assert data["acc_error"] < 1e-9 and data["traj_error"] < 1e-6
+    assert data["cosim_acc_error"] < 1e-8 and data["cosim_traj_error"] < 1e-4
