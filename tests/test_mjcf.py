@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
+from scipy.spatial.transform import Rotation
 
 pin = pytest.importorskip("pinocchio")
 
@@ -25,7 +26,7 @@ ARM = """<mujoco model="arm">
   <default><joint damping="0.05"/></default>
   <worldbody>
     <geom type="plane" size="1 1 0.1"/>
-    <body name="base" pos="0 0 0.5" euler="0 0 20">
+    <body name="base" pos="0.1 -0.2 0.5" quat="0.95 0.05 -0.1 0.3">
       <geom type="cylinder" size="0.1 0.05" mass="4"/>
       <body name="upper" pos="0 0 0.1" euler="10 0 0">
         <joint name="shoulder" type="hinge" axis="0.3 1 0.2" ref="15" range="-90 90"/>
@@ -87,7 +88,16 @@ def imported(path: str):
 
 def reference(path: str, system, gravity) -> PinocchioOfUrdf:
     """Pinocchio's model of the file, built here (its MJCF parser, independently of the import;
-    it does not read <option gravity>, which is set from the file's numbers)."""
+    it does not read <option gravity>, which is set from the file's numbers). Pinocchio 4.1
+    drops the pose of a top-level body without a joint but places nested ones: the reference
+    of a fixed-base file is built from a copy whose bodies hang from one more, empty, body."""
+    text = open(path).read()
+    if "free" not in text:
+        wrapped = path[:-4] + "_wrapped.xml"
+        with open(wrapped, "w") as f:
+            f.write(text.replace("<worldbody>", '<worldbody><body name="wrapper">', 1)
+                    .replace("</worldbody>", "</body></worldbody>", 1))  # fmt: skip
+        path = wrapped
     model = pin.buildModelFromMJCF(path)  # a top-level <freejoint/> becomes its free flyer
     floating = model.joints[1].shortname() == "JointModelFreeFlyer"
     return PinocchioOfUrdf(path, system, floating, model=model, gravity=gravity)
@@ -154,7 +164,12 @@ def test_initial_state_is_mujocos_qpos0_and_gravity_is_the_files(tmp_path):
     arm = imported(write(tmp_path, ARM, "arm.xml"))
     assert arm.blocks["upper"].q0 == pytest.approx(np.deg2rad(15.0))  # the joint's ref
     np.testing.assert_allclose(arm.blocks["upper"].gravity, [0.5, 0.0, -9.7])
-    assert isinstance(arm.blocks["base"], titopfmu.Ground)
+    base = arm.blocks["base"]  # the static top-level body: the Ground, placed by its pose
+    assert isinstance(base, titopfmu.Ground)
+    np.testing.assert_allclose(base.position, [0.1, -0.2, 0.5])
+    quat = np.array([0.95, 0.05, -0.1, 0.3])
+    w, x, y, z = quat / np.linalg.norm(quat)
+    np.testing.assert_allclose(base.R, Rotation.from_quat([x, y, z, w]).as_matrix(), atol=1e-14)
 
 
 def test_ignored_parts_warn_once_and_the_cli_loads_mjcf(tmp_path):
@@ -208,7 +223,8 @@ def test_two_joints_in_one_body_are_refused_with_the_body_and_its_line(tmp_path)
     refused(tmp_path, text, "body 'a'", "2 joints in one body", line=3)
 
 
-def test_a_second_free_body_is_refused_not_dropped(tmp_path):
+def test_bodies_pinocchio_would_drop_are_refused_not_dropped(tmp_path):
+    """Pinocchio 4.1 reads the first top-level body only, and a free joint below the top."""
     text = f"""<mujoco>
   <worldbody>
     <body name="a"><freejoint/>{BODY}</body>
@@ -217,7 +233,14 @@ def test_a_second_free_body_is_refused_not_dropped(tmp_path):
     </body>
   </worldbody>
 </mujoco>"""
-    refused(tmp_path, text, "body 'a'", "free joint", line=3)
+    refused(tmp_path, text, "body 'b'", "second top-level body with joints", line=4)
+    floor_first = f"""<mujoco>
+  <worldbody>
+    <body name="floor"><geom type="box" size="1 1 0.1"/></body>
+    <body name="arm"><joint name="j" axis="0 0 1"/>{BODY}</body>
+  </worldbody>
+</mujoco>"""
+    refused(tmp_path, floor_first, "body 'arm'", "first top-level body only", line=4)
     nested = f"""<mujoco>
   <worldbody>
     <body name="a"><joint name="j" axis="0 0 1"/>{BODY}
@@ -225,7 +248,74 @@ def test_a_second_free_body_is_refused_not_dropped(tmp_path):
     </body>
   </worldbody>
 </mujoco>"""
-    refused(tmp_path, nested, "body 'b'", "top-level", line=4)
+    refused(tmp_path, nested, "body 'b'", "free joint", line=4)
+    for tag in ("frame", "include"):
+        hidden = f"""<mujoco>
+  <worldbody>
+    <body name="a"><joint name="j" axis="0 0 1"/>{BODY}
+      <{tag} name="x"><body name="b"><joint name="k"/>{BODY}</body></{tag}>
+    </body>
+  </worldbody>
+</mujoco>"""
+        refused(tmp_path, hidden, f"<{tag}> is not supported", line=4)
+
+
+def test_names_and_poses_pinocchio_would_mix_up_are_refused(tmp_path):
+    unnamed = f"""<mujoco>
+  <worldbody>
+    <body name="a"><joint name="j" axis="0 0 1"/>{BODY}
+      <body><joint name="k"/>{BODY}</body>
+      <body><joint name="l"/>{BODY}</body>
+    </body>
+  </worldbody>
+</mujoco>"""
+    refused(tmp_path, unnamed, "unnamed body", line=4)
+    twice = unnamed.replace("<body>", '<body name="c">')
+    refused(tmp_path, twice, "second body named 'c'", line=5)
+    turned = f"""<mujoco>
+  <worldbody>
+    <body name="base" pos="0 0 1" euler="0 0 0.5">
+      <body name="a"><joint name="j" axis="0 0 1"/>{BODY}</body>
+    </body>
+  </worldbody>
+</mujoco>"""
+    refused(tmp_path, turned, "body 'base'", "'euler'", "'pos' and 'quat'", line=3)
+    extrinsic = f"""<mujoco>
+  <compiler eulerseq="XYZ"/>
+  <worldbody><body name="a"><joint name="j" axis="0 0 1"/>{BODY}</body></worldbody>
+</mujoco>"""
+    refused(tmp_path, extrinsic, "eulerseq 'XYZ'", line=2)
+
+
+def test_geoms_without_contacts_need_an_inertial(tmp_path):
+    """MuJoCo counts a geom without contacts in a body's inertia, Pinocchio's parser does not:
+    such a body must give its <inertial>, found through the geom's default class too."""
+    visual = """<mujoco>
+  <default>
+    <default class="visual"><geom contype="0" conaffinity="0"/></default>
+  </default>
+  <worldbody>
+    <body name="a"><joint name="j" axis="0 0 1"/>
+      <geom type="sphere" size="0.1" mass="1"/>
+      <geom class="visual" type="box" size="0.2 0.2 0.2"/>
+    </body>
+  </worldbody>
+</mujoco>"""
+    refused(tmp_path, visual, "body 'a'", "contype", "<inertial>", line=6)
+    given = visual.replace('<geom type="sphere"', f'{BODY}<geom type="sphere"')
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MjcfWarning)
+        system = titopfmu.import_mjcf(write(tmp_path, given, "given.xml"))
+    assert system.blocks["a"].mass == 1.0
+
+
+def test_disabled_gravity_is_zero(tmp_path):
+    text = f"""<mujoco>
+  <option gravity="0 0 -5"><flag gravity="disable"/></option>
+  <worldbody><body name="a"><joint name="j" axis="0 1 0"/>{BODY}</body></worldbody>
+</mujoco>"""
+    system = imported(write(tmp_path, text))
+    np.testing.assert_array_equal(system.blocks["a"].gravity, [0.0, 0.0, 0.0])
 
 
 def test_loops_and_other_documents_are_refused(tmp_path):

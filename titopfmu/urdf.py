@@ -169,10 +169,11 @@ _URDF = _Format("URDF", "link", UrdfError, "revolute, continuous, prismatic, fix
 
 
 def _system_from_model(pin, model, text, file, floating_base, gravity, name,
-                       fmt: _Format = _URDF, q0=None) -> System:  # fmt: skip
+                       fmt: _Format = _URDF, q0=None, ground_pose=None) -> System:  # fmt: skip
     """The System of a Pinocchio model: a body block per joint (Pinocchio has merged the fixed
     ones), named after its link; ``q0`` (Pinocchio's configuration vector) gives the initial
-    joint coordinates and the free root's pose (None: zero, the root at the origin)."""
+    joint coordinates and the free root's pose (None: zero, the root at the origin);
+    ``ground_pose`` the Ground's ``position`` and ``euler`` (fixed base; None: the origin)."""
     g = np.asarray(gravity, dtype=float)
     # the link attached to each joint: the first BODY frame whose parent joint it is
     link_of: dict[int, str] = {}
@@ -230,7 +231,7 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
         first = 2
     else:
         first = 1
-        system.add(Ground(block_of[0], children=children[0] or None))
+        system.add(Ground(block_of[0], children=children[0] or None, **(ground_pose or {})))
     for j in range(1, model.njoints):
         kind = model.joints[j].shortname()
         bname = block_of[j]
