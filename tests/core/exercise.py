@@ -2,26 +2,51 @@
 AddressSanitizer/UBSan or valgrind): models of every block kind, loop closures, joint laws,
 full evaluations, exact Jacobians and refusals (non-finite values, singular joints). Prints one
 line per system with a checksum; ``--extension PATH`` loads that build of
-``titopfmu.core._titop`` (e.g. a sanitized one) instead of the installed one."""
+``titopfmu.core._titop`` (e.g. a sanitized one) instead of the installed one. ``--smoke``: the
+extension's joint helpers alone, without importing titopfmu (whose imports, scipy's, take most
+of a run under valgrind). The file of the extension loaded and the process id go to stderr
+("core extension PATH pid N")."""
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 import warnings
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--extension", default=None)
 parser.add_argument("--quick", action="store_true")
+parser.add_argument("--smoke", action="store_true")
 args = parser.parse_args()
 if args.extension:
     spec = importlib.util.spec_from_file_location("titopfmu.core._titop", args.extension)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    sys.modules["titopfmu.core._titop"] = mod
+    _titop = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(_titop)
+    sys.modules["titopfmu.core._titop"] = _titop  # what titopfmu imports
+else:
+    from titopfmu.core import _titop
+print(f"core extension {_titop.__file__} pid {os.getpid()}", file=sys.stderr)
 
 import numpy as np  # noqa: E402
+
+
+def joint_values() -> list:
+    """Positions and coordinates of the joints with a dof through the extension's helpers."""
+    values = []
+    for kind, nq, nv in ((4, 1, 1), (5, 1, 1), (6, 4, 3), (7, 7, 6)):
+        p, q = np.full(nv, np.nan), np.full(nq, np.nan)
+        _titop.joint_coordinates(kind, np.linspace(0.1, 0.6, nv), q)
+        _titop.joint_position(kind, q, p)
+        values += [p, q]
+    return values
+
+
+if args.smoke:
+    print(f"joints {sum(float(np.sum(v)) for v in joint_values()):.17g}")
+    print("done")
+    sys.exit()
 
 sys.path.insert(0, __file__.rsplit("/", 2)[0])  # tests/
 from random_trees import random_state, random_tree  # noqa: E402
@@ -69,8 +94,11 @@ for name, build in systems.items():
         r = b.respond(ev.kin[b.name], sig, ev.sol.acc_p[i], w_c)
         total += float(np.sum(r.acc)) + float(np.sum(e.signal(ev, f"{b.name}.acc")))
         total += sum(float(np.sum(v)) for v in (r.w_p, r.acc_c, r.extra) if v is not None)
-        total += float(np.sum(b.bias(ev.kin[b.name].twist, ev.kin[b.name].R, sig))) if hasattr(
-            b, "bias") else 0.0
+        total += (
+            float(np.sum(b.bias(ev.kin[b.name].twist, ev.kin[b.name].R, sig)))
+            if hasattr(b, "bias")
+            else 0.0
+        )
     for lc in e.closure_sides:
         total += float(np.sum(e.signal(ev, f"{lc}.potential_energy")))
     # motion vectors of a full evaluation, on doubles and on complex values
@@ -105,7 +133,6 @@ for name, build in systems.items():
         assert r != 0 and r[0] == 2, r
     print(f"{name} {total:.17g}")
 # spatial and joint helpers of the extension
-from titopfmu.core import _titop  # noqa: E402
 from titopfmu.spatial.rotations import (  # noqa: E402
     dcm_from_euler,
     dcm_from_quaternion,
@@ -118,11 +145,6 @@ from titopfmu.spatial.rotations import (  # noqa: E402
 th = np.array([0.3, -1.2, 2.0])
 vals = [dcm_from_euler(th), euler_from_dcm(dcm_from_euler(th)), quaternion_from_euler(th),
         dcm_from_quaternion([0.9, 0.1, -0.2, 0.3]), quaternion_rate([0.9, 0.1, -0.2, 0.3], th),
-        rotation_vector(dcm_from_euler(0.1 * th))]  # fmt: skip
-for kind, nq, nv in ((4, 1, 1), (5, 1, 1), (6, 4, 3), (7, 7, 6)):
-    p, q = np.full(nv, np.nan), np.full(nq, np.nan)
-    _titop.joint_coordinates(kind, np.linspace(0.1, 0.6, nv), q)
-    _titop.joint_position(kind, q, p)
-    vals += [p, q]
+        rotation_vector(dcm_from_euler(0.1 * th)), *joint_values()]  # fmt: skip
 print(f"helpers {sum(float(np.sum(v)) for v in vals):.17g}")
 print("done")
