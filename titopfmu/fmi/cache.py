@@ -57,12 +57,19 @@ def fmu_file_names(types: list[str], max_children: int | None = None) -> list[st
 
 
 def cached_fmus(
-    types: list[str], max_children: int | None = None, *, progress: bool = False, notice=None
+    types: list[str],
+    max_children: int | None = None,
+    *,
+    progress: bool = False,
+    notice=None,
+    jobs: int | None = None,
 ) -> Path:
     """The cache folder holding the FMUs of ``types`` (built there first if missing).
 
-    ``notice`` (a function of one string) is told before a build starts."""
-    from .build import build_fmus
+    ``notice`` (a function of one string) is told once before a build starts, what it builds
+    where and about how long it takes (:func:`~titopfmu.fmi.build.build_notice`); None: nothing
+    is said. ``jobs``: compiles at once (None: every core)."""
+    from .build import build_fmus, build_notice, selected_variants
 
     unknown = sorted(set(types) - set(FMU_TYPES))
     if unknown:
@@ -83,8 +90,10 @@ def cached_fmus(
         wanted_types = [k for k in types if any(FMU_TYPES[k].model_name(n) in todo
                                                 for n in FMU_TYPES[k].variants)]  # fmt: skip
         if notice is not None:
-            notice(f"building {len(missing)} FMUs into {folder} (once; reused on later runs)")
-        build_fmus(stage, types=wanted_types, max_children=max_children, progress=progress)
+            n = len(selected_variants(wanted_types, max_children))
+            notice(build_notice(n, folder, jobs, cached=True))
+        build_fmus(stage, types=wanted_types, max_children=max_children, progress=progress,
+                   jobs=jobs)  # fmt: skip
         old = None
         if folder.is_dir():
             old = folder.with_name(f".{key}-old-{os.getpid()}")
@@ -103,13 +112,18 @@ def cached_fmus(
 
 
 def cached_variants(
-    variants: list[tuple[str, int]], *, progress: bool = False, notice=None
+    variants: list[tuple[str, int]],
+    *,
+    progress: bool = False,
+    notice=None,
+    jobs: int | None = None,
 ) -> Path:
     """The cache folder holding the FMUs of the (type key, number of child ports) pairs
     ``variants``, built there first if missing. Unlike :func:`cached_fmus` the port counts are
     not limited to the variants ``titopfmu build`` writes: a body with 7 child ports gets its
-    ``...C7`` FMU (the C core and the FMI wrapper have no cap; the generator sizes every array)."""
-    from .native.build import MINGW, CoreObjects, build_native, compiler
+    ``...C7`` FMU (the C core and the FMI wrapper have no cap; the generator sizes every array).
+    ``notice``, ``jobs``: as for :func:`cached_fmus`."""
+    from .build import build_notice, build_variants
 
     for key, n in variants:
         if key not in FMU_TYPES:
@@ -126,25 +140,9 @@ def cached_variants(
         return folder
     folder.mkdir(parents=True, exist_ok=True)
     if notice is not None:
-        notice(f"building {len(missing)} FMUs into {folder} (once; reused on later runs)")
-    from ..progress import bar
-
-    win64 = shutil.which(MINGW) is not None
-    core = CoreObjects(compiler(), win64)
-    meter = bar(len(missing), "building FMUs", "FMU", progress)
-    try:
-        for k, n in missing:
-            # each FMU is written as a .part file and renamed: no half file is ever visible
-            stage = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=folder.parent))
-            try:
-                built = build_native(FMU_TYPES[k], n, stage, win64=win64, core=core)
-                os.replace(built, folder / built.name)
-            finally:
-                shutil.rmtree(stage, ignore_errors=True)
-            if meter is not None:
-                meter.update(1)
-    finally:
-        core.close()
-        if meter is not None:
-            meter.close()
+        notice(build_notice(len(missing), folder, jobs, cached=True))
+    # built in a hidden folder inside `folder` and moved in once all are: no half file is ever
+    # visible, and a concurrent process building the same ones replaces them with the same bytes
+    build_variants(folder, [(FMU_TYPES[k], n) for k, n in missing], jobs=jobs,
+                   progress=progress)  # fmt: skip
     return folder

@@ -10,11 +10,17 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
 import zipfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
+from typing import TypeVar
 
 from ...blocks.base import TitopError
 from ..catalog import FmuType
@@ -39,10 +45,135 @@ class BuildError(TitopError):
     """A native FMU could not be built (no C compiler, or it failed)."""
 
 
+class BuildStopped(BuildError):
+    """A compile refused or killed because its build was stopped (:meth:`Compiles.stop`)."""
+
+
+class Compiles:
+    """The compiler processes of one build, which may run in several threads at once:
+    :meth:`stop` kills the running ones and makes any later one fail at once (raising
+    :class:`BuildStopped`), so that a failed or interrupted parallel build ends promptly."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: set[subprocess.Popen] = set()
+        self.stopped = False
+
+    def run(self, cmd: list[str], name: str, cwd: str | Path | None = None) -> None:
+        """Run the compiler command ``cmd`` (in ``cwd``); a failure raises a
+        :class:`BuildError` with the compiler's messages, naming ``name``."""
+        with self._lock:
+            if self.stopped:
+                raise BuildStopped(f"{name}: build stopped")
+            try:  # its own process group: stop() kills the driver with its cc1, as and ld
+                p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, cwd=cwd, start_new_session=_POSIX)  # fmt: skip
+            except OSError as exc:
+                raise BuildError(f"{_what(name)} failed: cannot run {cmd[0]}: {exc}") from None
+            self._running.add(p)
+        try:
+            _, err = p.communicate()
+        except BaseException:  # KeyboardInterrupt in the thread waiting for it: no orphan
+            _kill(p)
+            p.wait()
+            raise
+        finally:
+            with self._lock:
+                self._running.discard(p)
+        if p.returncode != 0:
+            if self.stopped:
+                raise BuildStopped(f"{name}: build stopped")
+            raise BuildError(f"{_what(name)} failed:\n{err.strip()}")
+
+    def stop(self) -> None:
+        """Kill the running compiles and refuse new ones."""
+        with self._lock:
+            self.stopped = True
+            running = list(self._running)
+        for p in running:
+            _kill(p)
+
+
+_POSIX = hasattr(os, "killpg")
+
+
+def _kill(p: subprocess.Popen) -> None:
+    """Kill a compiler and the programs it runs (its process group, on POSIX)."""
+    try:
+        if _POSIX:
+            os.killpg(p.pid, signal.SIGKILL)
+        else:  # pragma: no cover - Windows
+            p.kill()
+    except OSError:  # already gone
+        pass
+
+
+def _compile(cmd: list[str], name: str, cwd: str | Path | None = None) -> None:
+    """One compile outside any build (:class:`Compiles`): a failure raises a
+    :class:`BuildError` naming ``name`` (used by :mod:`titopfmu.linear.fmu`)."""
+    Compiles().run(cmd, name, cwd)
+
+
+def _what(name: str) -> str:
+    return (f"compiling the FMUs' C core ({name[5:]})" if name.startswith("core:")
+            else f"compiling the native FMU {name}")  # fmt: skip
+
+
+_T = TypeVar("_T")
+
+
+def run_tasks(tasks: Sequence[Callable[[], _T]], jobs: int, compiles: Compiles,
+              done: Callable[[int, _T], None] | None = None) -> list[_T]:  # fmt: skip
+    """Run ``tasks`` (functions of no argument that compile through ``compiles``) on ``jobs``
+    threads, the calling thread waiting (``jobs`` 1: one after the other in the calling thread);
+    ``done(i, result)`` is called in the calling thread as each task ends. Returns the results
+    in the order of ``tasks``. The first failure stops ``compiles`` (killing the running
+    compiles), cancels the tasks not started, waits for the running ones to end and is raised;
+    so is a KeyboardInterrupt, after the same clean-up."""
+    results: list = [None] * len(tasks)
+    if jobs <= 1 or len(tasks) <= 1:
+        try:
+            for i, task in enumerate(tasks):
+                results[i] = task()
+                if done is not None:
+                    done(i, results[i])
+        except BaseException:
+            compiles.stop()
+            raise
+        return results
+    pool = ThreadPoolExecutor(min(jobs, len(tasks)), thread_name_prefix="titopfmu-build")
+    index: dict[Future, int] = {}
+    try:
+        for i, task in enumerate(tasks):
+            index[pool.submit(task)] = i
+        pending = set(index)
+        while pending:
+            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            for f in sorted(finished, key=index.__getitem__):
+                results[index[f]] = f.result()  # raises the task's error
+                if done is not None:
+                    done(index[f], results[index[f]])
+    except BaseException:
+        compiles.stop()
+        for f in index:
+            f.cancel()
+        raise
+    finally:
+        # the running tasks end promptly once their compiles are killed
+        pool.shutdown(wait=True, cancel_futures=True)
+    return results
+
+
+def default_jobs() -> int:
+    """The number of parallel compiles by default: the CPUs this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def compiler() -> str:
     """The C compiler: ``$CC`` if set, else ``cc`` or ``gcc`` on the PATH."""
-    import os
-
     wanted = os.environ.get("CC")
     cc = shutil.which(wanted) if wanted else shutil.which("cc") or shutil.which("gcc")
     if cc is None:
@@ -56,33 +187,53 @@ def compiler() -> str:
 
 
 class CoreObjects:
-    """The C core compiled once (position-independent objects) for the FMUs of one build."""
+    """The C core compiled once (position-independent objects) for the FMUs of one build.
 
-    def __init__(self, cc: str, win64: bool) -> None:
+    ``jobs`` compiles run at once (the objects are independent); ``compiles`` is the build's
+    :class:`Compiles` (a fresh one when None). The objects are only read afterwards: the FMUs of
+    one build may link them from several threads."""
+
+    def __init__(self, cc: str, win64: bool, *, jobs: int = 1,
+                 compiles: Compiles | None = None) -> None:  # fmt: skip
         self._tmp = tempfile.TemporaryDirectory(prefix="titopfmu-core-")
         d = Path(self._tmp.name)
+        compiles = Compiles() if compiles is None else compiles
         self.linux = [d / "titop_double.o", d / "titop_complex.o"]
-        for o in self.linux:
-            _compile([cc, *FLAGS[:-1], "-fPIC", "-c", "-I", str(CORE), str(CORE / f"{o.stem}.c"),
-                      "-o", str(o)], "core")  # fmt: skip
+        cmds = [([cc, *FLAGS[:-1], "-fPIC", "-c", "-I", str(CORE), str(CORE / f"{o.stem}.c"),
+                  "-o", str(o)], f"core:{o.stem}.c") for o in self.linux]  # fmt: skip
         self.win64 = []
         if win64:
             self.win64 = [d / "titop_double.w64.o", d / "titop_complex.w64.o"]
             for o in self.win64:
                 src = CORE / (o.name.split(".")[0] + ".c")
-                _compile([MINGW, *FLAGS[:-1], "-c", "-I", str(CORE), str(src), "-o", str(o)],
-                         "core")  # fmt: skip
+                cmds.append(([MINGW, *FLAGS[:-1], "-c", "-I", str(CORE), str(src), "-o", str(o)],
+                             f"core:{src.name}, win64"))  # fmt: skip
+        # the longest first (titop_complex.c takes four times titop_double.c)
+        cmds.sort(key=lambda c: "complex" not in c[1])
+        try:
+            run_tasks([lambda c=c: compiles.run(*c) for c in cmds], jobs, compiles)
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
         self._tmp.cleanup()
 
 
 def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None = None,
-                 core: CoreObjects | None = None, fmi_version: int = 2) -> Path:  # fmt: skip
+                 core: CoreObjects | None = None, fmi_version: int = 2, *,
+                 compiles: Compiles | None = None) -> Path:  # fmt: skip
     """Build the native FMU of ``ftype`` with ``n`` child ports into ``out_dir``; returns its
     path. ``win64``: also cross-compile for Windows (default: when MinGW-w64 is installed);
     ``core``: the core already compiled (several FMUs in a row); ``fmi_version``: 2 (FMI 2.0)
-    or 3 (FMI 3.0, array variables for the ports)."""
+    or 3 (FMI 3.0, array variables for the ports); ``compiles``: the build's compiler processes
+    (:class:`Compiles`, to stop them from another thread).
+
+    Everything is made in a private temporary folder and the FMU is written under a temporary
+    name then renamed (:func:`zip_fmu`): several FMUs may be built at once from threads. The
+    compilers run in that folder on relative paths, so that the binaries do not depend on where
+    it is (MinGW's linker derives a DLL's image base from its output path, and stamps no time
+    with ``--no-insert-timestamp``): the same sources give the same bytes."""
     if fmi_version not in (2, 3):
         raise ValueError(f"fmi_version must be 2 or 3, not {fmi_version!r}")
     fmu = describe(ftype, n, fmi_version=fmi_version)
@@ -91,6 +242,7 @@ def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     cc = compiler()
+    compiles = Compiles() if compiles is None else compiles
     with tempfile.TemporaryDirectory(prefix="titopfmu-native-") as tmp:
         src = Path(tmp) / "sources"
         src.mkdir()
@@ -100,25 +252,26 @@ def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None
             shutil.copy(FMI_HEADERS / f, src / f)
         for f in (wrapper, *MODEL_FILES):
             shutil.copy(HERE / f, src / f)
-        units = [str(src / wrapper), str(src / "fmu_block.c")]
+        units = [f"sources/{wrapper}", "sources/fmu_block.c"]
         (src / "fmu_config.h").write_text(fmu.config_header())
         if win64 is None:
             win64 = shutil.which(MINGW) is not None
         own = core is None
         if own:
-            core = CoreObjects(cc, win64)
+            core = CoreObjects(cc, win64, compiles=compiles)
         try:
             linux, windows = PLATFORMS[fmi_version]
-            lib = Path(tmp) / "binaries" / linux / f"{name}.so"
-            lib.parent.mkdir(parents=True)
-            _compile([cc, *FLAGS, "-fPIC", "-I", str(src), *units, *map(str, core.linux),
-                      "-o", str(lib), "-lm"], name)  # fmt: skip
+            lib = f"binaries/{linux}/{name}.so"
+            (Path(tmp) / lib).parent.mkdir(parents=True)
+            compiles.run([cc, *FLAGS, "-fPIC", "-I", "sources", *units, *map(str, core.linux),
+                          "-o", lib, "-lm"], name, cwd=tmp)  # fmt: skip
             if win64 and core.win64:
-                dll = Path(tmp) / "binaries" / windows / f"{name}.dll"
-                dll.parent.mkdir(parents=True)
-                cmd = [MINGW, *FLAGS, "-I", str(src), *units]
-                _compile([*cmd, *map(str, core.win64), "-o", str(dll), "-static-libgcc"], name)
-            plib = lib
+                dll = f"binaries/{windows}/{name}.dll"
+                (Path(tmp) / dll).parent.mkdir(parents=True)
+                cmd = [MINGW, *FLAGS, "-I", "sources", *units, *map(str, core.win64)]
+                compiles.run([*cmd, "-o", dll, "-static-libgcc", "-Wl,--no-insert-timestamp"],
+                             name, cwd=tmp)  # fmt: skip
+            plib = Path(tmp) / lib
             if fmi_version == 3:  # dependencies measured on the same sources behind the FMI 2
                 probe = Path(tmp) / "probe"  # functions (not shipped)
                 probe.mkdir()
@@ -126,14 +279,15 @@ def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None
                     shutil.copy(FMI_HEADERS / f, probe / f)
                 shutil.copy(HERE / "fmi2_block.c", probe / "fmi2_block.c")
                 plib = probe / f"{name}.so"
-                _compile([cc, *FLAGS, "-fPIC", "-I", str(probe), "-I", str(src),
-                          str(probe / "fmi2_block.c"), str(src / "fmu_block.c"),
-                          *map(str, core.linux), "-o", str(plib), "-lm"], name)  # fmt: skip
+                compiles.run([cc, *FLAGS, "-fPIC", "-I", "probe", "-I", "sources",
+                              "probe/fmi2_block.c", "sources/fmu_block.c",
+                              *map(str, core.linux), "-o", f"probe/{name}.so", "-lm"], name,
+                             cwd=tmp)  # fmt: skip
         finally:
             if own:
                 core.close()
         fmu.deps = measure_dependencies(fmu, plib)
-        if plib != lib:
+        if plib != Path(tmp) / lib:
             shutil.rmtree(plib.parent)
         (Path(tmp) / "modelDescription.xml").write_bytes(fmu.model_description())
         from ..build import documentation_html
@@ -242,12 +396,6 @@ def measure_dependencies(fmu, lib: Path) -> dict[int, list[int]]:
         finally:
             dll.fmi2FreeInstance(c)
     return {u: sorted(d) for u, d in deps.items()}
-
-
-def _compile(cmd: list[str], name: str) -> None:
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise BuildError(f"compiling the native FMU {name} failed:\n{p.stderr.strip()}")
 
 
 def zip_fmu(tree: str | Path, target: str | Path) -> Path:
