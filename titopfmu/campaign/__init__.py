@@ -11,7 +11,7 @@ Running on Dask and writing Parquet need the ``campaign`` extra
 (``pip install 'titopfmu[campaign]'``). See ``docs/campaigns.md``.
 """
 
-from .campaign import CONNECT_TIMEOUT, Campaign, run_campaign
+from .campaign import CONNECT_TIMEOUT, Campaign, CampaignInterrupted, run_campaign
 from .distributions import (
     DistributionError,
     LogNormal,
@@ -29,6 +29,7 @@ __all__ = [
     "CONNECT_TIMEOUT",
     "Campaign",
     "CampaignError",
+    "CampaignInterrupted",
     "CampaignResult",
     "DistributionError",
     "LogNormal",

@@ -20,6 +20,8 @@ import logging
 import math
 import os
 import secrets
+import signal
+import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -30,8 +32,9 @@ from .. import progress as _progress
 from ..assembly.engine import METHODS as INTEGRATORS
 from ..assembly.system import System
 from ..blocks.base import InertiaWarning, TitopError
-from . import store
+from . import _signals, store
 from .distributions import METHODS, check_distribution, draw, grid_size, spec_of
+from .results import CampaignResult, consolidate
 from .runs import BACKENDS, META, REDUCTIONS, ModelSource, RunSpec, run_batch
 from .store import CampaignError
 
@@ -39,11 +42,32 @@ from .store import CampaignError
 CONNECT_TIMEOUT = 5.0
 
 
+class CampaignInterrupted(KeyboardInterrupt):
+    """:meth:`Campaign.run` stopped by Ctrl-C (or by SIGTERM where the command line turns it
+    into a KeyboardInterrupt): still a KeyboardInterrupt (code that catches one still does),
+    raised once the cluster is closed and the table of the runs finished so far is written.
+    ``signal``: the signal's name; ``total``: the campaign's runs; ``done``: the runs with a
+    record (ok or failed; the same ``run()`` or command resumes with the others); ``result``:
+    the :class:`~titopfmu.campaign.CampaignResult` of those (None when the output directory
+    was not written yet, or its table could not be: ``error`` says why)."""
+
+    def __init__(self, signal: str, total: int, result=None, out=None, error=None) -> None:
+        self.signal = signal
+        self.total = total
+        self.result = result
+        self.out = out
+        self.error = error
+        self.done = (
+            0 if result is None else int(result.table["status"].isin(("ok", "failed")).sum())
+        )
+        super().__init__(f"campaign interrupted ({signal}) after {self.done} of {total} runs")
+
+
 def _load_model(model) -> tuple[System | None, Callable | None]:
     if isinstance(model, System):
         return model, None
     if isinstance(model, (str, os.PathLike)):
-        from ..model_cli import load_model
+        from ..sources import load_model
 
         try:
             with warnings.catch_warnings():
@@ -213,7 +237,7 @@ class Campaign:
             if info is not None and info.outputs:
                 record = dict(info.outputs)
             else:
-                from ..model_cli import default_record
+                from ..sources import default_record
 
                 record = default_record(probe)
         record = dict(record)
@@ -356,7 +380,12 @@ class Campaign:
         ``LocalCluster`` of ``workers`` processes (default one per core), or, with
         ``workers=0``, serially in this process. ``batch_size``: runs per Dask task (default:
         about eight tasks per worker, at most 64 runs each). ``progress``: a bar on stderr
-        (default: when stderr is a terminal)."""
+        (default: when stderr is a terminal).
+
+        A Ctrl-C (a KeyboardInterrupt) stops it cleanly: the LocalCluster's workers ignore
+        SIGINT, the client and cluster are closed quietly, the table and summary of the runs
+        finished so far are written, and :class:`CampaignInterrupted` (a KeyboardInterrupt
+        carrying them) is raised; ``run()`` again resumes."""
         if workers is not None and (not isinstance(workers, int) or workers < 0):
             raise CampaignError(f"workers must be a non-negative integer, got {workers!r}")
         if scheduler is not None and workers is not None:
@@ -370,22 +399,38 @@ class Campaign:
         done = {i: r for i, r in done.items() if r.get("status") != "lost" and i < self.n}
         pending = [i for i in range(self.n) if i not in done]
         client = cluster = None
-        if pending and (scheduler is not None or workers != 0):
-            client, cluster = _connect(scheduler, workers, connect_timeout)
         try:
+            if pending and (scheduler is not None or workers != 0):
+                client, cluster = _connect(scheduler, workers, connect_timeout)
             store.prepare(self.out, spec)
             if not (self.out / "samples.parquet").exists():
-                self.samples().to_parquet(self.out / "samples.parquet", index=False)
+                _write_parquet(self.samples(), self.out / "samples.parquet")
             executed = self._execute(pending, client, progress, batch_size)
-        finally:
-            if client is not None:
-                client.close()
-            if cluster is not None:
-                cluster.close()
-        from .results import CampaignResult, consolidate
-
-        consolidate(self.out, list(self.vary))
+            _close(client, cluster)
+            client = cluster = None
+            consolidate(self.out, list(self.vary))
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM made one: keep what finished
+            with _signals.held():  # a second Ctrl-C does not cut the shutdown short
+                _close(client, cluster, quiet=True)
+                raise self._interrupted(exc, len(done)) from None
+        except BaseException:
+            _close(client, cluster)
+            raise
         return CampaignResult(self.out, resumed=len(done), executed=executed)
+
+    def _interrupted(self, exc: KeyboardInterrupt, resumed: int) -> CampaignInterrupted:
+        """The :class:`CampaignInterrupted` of a run stopped by ``exc``, the table of the runs
+        finished so far written (when the directory holds the campaign)."""
+        result, error = None, None
+        if (self.out / store.MANIFEST).exists():
+            try:
+                table = consolidate(self.out, list(self.vary))
+                result = CampaignResult(
+                    self.out, resumed=resumed, executed=max(0, len(table) - resumed)
+                )
+            except Exception as e:  # a full disk...: the log keeps the runs, the resume redoes
+                error = f"{type(e).__name__}: {e}"  # the table
+        return CampaignInterrupted(_signals.name(exc), self.n, result, self.out, error)
 
     def _execute(self, pending: list[int], client, progress, batch_size) -> int:
         """Run ``pending`` (serially without a client); each record logged as it arrives."""
@@ -450,7 +495,8 @@ class Campaign:
                 record(records)
                 f.release()
         finally:
-            client.cancel(list(futures))
+            with _signals.held():  # a second Ctrl-C does not cut the cancellation short
+                client.cancel(list(futures))
 
 
 def _titopfmu_version() -> str:
@@ -529,19 +575,133 @@ def _connect(scheduler: str | None, workers: int | None, timeout: float):
             client.close()
             raise
         return client, None
-    n = workers or os.cpu_count() or 1
-    cluster = LocalCluster(
-        n_workers=n,
+    cluster = _local_cluster(
+        LocalCluster,
+        n_workers=workers or os.cpu_count() or 1,
         threads_per_worker=1,
         processes=True,
         dashboard_address=":0",  # a free port for its HTTP routes: several clusters may run
         silence_logs=logging.ERROR,
+        **_preloads(),
     )
     try:
         return Client(cluster), cluster
-    except Exception:
-        cluster.close()
+    except BaseException:
+        _close(None, cluster, quiet=True)
         raise
+
+
+def _local_cluster(LocalCluster, **kwargs):
+    """``LocalCluster(**kwargs)``, its worker processes ignoring SIGINT: a Ctrl-C at the
+    terminal (sent to every process of the group) is for this process to handle (close the
+    cluster, keep the finished runs), not for each worker to die of with a traceback.
+
+    The workers are started while this process ignores SIGINT (a process inherits an ignored
+    signal), the cluster being built in a helper thread: this (main) thread takes Ctrl-C again
+    as soon as the workers' processes exist, without waiting for them to be ready (seconds).
+    A Ctrl-C or SIGTERM then: the cluster is closed once built, and the KeyboardInterrupt
+    raised. Off the main thread, the workers ignore SIGINT from their preload on."""
+    if not _signals.main_thread():
+        return LocalCluster(**kwargs)
+    box: dict = {}
+
+    def build() -> None:
+        try:
+            box["cluster"] = LocalCluster(**kwargs)
+        except BaseException as exc:  # re-raised in the main thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=build, name="titopfmu LocalCluster", daemon=True)
+    try:
+        with _signals.spawning():
+            before = _worker_processes()
+            thread.start()
+            while thread.is_alive() and len(_worker_processes() - before) < kwargs["n_workers"]:
+                thread.join(0.02)
+        while thread.is_alive():
+            thread.join(0.1)
+    except KeyboardInterrupt:
+        with _signals.held():
+            thread.join()
+            _close(None, box.get("cluster"), quiet=True)
+        raise
+    if "error" in box:
+        raise box["error"]
+    return box["cluster"]
+
+
+def _worker_processes() -> set[int]:
+    """The process ids of this process's children started by multiprocessing's ``spawn``
+    (Dask's worker processes; empty when that cannot be known)."""
+    try:
+        import psutil
+
+        children = psutil.Process().children()
+    except Exception:  # no psutil (a dependency of distributed), no permission
+        return set()
+    found = set()
+    for child in children:
+        try:
+            if "--multiprocessing-fork" in child.cmdline():
+                found.add(child.pid)
+        except Exception:  # gone, a zombie
+            pass
+    return found
+
+
+def _preloads() -> dict:
+    """The LocalCluster's worker preloads: the configured ones (``distributed.worker.preload``)
+    and :data:`~titopfmu.campaign._signals.WORKER_PRELOAD` (a worker that replaces a dead one
+    ignores SIGINT too)."""
+    import dask
+
+    preload = dask.config.get("distributed.worker.preload", default=None) or []
+    preload = [preload] if isinstance(preload, str) else list(preload)
+    argv = dask.config.get("distributed.worker.preload-argv", default=None) or []
+    if argv and isinstance(argv[0], str):
+        argv = [list(argv)] * len(preload)
+    elif not argv:
+        argv = [[] for _ in preload]
+    return {"preload": [*preload, _signals.WORKER_PRELOAD], "preload_argv": [*argv, []]}
+
+
+#: Seconds the client and the cluster get to close after an interruption (a LocalCluster takes
+#: a few: Dask gives a worker busy with a run 4 s to stop before it kills it).
+CLOSE_TIMEOUT = 30.0
+
+
+def _close(client, cluster, quiet: bool = False) -> None:
+    """Close ``client`` and ``cluster`` (either may be None). ``quiet`` (after an interruption):
+    within :data:`CLOSE_TIMEOUT` s each, Dask's logging off (here, and in the LocalCluster's
+    workers: SIGINT, see :data:`~titopfmu.campaign._signals.WORKER_PRELOAD`), errors
+    ignored."""
+    if not quiet:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+        return
+    with _signals.quiet_logs():
+        for worker in getattr(cluster, "workers", {}).values():  # a SIGTERM to this process
+            pid = getattr(worker, "pid", None)  # alone: the workers' logging off as on Ctrl-C
+            if pid:
+                try:
+                    os.kill(pid, signal.SIGINT)
+                except OSError:
+                    pass
+        for closing in (client, cluster):
+            if closing is not None:
+                try:
+                    closing.close(timeout=CLOSE_TIMEOUT)
+                except Exception:  # a timeout, a scheduler already gone: we are leaving
+                    pass
+
+
+def _write_parquet(table, path: Path) -> None:
+    """``table`` (pandas) as Parquet at ``path``, whole or not at all (a temporary, renamed)."""
+    tmp = path.with_name(path.name + ".tmp")
+    table.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
 
 
 def run_campaign(model, vary, samples, out, *, scheduler=None, workers=None, progress=None, **kw):
@@ -549,4 +709,6 @@ def run_campaign(model, vary, samples, out, *, scheduler=None, workers=None, pro
     return Campaign(model, vary, samples, out, **kw).run(scheduler, workers, progress=progress)
 
 
-__all__ = ["CONNECT_TIMEOUT", "Campaign", "CampaignError", "META", "run_campaign"]
+__all__ = [
+    "CONNECT_TIMEOUT", "Campaign", "CampaignError", "CampaignInterrupted", "META", "run_campaign",
+]  # fmt: skip

@@ -12,8 +12,11 @@ import argparse
 import sys
 import time
 import warnings
+from pathlib import Path
 
 from ..blocks.base import InertiaWarning, TitopError
+from . import _signals
+from .results import RESULTS
 
 
 def _positive(value: str) -> float:
@@ -158,8 +161,46 @@ def _err(message: str, code: int = 2) -> int:
 
 
 def campaign_command(args) -> int:
-    """``titopfmu campaign``: check everything, run, write the results."""
-    from ..model_cli import load_model
+    """``titopfmu campaign``: check everything, run, write the results. Ctrl-C (SIGINT) or
+    SIGTERM: the cluster closed, the runs finished so far written (table, summary, plots), one
+    line on stderr, exit status 130."""
+    with _signals.interrupts():
+        try:
+            return _campaign(args)
+        except KeyboardInterrupt as exc:
+            return _interrupted(exc, args)
+
+
+def _interrupted(exc: KeyboardInterrupt, args) -> int:
+    """After a Ctrl-C or SIGTERM: the plots of the runs finished so far (the table and the
+    summary are written by the campaign), one line on stderr, 130. Further signals ignored."""
+    from .campaign import CampaignInterrupted
+
+    with _signals.held():
+        ours = isinstance(exc, CampaignInterrupted)  # else: before the campaign's runs
+        result = exc.result if ours else None
+        what = "before any run"
+        if result is not None:
+            if not args.no_plots:
+                try:
+                    result.plot()
+                except Exception:  # plots are a bonus here: the table is what resumes
+                    pass
+            what = (
+                f"after {exc.done} of {exc.total} runs; results so far in "
+                f"{Path(args.out) / RESULTS}; run the same command to resume"
+            )
+        elif ours and exc.error:
+            what = (
+                f"after some runs; their table could not be written ({exc.error}); run the same "
+                "command to resume"
+            )
+        print(f"titopfmu: interrupted ({_signals.name(exc)}) {what}", file=sys.stderr, flush=True)
+    return 130
+
+
+def _campaign(args) -> int:
+    from ..sources import load_model
     from . import CONNECT_TIMEOUT, Campaign
 
     try:
@@ -218,15 +259,14 @@ def campaign_command(args) -> int:
             progress=args.progress,
             connect_timeout=args.timeout or CONNECT_TIMEOUT,
         )
-    except KeyboardInterrupt:
-        return _err(
-            f"interrupted; the finished runs are kept in {args.out}: run the same command to "
-            "resume",
-            130,
-        )
     except TitopError as exc:  # CampaignError, ParameterNameError, DistributionError...
         return _err(str(exc))
     wall = time.perf_counter() - t0
+    with _signals.held():  # every run is recorded and the table written: finish the report
+        return _report(args, campaign, result, wall)
+
+
+def _report(args, campaign, result, wall: float) -> int:
     plots = [] if args.no_plots else result.plot()
     table = result.table
     n_ok = int((table["status"] == "ok").sum())

@@ -32,9 +32,19 @@ def consolidate(directory: Path, parameters: list[str]):
     table = table[["run", *parameters, *outcomes, *META[1:]]]
     for c in outcomes:
         table[c] = table[c].astype(float)
-    table.to_parquet(directory / RESULTS, index=False)
-    summary(table, parameters).to_csv(directory / SUMMARY)
+    _replace(directory / RESULTS, lambda p: table.to_parquet(p, index=False))
+    _replace(directory / SUMMARY, summary(table, parameters).to_csv)
     return table
+
+
+def _replace(path: Path, write) -> None:
+    """``write(temporary)``, then the temporary renamed ``path``: a file whole or not at all
+    (an interrupted write leaves the previous one)."""
+    import os
+
+    tmp = path.with_name(path.name + ".tmp")
+    write(tmp)
+    os.replace(tmp, path)
 
 
 #: Quantiles of :func:`summary` (as fractions).
