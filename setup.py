@@ -31,6 +31,20 @@ class BuildCore(build_ext):
             )
             raise
 
+    def copy_file(self, infile, outfile, *args, **kwargs):
+        """Put a built extension in place by renaming a complete copy over it (``pip install
+        -e .`` copies the extensions into the source tree): a program running from the old file
+        keeps its mapping, where writing the file over in place would change the code under it
+        (and crash it)."""
+        tmp = f"{outfile}.{os.getpid()}.tmp"
+        try:
+            result = super().copy_file(infile, tmp, *args, **kwargs)
+            os.replace(tmp, outfile)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+        return outfile, result[1]
+
 
 # warnings shown, not fatal, for users (a newer compiler may warn); the tests compile the core
 # with -Werror (tests/test_build.py, tests/test_core_memory.py)
