@@ -314,7 +314,9 @@ def test_example_cosim_builds_its_fmus_once_into_the_user_cache(tmp_path, monkey
     err = capsys.readouterr().err
     (folder,) = (tmp_path / "cache" / "titopfmu" / "fmus").iterdir()
     assert folder.name.startswith(f"{__version__}-")
-    assert err == f"building 7 FMUs into {folder} (once; reused on later runs)\n"
+    from titopfmu.fmi.build import build_notice
+
+    assert err == f"titopfmu: {build_notice(7, folder, cached=True)}\n"
     fmus = sorted(folder.glob("*.fmu"))
     assert len(fmus) == 7
     stamps = [f.stat().st_mtime_ns for f in fmus]
@@ -350,7 +352,10 @@ def test_progress_bars_are_on_by_default_only_on_a_terminal():
 def test_build_says_what_it_builds_and_where(tmp_path, capsys):
     assert main(["build", "--out", str(tmp_path), "--type", "joint_spring_damper"]) == 0
     captured = capsys.readouterr()
-    assert captured.err == f"building 1 FMU into {tmp_path}\n"
+    from titopfmu.fmi.build import build_notice
+
+    assert captured.err == f"titopfmu: {build_notice(1, tmp_path)}\n"
+    assert "about" in captured.err and "core" in captured.err  # an estimate, on how many cores
     assert [p.name for p in tmp_path.glob("*.fmu")] == ["TitopJointSpringDamper.fmu"]
 
 
@@ -363,5 +368,6 @@ def test_example_cosim_without_a_usable_cache_builds_for_the_run(tmp_path, monke
            "0.01", "--no-progress", "--out", str(out)]  # fmt: skip
     assert main(run) == 0
     err = capsys.readouterr().err
-    assert err.startswith("cannot use the FMU cache (") and "building the FMUs into " in err
+    assert err.startswith("titopfmu: cannot use the FMU cache (")
+    assert "building the FMUs into " in err
     assert len(err.splitlines()) == 1 and len(out.read_text().splitlines()) == 3

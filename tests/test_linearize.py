@@ -494,7 +494,7 @@ def test_cli_linearize_writes_a_model(tmp_path, capsys):
     assert "rad/s" in capsys.readouterr().out
     args = parser.parse_args(["linearize", "example:balloon", "--inputs", "nope.tau",
                               "--out", str(out)])  # fmt: skip
-    assert args.handler(args) == 1
+    assert args.handler(args) == 2
     assert "unknown input 'nope.tau'" in capsys.readouterr().err
 
 

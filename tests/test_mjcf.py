@@ -18,7 +18,7 @@ from test_urdf import PinocchioOfUrdf, random_state, worst_acceleration_error  #
 
 import titopfmu  # noqa: E402
 from titopfmu.mjcf import MjcfError, MjcfWarning  # noqa: E402
-from titopfmu.model_cli import is_mjcf, load_model  # noqa: E402
+from titopfmu.sources import is_mjcf, load_model  # noqa: E402
 
 ARM = """<mujoco model="arm">
   <compiler angle="degree"/>

@@ -832,7 +832,7 @@ def test_cli_cosim_defaults_from_the_default_experiment(chain_ssp, tmp_path):
 def test_cli_cosim_errors(chain_ssp, tmp_path, capsys, monkeypatch):
     junk = tmp_path / "junk.ssp"
     junk.write_text("not a zip")
-    assert main(["cosim", str(junk), "--out", str(tmp_path / "j.csv")]) == 1
+    assert main(["cosim", str(junk), "--out", str(tmp_path / "j.csv")]) == 2
     assert "is not a readable SSP" in capsys.readouterr().err
     assert not (tmp_path / "j.csv").exists()
     # a failure during the run: the results so far are written, exit status 1

@@ -5,7 +5,15 @@ Layers: :mod:`titopfmu.spatial` (spatial algebra) -> :mod:`titopfmu.blocks` (the
 -> :mod:`titopfmu.assembly` (systems, loop solver, engine).
 """
 
-from .assembly import AssemblyError, Engine, SimulationError, SimulationResult, System, simulate
+from .assembly import (
+    AssemblyError,
+    Engine,
+    RunInterrupted,
+    SimulationError,
+    SimulationResult,
+    System,
+    simulate,
+)  # fmt: skip
 from .blocks import (
     Constant,
     ExternalWrench,
@@ -75,8 +83,8 @@ __all__ = [
     "AssemblyError", "Constant", "Engine", "ExternalWrench", "FreeBody", "FreeBodyInverse",
     "Function", "Ground", "ImposedMotionBody", "InertiaWarning", "JointSpringDamper",
     "LinearModel", "LinearizationError", "LoopClosure", "ParameterError", "PrismaticBody",
-    "PrismaticBodyInverse", "RevoluteBody", "RevoluteBodyInverse", "RigidBody", "SimulationError",
-    "SimulationResult", "SphericalBody", "SphericalBodyInverse", "System", "TimeFunction",
-    "TitopError", "TrimError", "WeldedBody", "import_mjcf", "import_urdf", "linearize",
-    "linearize_family", "load", "loads", "simulate", "trim",
+    "PrismaticBodyInverse", "RevoluteBody", "RevoluteBodyInverse", "RigidBody", "RunInterrupted",
+    "SimulationError", "SimulationResult", "SphericalBody", "SphericalBodyInverse", "System",
+    "TimeFunction", "TitopError", "TrimError", "WeldedBody", "import_mjcf", "import_urdf",
+    "linearize", "linearize_family", "load", "loads", "simulate", "trim",
 ]  # fmt: skip

@@ -9,18 +9,28 @@ import time
 import warnings
 
 from . import __version__, progress
-from .assembly.engine import METHODS, SimulationError
+from .assembly.engine import METHODS, RunInterrupted, SimulationError
 from .blocks.base import InertiaWarning, TitopError
-from .outputs import OutputError, check_output, write_output
+from .cliutil import (
+    COSIM_STEP,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    _write,
+    check_outputs,
+    error,
+    failed_run,
+    interrupted_run,
+    missing_extra,
+    notice,
+    positive,
+    progress_option,
+    run_guarded,
+    write_results,
+)
+from .outputs import OutputError
 
 EXAMPLES = ("balloon",)
-
-
-def _positive(value: str) -> float:
-    v = float(value)
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
-    return v
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,14 +50,15 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument(
         "name",
         choices=EXAMPLES,
-        help="balloon: the 9-dof balloon / slider / double pendulum of seed 004, section 4",
+        help="balloon: the 9-dof balloon, slider and double pendulum of Alazard et al. "
+        "(section 4, Fig. 16)",
     )
     ex.add_argument(
-        "--t-final", type=_positive, default=20.0, help="simulated time span in s (default 20)"
+        "--t-final", type=positive, default=20.0, help="simulated time span in s (default 20)"
     )
     ex.add_argument(
         "--output-interval",
-        type=_positive,
+        type=positive,
         default=0.01,
         help="sampling interval of the outputs in s (default 0.01)",
     )
@@ -70,12 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="integration method of scipy.integrate (default DOP853)",
     )
     ex.add_argument(
-        "--rtol", type=_positive, default=1e-8, help="relative tolerance (default 1e-8)"
+        "--rtol", type=positive, default=1e-8, help="relative tolerance (default 1e-8)"
     )
     ex.add_argument(
-        "--atol", type=_positive, default=1e-10, help="absolute tolerance (default 1e-10)"
+        "--atol", type=positive, default=1e-10, help="absolute tolerance (default 1e-10)"
     )
-    _progress_option(ex)
+    progress_option(ex)
     ex.add_argument("--quiet", action="store_true", help="do not print the summary or notices")
     ex.add_argument(
         "--engine",
@@ -86,13 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ex.add_argument(
         "--step",
-        type=_positive,
+        type=positive,
         default=COSIM_STEP,
         help=f"cosim: communication step in s (default {COSIM_STEP:g})",
     )
     ex.add_argument(
         "--step-tolerance",
-        type=_positive,
+        type=positive,
         default=None,
         help="cosim: error-controlled variable step with this tolerance (--step is then the "
         "first step)",
@@ -132,8 +143,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=2,
         help="FMI version of the FMUs: 2 (default) or 3 (FMI 3.0: ports as array variables)",
     )
+    b.add_argument(
+        "--jobs",
+        "-j",
+        type=_jobs,
+        default=None,
+        metavar="N",
+        help="compile N FMUs at once (default: one per core this process may use)",
+    )
     b.add_argument("--no-validate", action="store_true", help="skip fmpy's validator")
-    _progress_option(b)
+    progress_option(b)
     c = sub.add_parser(
         "cosim",
         help="co-simulate an SSP system of FMUs",
@@ -153,13 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument(
         "--step",
-        type=_positive,
+        type=positive,
         default=None,
         help="communication step in s (default: the DefaultExperiment's step, else 1e-3)",
     )
     c.add_argument(
         "--output-interval",
-        type=_positive,
+        type=positive,
         default=None,
         help="sampling interval of the results in s (default: every step)",
     )
@@ -186,10 +205,10 @@ def build_parser() -> argparse.ArgumentParser:
         "interfaces integrated together (DOP853, --rtol, --atol); default: the interface the "
         "file was written for (write_ssp's interface=), else cs",
     )
-    c.add_argument("--rtol", type=_positive, default=None,
+    c.add_argument("--rtol", type=positive, default=None,
                    help="me: relative tolerance (default: the file's, else 1e-8)")  # fmt: skip
-    c.add_argument("--atol", type=_positive, default=1e-10, help="me: absolute tolerance")
-    _progress_option(c)
+    c.add_argument("--atol", type=positive, default=1e-10, help="me: absolute tolerance")
+    progress_option(c)
     c.add_argument("--quiet", action="store_true", help="do not print the summary")
     from .campaign.cli import add_campaign_parser
     from .linear.cli import add_linearize_parser
@@ -201,86 +220,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _progress_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--progress",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="progress bars on stderr for steps longer than about a second (default: on when "
-        "stderr is a terminal); --no-progress turns them off",
-    )
-
-
-def _error(message: str, code: int) -> int:
-    print(f"titopfmu: error: {message}", file=sys.stderr)
-    return code
-
-
-def _notice(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def _missing_fmi(purpose: str, modules: tuple[str, ...]) -> str | None:
-    """The one-line message when a module of the 'fmi' extra cannot be imported, else None."""
-    import importlib
-
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            return f"{purpose} needs {module} ({exc}); install the extra: pip install -e '.[fmi]'"
-    return None
-
-
-def check_outputs(out: str, plot: str | None) -> int | None:
-    """Before a run (a path that cannot be written would cost the results): None if ``out``
-    and ``plot`` can be written, else the exit code after a one-line message."""
+def _jobs(value: str) -> int:
+    """argparse type of ``--jobs``: a positive integer."""
     try:
-        check_output(out, "--out")
-        if plot:
-            check_output(plot, "--plot", plot=True)
-    except OutputError as exc:
-        return _error(str(exc), 2)
-    return None
-
-
-def failed_run(exc: SimulationError, out: str) -> int:
-    """A run that failed: its results so far written to ``out`` (or a named fallback), the
-    error in one message; exit code 1."""
-    if exc.result is not None and exc.result.rows:
-        try:
-            written = _write(exc.result.to_csv, out, "--out")
-        except OutputError as exc2:
-            return _error(f"{exc}\n{exc2}", 1)
-        print(
-            f"titopfmu: error: {exc}\nresults up to t = {exc.result.time[-1]:.6g} s "
-            f"written to {written}",
-            file=sys.stderr,
-        )
-    else:
-        print(f"titopfmu: error: {exc}", file=sys.stderr)
-    return 1
-
-
-def write_results(result, out: str, plot: str | None, draw) -> tuple[int, str, str | None]:
-    """Write the CSV and, with ``plot``, the figure (``draw(path)``), each to its path or a named
-    fallback: ``(code, csv written, plot written)``, code 0 (as asked), 1 (a fallback was used)
-    or 2 (nothing could be written: message given)."""
-    try:
-        written = _write(result.to_csv, out, "--out")
-        drawn = _write(draw, plot, "--plot", ".png") if plot else None
-    except OutputError as exc:
-        _error(str(exc), 1)
-        return 2, out, None
-    return (0 if written == out and drawn == plot else 1), written, drawn
-
-
-def _write(write, path: str, option: str, suffix: str = ".csv") -> str:
-    """Write an output with :func:`~titopfmu.outputs.write_output`; tell about a fallback."""
-    written, trouble = write_output(write, path, option, suffix)
-    if trouble:
-        print(f"titopfmu: error: {trouble}", file=sys.stderr)
-    return written
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return n
 
 
 def _fmu_type_keys() -> list[str]:
@@ -290,7 +238,13 @@ def _fmu_type_keys() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``titopfmu`` command: the exit code of the command run (see
+    :data:`titopfmu.cliutil.EXIT_CODES`; argparse itself exits with 2 on a bad command line)."""
     args = build_parser().parse_args(argv)
+    return run_guarded(lambda: _dispatch(args))
+
+
+def _dispatch(args) -> int:
     if args.command == "example":
         return _example(args)
     if args.command == "build":
@@ -300,14 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     for attr in ("handler", "func"):  # commands defined in their own modules
         if getattr(args, attr, None) is not None:
             return getattr(args, attr)(args)
-    return 2  # pragma: no cover - argparse requires a command
+    return EXIT_USAGE  # pragma: no cover - argparse requires a command
 
-
-#: Default communication step of the commands that co-simulate (``example --engine cosim``,
-#: ``run --engine cosim``, ``export --ssp``'s default experiment, ``cosim`` when the SSD gives
-#: none), in s: the master's own default. With its default coupling (fourth order, RK4 inside
-#: the FMUs) the 20 s balloon is within 1e-5 of the engine (docs/cosim_convergence.md).
-COSIM_STEP = 1e-3
 
 #: FMU types the co-simulated balloon uses (bodies with at most one child port).
 BALLOON_FMU_TYPES = ["rigid_body", "prismatic_body", "revolute_body", "joint_spring_damper"]
@@ -323,10 +271,10 @@ def _cosim_balloon(args, show_progress: bool):
     if fmu_dir is None:
         from .fmi.cache import cached_fmus
 
-        notice = None if args.quiet else _notice
+        tell = (lambda _message: None) if args.quiet else notice
         try:
             fmu_dir = cached_fmus(
-                BALLOON_FMU_TYPES, max_children=1, progress=show_progress, notice=notice
+                BALLOON_FMU_TYPES, max_children=1, progress=show_progress, notice=tell
             )
         except OSError as exc:  # no usable cache folder: build for this run only
             import tempfile
@@ -334,7 +282,7 @@ def _cosim_balloon(args, show_progress: bool):
             from .fmi.build import build_fmus
 
             fmu_dir = tempfile.mkdtemp(prefix="titopfmu_fmus_")
-            _notice(f"cannot use the FMU cache ({exc}); building the FMUs into {fmu_dir}")
+            notice(f"cannot use the FMU cache ({exc}); building the FMUs into {fmu_dir}")
             build_fmus(fmu_dir, types=BALLOON_FMU_TYPES, max_children=1, progress=show_progress)
             temporary = fmu_dir
     cs = balloon.build_balloon_cosim(fmu_dir)
@@ -365,6 +313,9 @@ def _cosim_balloon(args, show_progress: bool):
     except CosimError as exc:
         partial = convert(exc.result) if exc.result is not None and exc.result.rows else None
         raise SimulationError(str(exc), exc.time or 0.0, result=partial) from None
+    except RunInterrupted as exc:
+        exc.result = convert(exc.result) if exc.result is not None else None
+        raise
     return convert(res)
 
 
@@ -375,10 +326,21 @@ def _example(args) -> int:
     if bad is not None:
         return bad
     if args.engine == "cosim":
-        missing = _missing_fmi("co-simulation", ("fmpy",))
+        missing = missing_extra("co-simulation", ("fmpy",))
         if missing:
-            return _error(missing, 2)
+            return error(missing, EXIT_USAGE)
     show_progress = progress.wanted(args.progress)
+
+    def draw(path, result):
+        from .plotting import plot_result
+
+        plot_result(
+            result,
+            path,
+            units=balloon.UNITS,
+            title="Balloon, slider and double pendulum (Alazard et al., Fig. 17)",
+        )
+
     with warnings.catch_warnings():
         if args.quiet:
             warnings.simplefilter("ignore", InertiaWarning)
@@ -396,25 +358,15 @@ def _example(args) -> int:
                     atol=args.atol,
                     progress=show_progress,
                 )
-        except SimulationError as exc:
-            return failed_run(exc, args.out)
+        except (SimulationError, RunInterrupted) as exc:
+            return _stopped(exc, args.out, args.plot, draw)
         except (TitopError, ValueError) as exc:
-            return _error(str(exc), 2)
+            return error(str(exc), EXIT_USAGE)
     wall = time.perf_counter() - t0
 
-    def draw(path):
-        plot_result(
-            result,
-            path,
-            units=balloon.UNITS,
-            title="Balloon, slider and double pendulum (Alazard et al., Fig. 17)",
-        )
-
-    from .plotting import plot_result
-
-    code, out, plot = write_results(result, args.out, args.plot, draw)
+    code, out, plot = write_results(result, args.out, args.plot, lambda p: draw(p, result))
     if code == 2:
-        return 1
+        return EXIT_FAILED
     failed = code == 1
     if not args.quiet:
         what = "FMU calls" if args.engine == "cosim" else "right-hand-side evaluations"
@@ -422,29 +374,35 @@ def _example(args) -> int:
             f"{args.name} ({args.engine}): {args.t_final:g} s simulated in {wall:.2f} s wall "
             f"({result.n_evaluations} {what}); wrote {out}" + (f" and {plot}" if plot else "")
         )
-    return 1 if failed else 0
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _stopped(exc, out: str, plot: str | None, draw) -> int:
+    """A run that failed or was interrupted: the results so far (CSV, and the plot when one was
+    asked) written; exit code 1 or 130. ``draw(path, result)`` draws a result."""
+    partial = getattr(exc, "result", None)
+    drawing = None if partial is None else (lambda path: draw(path, partial))
+    if isinstance(exc, KeyboardInterrupt):
+        return interrupted_run(exc, out, plot, drawing)
+    return failed_run(exc, out, plot, drawing)
 
 
 def _build(args) -> int:
-    missing = None if args.no_validate else _missing_fmi("validating the FMUs", ("fmpy",))
+    missing = None if args.no_validate else missing_extra("validating the FMUs", ("fmpy",))
     if missing:
-        return _error(missing + " (or --no-validate)", 2)
-    from .fmi.build import build_fmus
-    from .fmi.catalog import FMU_TYPES, all_variants
+        return error(missing + " (or --no-validate)", EXIT_USAGE)
+    from .fmi.build import build_fmus, build_notice, selected_variants
+    from .fmi.catalog import FMU_TYPES
     from .fmi.native.build import BuildError
 
     if args.types is not None:
         unknown = sorted(set(args.types) - set(FMU_TYPES))
         if unknown:
-            return _error(f"unknown FMU type(s) {unknown}; choose from {sorted(FMU_TYPES)}", 2)
-    n = sum(
-        1
-        for t, k in all_variants()
-        if (args.types is None or t.key in args.types)
-        and (args.max_children is None or k <= args.max_children)
-    )
-    version = " FMI 3.0" if args.fmi_version == 3 else ""
-    _notice(f"building {n}{version} FMU{'s' if n != 1 else ''} into {args.out}")
+            return error(
+                f"unknown FMU type(s) {unknown}; choose from {sorted(FMU_TYPES)}", EXIT_USAGE
+            )
+    n = len(selected_variants(args.types, args.max_children))
+    notice(build_notice(n, args.out, args.jobs, fmi_version=args.fmi_version))
     try:
         paths = build_fmus(
             args.out,
@@ -452,11 +410,14 @@ def _build(args) -> int:
             max_children=args.max_children,
             progress=progress.wanted(args.progress),
             fmi_version=args.fmi_version,
+            jobs=args.jobs,
         )
-    except (ValueError, BuildError) as exc:
-        return _error(str(exc), 2)
+    except ValueError as exc:
+        return error(str(exc), EXIT_USAGE)
+    except BuildError as exc:
+        return error(str(exc), EXIT_FAILED)
     except OSError as exc:
-        return _error(f"cannot write FMUs into '{args.out}': {exc}", 2)
+        return error(f"cannot write FMUs into '{args.out}': {exc}", EXIT_USAGE)
     problems = 0
     if not args.no_validate:
         from fmpy.validation import validate_fmu
@@ -470,29 +431,26 @@ def _build(args) -> int:
         f"built {len(paths)} FMUs in {args.out}"
         + ("" if args.no_validate else f"; fmpy validator: {problems} problems")
     )
-    return 1 if problems else 0
-
-
+    return EXIT_FAILED if problems else EXIT_OK
 
 
 def _cosim(args) -> int:
     from pathlib import Path
 
-    missing = _missing_fmi("co-simulation", ("fmpy",))
+    missing = missing_extra("co-simulation", ("fmpy",))
     if missing:
-        return _error(missing, 2)
+        return error(missing, EXIT_USAGE)
     from .master import CosimError
     from .master.ssp import read_ssp
 
     out = args.out or str(Path("results") / f"{Path(args.system).stem}.csv")
     if Path(out).is_file() and not args.force:
-        return _error(
-            f"'{out}' exists; pass --force to overwrite it, or --out to write elsewhere", 2
+        return error(
+            f"'{out}' exists; pass --force to overwrite it, or --out to write elsewhere", EXIT_USAGE
         )
-    try:
-        check_output(out, "--out")
-    except OutputError as exc:
-        return _error(str(exc), 2)
+    bad = check_outputs(out, None)
+    if bad is not None:
+        return bad
     try:
         cs, exp = read_ssp(args.system)
         mode = args.mode or ("me" if exp.interface == "ModelExchange" else "cs")
@@ -520,25 +478,16 @@ def _cosim(args) -> int:
             atol=args.atol,
         )
     except CosimError as exc:
-        partial = getattr(exc, "result", None)
-        if partial is not None and partial.rows:
-            try:
-                written = _write(partial.to_csv, out, "--out")
-            except OutputError as exc2:
-                return _error(f"{exc}\n{exc2}", 1)
-            print(
-                f"titopfmu: error: {exc}\nresults up to t = {partial.time[-1]:.6g} s "
-                f"written to {written}",
-                file=sys.stderr,
-            )
-        else:
-            print(f"titopfmu: error: {exc}", file=sys.stderr)
-        return 1
+        if exc.time is None and not getattr(exc, "result", None):
+            return error(str(exc), EXIT_USAGE)  # refused before anything ran
+        return failed_run(exc, out)
+    except RunInterrupted as exc:
+        return interrupted_run(exc, out)
     wall = time.perf_counter() - t0
     try:
         written = _write(result.to_csv, out, "--out")
     except OutputError as exc:
-        return _error(str(exc), 1)
+        return error(str(exc), EXIT_FAILED)
     if not args.quiet:
         span = stop - exp.start_time
         how = f"step {step:g} s" if mode == "cs" else f"model exchange, rtol {rtol:g}"
@@ -546,7 +495,7 @@ def _cosim(args) -> int:
             f"{args.system}: {span:g} s simulated in {wall:.2f} s wall ({how}, "
             f"{len(result.columns)} columns); wrote {written}"
         )
-    return 1 if written != out else 0
+    return EXIT_FAILED if written != out else EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,25 +6,39 @@ sub-parser it adds sets ``func`` (``args.func(args)`` returns the exit code), so
 dispatch with ``if hasattr(args, "func"): return args.func(args)``. The handlers are
 :func:`run_command`, :func:`crosscheck_command` and :func:`export_command`.
 
-MODEL is a model file (``docs/model-files.md``), a URDF file (``*.urdf``, imported with
-:func:`titopfmu.import_urdf`), an MJCF file (``*.mjcf``, or ``*.xml`` with a ``<mujoco>`` root:
-:func:`titopfmu.import_mjcf`) or the name of a shipped model (``balloon``).
+MODEL is anything :func:`titopfmu.sources.load_model` takes: a model file
+(``docs/model-files.md``), a URDF or MJCF file, the name of a shipped model (``balloon``), or
+``module:function`` returning a System.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 import warnings
 from pathlib import Path
 
-from .assembly.engine import METHODS, SimulationError
+from . import progress
+from .assembly.engine import METHODS, RunInterrupted, SimulationError
 from .blocks.base import InertiaWarning, TitopError
-from .cli import COSIM_STEP, check_outputs, failed_run, write_results
-
-MODEL_HELP = "model file (.yaml/.json), .urdf, MJCF (.xml, .mjcf) or 'balloon'"
+from .cliutil import (
+    COSIM_STEP,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    check_outputs,
+    error,
+    failed_run,
+    interrupted_run,
+    missing_extra,
+    notice,
+    positive,
+    progress_option,
+    run_guarded,
+    write_results,
+)
+from .sources import MODEL_HELP, default_record, load_model
 
 #: Defaults when neither the command line nor the model's ``experiment`` section gives a value
 #: (those of ``titopfmu example``).
@@ -35,13 +49,6 @@ DEFAULTS = {
     "rtol": 1e-8,
     "atol": 1e-10,
 }
-
-
-def _positive(value: str) -> float:
-    v = float(value)
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
-    return v
 
 
 def add_parsers(subparsers) -> None:
@@ -55,10 +62,10 @@ def add_parsers(subparsers) -> None:
         "Defaults come from the model's 'experiment' section, then from 'titopfmu example'.",
     )
     r.add_argument("model", metavar="MODEL", help=MODEL_HELP)
-    r.add_argument("--t-final", type=_positive, default=None, help="simulated time span in s")
+    r.add_argument("--t-final", type=positive, default=None, help="simulated time span in s")
     r.add_argument(
         "--output-interval",
-        type=_positive,
+        type=positive,
         default=None,
         help="sampling interval of the outputs in s",
     )
@@ -70,9 +77,9 @@ def add_parsers(subparsers) -> None:
         default=None,
         help="integration method of scipy.integrate (default DOP853)",
     )
-    r.add_argument("--rtol", type=_positive, default=None, help="relative tolerance (1e-8)")
-    r.add_argument("--atol", type=_positive, default=None, help="absolute tolerance (1e-10)")
-    r.add_argument("--progress", action="store_true", help="show a progress bar")
+    r.add_argument("--rtol", type=positive, default=None, help="relative tolerance (1e-8)")
+    r.add_argument("--atol", type=positive, default=None, help="absolute tolerance (1e-10)")
+    progress_option(r)
     r.add_argument(
         "--quiet", action="store_true", help="do not print the summary or the inertia warnings"
     )
@@ -85,13 +92,13 @@ def add_parsers(subparsers) -> None:
     )
     r.add_argument(
         "--step",
-        type=_positive,
+        type=positive,
         default=COSIM_STEP,
         help=f"cosim: communication step in s (default {COSIM_STEP:g})",
     )
     r.add_argument(
         "--step-tolerance",
-        type=_positive,
+        type=positive,
         default=None,
         help="cosim: error-controlled variable step with this tolerance",
     )
@@ -117,11 +124,11 @@ def add_parsers(subparsers) -> None:
     )
     c.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     c.add_argument("--out", default=None, help="output folder (default crosscheck_MODEL/)")
-    c.add_argument("--t-final", type=_positive, default=2.0, help="trajectory span in s (2)")
+    c.add_argument("--t-final", type=positive, default=2.0, help="trajectory span in s (2)")
     c.add_argument("--states", type=int, default=20, help="number of random states (20)")
     c.add_argument("--seed", type=int, default=0, help="seed of the random states (0)")
-    c.add_argument("--rtol", type=_positive, default=1e-10, help="integration rtol (1e-10)")
-    c.add_argument("--atol", type=_positive, default=1e-12, help="integration atol (1e-12)")
+    c.add_argument("--rtol", type=positive, default=1e-10, help="integration rtol (1e-10)")
+    c.add_argument("--atol", type=positive, default=1e-12, help="integration atol (1e-12)")
     c.add_argument(
         "--floating-base",
         action="store_true",
@@ -132,7 +139,7 @@ def add_parsers(subparsers) -> None:
     )
     c.add_argument(
         "--step",
-        type=_positive,
+        type=positive,
         default=COSIM_STEP,
         help=f"FMU leg: communication step in s (default {COSIM_STEP:g})",
     )
@@ -152,11 +159,11 @@ def add_parsers(subparsers) -> None:
     e.add_argument("--ssp", required=True, help="SSP file to write (e.g. model.ssp)")
     e.add_argument("--fmus", default=None, help="folder of FMUs (default: the per-user cache)")
     e.add_argument(
-        "--t-final", type=_positive, default=None, help="stop time of the default experiment (s)"
+        "--t-final", type=positive, default=None, help="stop time of the default experiment (s)"
     )
     e.add_argument(
         "--step",
-        type=_positive,
+        type=positive,
         default=COSIM_STEP,
         help=f"communication step of the default experiment (s, default {COSIM_STEP:g})",
     )
@@ -178,58 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
-
-
-def is_mjcf(path: Path) -> bool:
-    """An MJCF file: ``.mjcf``, or ``.xml`` whose root element is ``<mujoco>``."""
-    if path.suffix.lower() == ".mjcf":
-        return True
-    if path.suffix.lower() != ".xml" or not path.is_file():
-        return False
-    with open(path, encoding="utf-8", errors="replace") as f:
-        head = f.read(4096)
-    return re.search(r"<mujoco\b", re.sub(r"<!--.*?-->", "", head, flags=re.S)) is not None
-
-
-def load_model(ref: str, floating_base: bool = False):
-    """A System from a model file, a URDF or MJCF file or the name of a shipped model
-    (``floating_base``: URDF only; an MJCF model says it with a free joint)."""
-    from . import modelfile
-
-    p = Path(ref)
-    if not p.exists() and "/" not in ref and "." not in ref:
-        p = modelfile.example_path(ref)
-    if p.suffix.lower() == ".urdf":
-        from .urdf import import_urdf
-
-        return import_urdf(str(p), floating_base=floating_base)
-    if is_mjcf(p):
-        from .mjcf import import_mjcf
-
-        return import_mjcf(str(p))
-    return modelfile.load(p)
-
-
-def default_record(system) -> dict[str, str]:
-    """Columns when the model has no ``outputs``: the root's position and Euler angles and the
-    position part of every forward joint's motion."""
-    from .blocks.bodies import JointBody, RigidBody
-
-    rec: dict[str, str] = {}
-    for b in system.blocks.values():
-        if isinstance(b, RigidBody):
-            for i, ax in enumerate("xyz"):
-                rec[f"{b.name}.{ax}"] = f"{b.name}.position[{i + 1}]"
-            for i, ax in enumerate(("phi", "theta", "psi")):
-                rec[f"{b.name}.{ax}"] = f"{b.name}.euler[{i + 1}]"
-        elif isinstance(b, JointBody) and not b.inverse and b.joint.dof:
-            n = b.ports["joint.m"].size
-            for i in range(2 * n // 3, n):
-                rec[f"{b.name}.q{i - 2 * n // 3 + 1}" if n > 3 else f"{b.name}.q"] = (
-                    f"{b.name}.joint.m[{i + 1}]"
-                )
-    return rec
+    return run_guarded(lambda: args.func(args))
 
 
 def _settings(args, system) -> dict:
@@ -244,6 +200,18 @@ def _settings(args, system) -> dict:
 
 def run_command(args) -> int:
     """``titopfmu run MODEL``: simulate and write the CSV (and plot)."""
+    info = system = None
+
+    def draw(path, result):
+        from .plotting import plot_result
+
+        plot_result(
+            result,
+            path,
+            units=info.units if info is not None else None,
+            title=(info.description if info is not None else None) or system.name,
+        )
+
     with warnings.catch_warnings():
         if args.quiet:
             warnings.simplefilter("ignore", InertiaWarning)
@@ -262,6 +230,9 @@ def run_command(args) -> int:
             if bad is not None:
                 return bad
             if args.engine == "cosim":
+                missing = missing_extra("--engine cosim", ("fmpy",))
+                if missing:
+                    return error(missing, EXIT_USAGE)
                 result = _run_cosim(args, system, record, s)
             else:
                 result = Engine(system).simulate(
@@ -271,32 +242,20 @@ def run_command(args) -> int:
                     method=s["method"],
                     rtol=float(s["rtol"]),
                     atol=float(s["atol"]),
-                    progress=args.progress,
+                    progress=progress.wanted(args.progress),
                 )
-        except SimulationError as exc:
-            return failed_run(exc, out)
+        except (SimulationError, RunInterrupted) as exc:
+            return _stopped(exc, out, args.plot, draw)
         except TitopError as exc:
             if getattr(exc, "result", None) is not None and exc.result.rows:
-                return failed_run(exc, out)  # a co-simulation that failed: results so far
-            print(f"titopfmu: error: {exc}", file=sys.stderr)
-            return 2
+                return _stopped(exc, out, args.plot, draw)  # a co-simulation that failed
+            return error(str(exc), EXIT_USAGE)
         except (FileNotFoundError, ImportError) as exc:
-            print(f"titopfmu: error: {exc}", file=sys.stderr)
-            return 2
+            return error(str(exc), EXIT_USAGE)
     wall = time.perf_counter() - t0
-    from .plotting import plot_result
-
-    def draw(path):
-        plot_result(
-            result,
-            path,
-            units=info.units if info is not None else None,
-            title=(info.description if info is not None else None) or system.name,
-        )
-
-    code, out, plot = write_results(result, out, args.plot, draw)
+    code, out, plot = write_results(result, out, args.plot, lambda p: draw(p, result))
     if code == 2:
-        return 1
+        return EXIT_FAILED
     if not args.quiet:
         calls = "FMU calls" if args.engine == "cosim" else "right-hand-side evaluations"
         print(
@@ -306,15 +265,23 @@ def run_command(args) -> int:
     return code
 
 
+def _stopped(exc, out: str, plot: str | None, draw) -> int:
+    """A run that failed or was interrupted: the results so far (CSV, and the plot when one was
+    asked) written; exit code 1 or 130. ``draw(path, result)`` draws a result."""
+    partial = getattr(exc, "result", None)
+    drawing = None if partial is None else (lambda path: draw(path, partial))
+    if isinstance(exc, KeyboardInterrupt):
+        return interrupted_run(exc, out, plot, drawing)
+    return failed_run(exc, out, plot, drawing)
+
+
 def _cosim_of(system, fmus, quiet: bool):
     """``CoSimulation.from_system`` with the FMU builds announced on stderr."""
     from .master import CoSimulation
 
-    def notice(message: str) -> None:
-        if not quiet:
-            print(f"titopfmu: {message}", file=sys.stderr, flush=True)
-
-    return CoSimulation.from_system(system, fmus, notice=notice)
+    return CoSimulation.from_system(
+        system, fmus, notice=(lambda _message: None) if quiet else notice
+    )
 
 
 def _run_cosim(args, system, record, s):
@@ -336,13 +303,16 @@ def _run_cosim(args, system, record, s):
         record=record,
         output_interval=interval,
         step_tolerance=args.step_tolerance,
-        progress=args.progress,
+        progress=progress.wanted(args.progress),
     )
 
 
 def export_command(args) -> int:
     """``titopfmu export MODEL --ssp out.ssp``: the model's FMUs, parameters, connections and
     default experiment as an SSP archive."""
+    missing = missing_extra("export", ("fmpy",))
+    if missing:
+        return error(missing, EXIT_USAGE)
     from .master import write_ssp
 
     try:
@@ -357,20 +327,24 @@ def export_command(args) -> int:
                 name=system.name,
             )  # fmt: skip
     except (TitopError, FileNotFoundError, ImportError, OSError) as exc:
-        print(f"titopfmu: error: {exc}", file=sys.stderr)
-        return 2
+        return error(str(exc), EXIT_USAGE)
     if not args.quiet:
         print(
             f"{system.name}: wrote {path} ({len(cs.components)} components, "
             f"{len({c.file.path for c in cs.components.values()})} FMUs; default experiment "
             f"0-{float(s['t_final']):g} s, step {float(args.step):g} s)"
         )
-    return 0
+    return EXIT_OK
 
 
 def crosscheck_command(args) -> int:
     """``titopfmu crosscheck MODEL``: in process vs FMUs + master vs Pinocchio; writes a
     Markdown report."""
+    missing = missing_extra("crosscheck", ("pinocchio",), extra="urdf") or (
+        None if args.no_cosim else missing_extra("crosscheck's FMU leg (or --no-cosim)", ("fmpy",))
+    )
+    if missing:
+        return error(missing, EXIT_USAGE)
     from .crosscheck import crosscheck
 
     try:
@@ -389,13 +363,13 @@ def crosscheck_command(args) -> int:
                 cosim=not args.no_cosim,
                 cosim_step=args.step,
                 fmus=args.fmus,
+                notice=(lambda _message: None) if args.quiet else notice,
             )
     except (TitopError, FileNotFoundError, ImportError) as exc:
-        print(f"titopfmu: error: {exc}", file=sys.stderr)
-        return 2
+        return error(str(exc), EXIT_USAGE)
     if not args.quiet:
         print(report.summary())
-    return 0 if report.passed else 1
+    return EXIT_OK if report.passed else EXIT_FAILED
 
 
 if __name__ == "__main__":  # pragma: no cover

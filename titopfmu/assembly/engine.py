@@ -61,6 +61,33 @@ class SimulationError(TitopError):
         super().__init__(f"at t = {time:.9g} s{where}: {message}")
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C (SIGINT), or by SIGTERM where the command line turns it into a
+    KeyboardInterrupt: still a KeyboardInterrupt (code that catches one still does), carrying
+    the time of the last sample ``time`` (s), the samples taken before the signal (``result``,
+    every row complete) and the signal's name (``signal``)."""
+
+    def __init__(self, time: float, result=None, signal: str = "SIGINT") -> None:
+        self.time = time
+        self.result = result
+        self.signal = signal
+        super().__init__(f"interrupted ({signal}) at t = {time:.9g} s")
+
+
+def interrupted(exc: KeyboardInterrupt, result, t0: float) -> RunInterrupted:
+    """The :class:`RunInterrupted` of a run that ``exc`` stopped: ``result`` (a
+    :class:`SimulationResult` or a master's ``CosimResult``) cut to its complete rows, its last
+    sample's time (``t0`` without one). ``exc`` itself when it is one already (a nested run)."""
+    if isinstance(exc, RunInterrupted):
+        return exc
+    times = result.time_list if hasattr(result, "time_list") else result.time
+    n = min(len(times), len(result.rows))  # a signal between the two appends of a sample
+    del times[n:]
+    del result.rows[n:]
+    name = exc.args[0] if exc.args and str(exc.args[0]).startswith("SIG") else "SIGINT"
+    return RunInterrupted(float(times[-1]) if n else t0, result, str(name))
+
+
 class Evaluation:
     """Run-time data of one evaluation (the engine's 'Data', cf. Pinocchio's Model/Data).
 
@@ -723,7 +750,8 @@ class Engine:
         ``record`` lists signal names (``"block.signal"`` for every component, ``"block.signal[i]"``
         for one, 1-based) or maps column names to them. On failure a :class:`SimulationError` is
         raised whose ``result`` holds every sample computed before the failure; ``timeout`` (s of
-        wall-clock time, checked after every integrator step) is such a failure.
+        wall-clock time, checked after every integrator step) is such a failure. A Ctrl-C raises
+        a :class:`RunInterrupted` (a KeyboardInterrupt) whose ``result`` holds the samples so far.
         """
         if method not in METHODS:
             raise TitopError(
@@ -815,6 +843,11 @@ class Engine:
             exc.result = result
             result.error = str(exc)
             raise
+        except KeyboardInterrupt as exc:  # Ctrl-C: the samples so far go with it
+            stop = interrupted(exc, result, t0)
+            result.error = str(stop)
+            result.n_evaluations = self.n_evaluations
+            raise stop from None
         finally:
             if bar is not None:
                 bar.close()
@@ -929,4 +962,6 @@ def simulate(system: System, t_final: float, **kwargs) -> SimulationResult:
     return Engine(system).simulate(t_final, **kwargs)
 
 
-__all__ = ["Engine", "Evaluation", "SimulationError", "SimulationResult", "simulate"]
+__all__ = [
+    "Engine", "Evaluation", "RunInterrupted", "SimulationError", "SimulationResult", "simulate",
+]  # fmt: skip

@@ -8,39 +8,23 @@ To wire it into the main parser (``titopfmu/cli.py``)::
     if args.command == "linearize":
         return args.handler(args)
 
-MODEL is ``example:balloon`` (the paper's balloon) or ``package.module:function`` (a function
-with no argument returning a System). ``--trim`` trims first (an equilibrium with the root's
+MODEL is anything the other commands take (:func:`titopfmu.sources.load_model`): a model file,
+a URDF or MJCF file, a shipped model (``balloon``, also ``example:balloon``), or
+``package.module:function`` / ``file.py:function`` (a function with no argument returning a
+System; a local module needs no PYTHONPATH). ``--trim`` trims first (an equilibrium with the root's
 position held, or ``--trim steady``), then linearises at the trim point.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import sys
 import warnings
 
 import numpy as np
 
 from ..blocks.base import InertiaWarning, TitopError
-
-
-def load_model(spec: str):
-    """The System named by ``example:NAME`` or ``module:function``."""
-    kind, sep, name = spec.partition(":")
-    if not sep or not name:
-        raise TitopError(f"model {spec!r}: expected example:NAME or package.module:function")
-    if kind == "example":
-        if name == "balloon":
-            from ..examples.balloon import build_balloon
-
-            return build_balloon()
-        raise TitopError(f"unknown example {name!r}: choose from ['balloon']")
-    try:
-        fn = getattr(importlib.import_module(kind), name)
-    except (ImportError, AttributeError) as exc:
-        raise TitopError(f"model {spec!r}: {exc}") from None
-    return fn()
+from ..cliutil import EXIT_FAILED, EXIT_OK, EXIT_USAGE, error
+from ..sources import MODEL_HELP, load_model
 
 
 def _names(value: str) -> list[str]:
@@ -58,7 +42,12 @@ def add_linearize_parser(subparsers) -> argparse.ArgumentParser:
         "Writes A, B, C, D, the names and the operating point to .npz or .mat, "
         "and/or a native FMU (--fmu).",
     )
-    p.add_argument("model", help="example:balloon or package.module:function (returns a System)")
+    p.add_argument("model", metavar="MODEL", help=MODEL_HELP)
+    p.add_argument(
+        "--floating-base",
+        action="store_true",
+        help="URDF models: a free-flying root instead of a fixed base",
+    )
     p.add_argument("--t", type=float, default=0.0, help="time of the operating point (s)")
     p.add_argument(
         "--inputs",
@@ -96,12 +85,12 @@ def add_linearize_parser(subparsers) -> argparse.ArgumentParser:
 def linearize_command(args) -> int:
     from .linearize import as_engine, linearize
     from .modes import modes_table
-    from .trim import trim
+    from .trim import TrimError, trim
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InertiaWarning)
-            engine = as_engine(load_model(args.model))
+            engine = as_engine(load_model(args.model, args.floating_base))
             x, u = engine.initial_state(), None
             if args.trim != "none":
                 roots = [n for n in engine.system.blocks if n in engine.tree_index]
@@ -111,7 +100,12 @@ def linearize_command(args) -> int:
                     for s in ("x", "y", "z")
                     if s in engine.system.blocks[n].state_names
                 ]
-                tr = trim(engine, x, t=args.t, fixed_states=fixed, target=args.trim)
+                try:
+                    tr = trim(engine, x, t=args.t, fixed_states=fixed, target=args.trim)
+                except TrimError as exc:
+                    if not exc.residual:  # a bad request, refused before the search
+                        raise
+                    return error(str(exc), EXIT_FAILED)  # the search ran and found none
                 x, u = tr.x, tr.u
                 print(f"trim: residual {tr.residual:.3g} after {tr.nfev} evaluations")
             model = linearize(engine, args.t, x, u, inputs=args.inputs, outputs=args.outputs)
@@ -120,13 +114,14 @@ def linearize_command(args) -> int:
                 paths.append(model.save(args.out or "model.npz"))
             if args.fmu is not None:
                 paths.append(model.to_fmu(args.fmu))
-    except (TitopError, ValueError) as exc:
-        print(f"titopfmu linearize: error: {exc}", file=sys.stderr)
-        return 1
+    except (TitopError, ValueError, FileNotFoundError, ImportError) as exc:
+        return error(str(exc), EXIT_USAGE)
+    except OSError as exc:
+        return error(f"cannot write the model: {exc}", EXIT_FAILED)
     n, m, p = model.n_states, len(model.input_names), len(model.output_names)
     print(f"wrote {' and '.join(map(str, paths))}: {n} states, {m} inputs, {p} outputs")
     if args.modes:
         print(modes_table(model.modes()))
     if not np.allclose(model.xdot0, 0.0, atol=1e-9):
         print("note: the operating point is not an equilibrium (see xdot0 in the file)")
-    return 0
+    return EXIT_OK

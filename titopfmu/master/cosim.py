@@ -60,7 +60,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..assembly.engine import timeout_message, wall_limit
+from ..assembly.engine import interrupted, timeout_message, wall_limit
 from ..assembly.loop_solver import LoopNode, LoopSolveError, TreeLoopSolver
 from ..blocks.loop_map import LoopMap
 from .components import (
@@ -1554,7 +1554,8 @@ class CoSimulation:
 
         ``timeout`` (s of wall-clock time, None: none) stops the run with a CosimError carrying
         the samples so far, checked at least every 256 communication steps (every integrator
-        step in model exchange).
+        step in model exchange). A Ctrl-C raises a
+        :class:`~titopfmu.assembly.engine.RunInterrupted` (a KeyboardInterrupt) carrying them too.
         """
         if not (math.isfinite(step) and step > 0):
             raise CosimError(f"the communication step must be positive, got {step}")
@@ -1713,6 +1714,8 @@ class CoSimulation:
         except CosimError as exc:
             exc.result = result
             raise
+        except KeyboardInterrupt as exc:  # Ctrl-C: the samples so far go with it
+            raise interrupted(exc, result, self.t) from None
         finally:
             if bar is not None:
                 bar.close()

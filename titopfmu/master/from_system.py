@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..assembly.engine import RunInterrupted
 from ..assembly.system import System
 from ..blocks import Constant
 from ..blocks.bodies import (
@@ -291,7 +292,16 @@ def _fmu_folder(m: SystemMapping, fmus, progress: bool, notice) -> Path:
         return d
     from ..fmi.cache import cached_variants
 
+    if notice is None:
+        notice = _notice_on_stderr
     return cached_variants(sorted(set(m.variants.values())), progress=progress, notice=notice)
+
+
+def _notice_on_stderr(message: str) -> None:
+    """:func:`from_system`'s default ``notice``: one line on stderr."""
+    import sys
+
+    print(f"titopfmu: {message}", file=sys.stderr, flush=True)
 
 
 def from_system(
@@ -310,7 +320,10 @@ def from_system(
     the FMUs' classical Runge-Kutta steps, whose order matches the master's default coupling
     (:attr:`CoSimulation.coupling`, fourth order; the FMUs' own default, Heun's method, would
     limit it to the second).
-    ``notice`` is told before FMUs are built. The mapping is ``cs.system_mapping``.
+    ``notice``: a function of one string, told once when FMUs must be built into the cache
+    (how many, where, and an estimate of the time; later calls reuse them); None (the default)
+    prints that line on stderr, prefixed ``titopfmu:``; ``notice=lambda message: None``
+    keeps the build silent. The mapping is ``cs.system_mapping``.
     """
     from .cosim import CoSimulation
 
@@ -436,12 +449,13 @@ def simulate_system(cs, stop_time: float, step: float = 1e-3, *,
     """Co-simulate ``cs`` (from :func:`from_system`) and record engine signals: returns an
     :class:`~titopfmu.assembly.engine.SimulationResult` with the columns ``Engine.simulate``
     gives for the same ``record`` (positions in R_i from the FMUs' motion vectors).
-    ``options`` go to :meth:`CoSimulation.simulate`. A run-time failure raises a CosimError
-    whose ``result`` is converted too."""
+    ``options`` go to :meth:`CoSimulation.simulate`. A run-time failure raises a CosimError,
+    a Ctrl-C a :class:`~titopfmu.assembly.engine.RunInterrupted`, whose ``result`` is converted
+    too."""
     refs, convert = record_plan(cs, record)
     try:
         res = cs.simulate(stop_time, step, record=refs, **options)
-    except CosimError as exc:
+    except (CosimError, RunInterrupted) as exc:
         if getattr(exc, "result", None) is not None:
             exc.result = convert(exc.result)
         raise

@@ -576,7 +576,7 @@ class ModelExchange:
             raise CosimError(f"the output interval must be positive, got {output_interval}")
         if max_step is not None and not max_step > 0:
             raise CosimError(f"max_step must be positive, got {max_step}")
-        from ..assembly.engine import timeout_message, wall_limit
+        from ..assembly.engine import interrupted, timeout_message, wall_limit
 
         limit = wall_limit(timeout, CosimError)
         cs = self.cs
@@ -646,6 +646,8 @@ class ModelExchange:
         except CosimError as exc:
             exc.result = result
             raise
+        except KeyboardInterrupt as exc:  # Ctrl-C: the samples so far go with it
+            raise interrupted(exc, result, start_time) from None
         finally:
             if bar is not None:
                 bar.close()

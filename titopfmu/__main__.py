@@ -1,0 +1,7 @@
+"""``python -m titopfmu ...``: the ``titopfmu`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
