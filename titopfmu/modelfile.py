@@ -463,14 +463,17 @@ class _Where:
                 typ = f" ({b['type']})" if isinstance(b.get("type"), str) else ""
             except (KeyError, IndexError, TypeError, AttributeError):
                 name, typ = f"#{path[1] + 1}", ""
-            rest = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path[2:])
+            # element indices 1-based, as everywhere a user reads them (signals, blocks, lines)
+            rest = "".join(f"[{p + 1}]" if isinstance(p, int) else f".{p}" for p in path[2:])
             return f"block '{name}'{typ}" + (f", parameter {rest.lstrip('.')}" if rest else "")
         if len(path) >= 2 and path[0] == "connections" and isinstance(path[1], int):
             try:
                 return f"connection {path[1] + 1} {self.doc['connections'][path[1]]}"
             except (IndexError, TypeError, KeyError):
                 return f"connection {path[1] + 1}"
-        return f"'{'.'.join(str(p) for p in path)}'" if path else None
+        if not path:
+            return None
+        return "'" + ".".join(str(p + 1 if isinstance(p, int) else p) for p in path) + "'"
 
     def error(self, message, path) -> ModelFileError:
         return ModelFileError(message, self.file, self.element(path), self.line(path))

@@ -420,8 +420,8 @@ class DenocBody:
         if self.joint not in JOINT_TYPES:
             raise DenocError(
                 f"{who}, parameter 'joint': {self.joint!r} is not supported by the DeNOC "
-                f"reference of seed 001 (joint types: {', '.join(JOINT_TYPES)}; no prismatic, "
-                "free or other joints)"
+                f"reference (Gupta, Chaudhary and Saha; joint types: {', '.join(JOINT_TYPES)}; "
+                "no prismatic, free or other joints)"
             )
         if self.joint == "revolute":
             a = _vec3((0.0, 0.0, 1.0) if self.axis is None else self.axis, f"{who}, 'axis'")
@@ -499,8 +499,8 @@ def _order_chain(bodies: Sequence[DenocBody]) -> list[DenocBody]:
         if len(kids) > 1:
             where = "the fixed base" if parent is None else f"body '{parent}'"
             raise DenocError(
-                f"bodies {kids} all hang from {where}: a branched tree; the DeNOC reference of "
-                "seed 001 handles serial chains only (one body per parent)"
+                f"bodies {kids} all hang from {where}: a branched tree; the DeNOC reference "
+                "handles serial chains only (one body per parent)"
             )
     if None not in children:
         raise DenocError(

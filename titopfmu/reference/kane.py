@@ -172,8 +172,8 @@ def _inertia(owner: str, value: ArrayLike) -> FloatArray:
             owner,
             "inertia",
             f"must be positive definite (kg m², at the mass centre); principal moments "
-            f"{lam.tolist()}. Each body of seed 003 is free in 3 rotations, so a singular "
-            "inertia makes the generalised mass matrix singular",
+            f"{lam.tolist()}. Each body of the Kane reference is free in 3 rotations, so a "
+            "singular inertia makes the generalised mass matrix singular",
         )
     if lam[0] + lam[1] < lam[2] * (1.0 - 1e-9):
         warnings.warn(
