@@ -28,6 +28,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator
 
+from .interrupts import held, main_thread, raise_on_sigterm, signal_name
 from .outputs import OutputError, check_output, write_output
 
 EXIT_OK = 0
@@ -151,9 +152,9 @@ def interrupted_run(exc: KeyboardInterrupt, out: str | None = None, plot: str | 
     """A run stopped by Ctrl-C or SIGTERM: the samples it carries (a
     :class:`~titopfmu.assembly.engine.RunInterrupted`'s ``result``) written to ``out`` (and
     ``plot``), one line on stderr; exit code 130. Further signals are ignored while writing."""
-    name = getattr(exc, "signal", None) or _signal_name(exc)
+    name = signal_name(exc)
     partial = getattr(exc, "result", None)
-    with _signals_held():
+    with held():
         if out is not None and partial is not None and partial.rows:
             written = _partial(partial, out, plot, draw)
             what = f"results up to t = {_last_time(partial):.6g} s {written}"
@@ -178,37 +179,6 @@ def _last_time(result) -> float:
     return float(t[-1])
 
 
-def _signal_name(exc: BaseException) -> str:
-    """SIGTERM for the KeyboardInterrupt :func:`session` raises on SIGTERM, else SIGINT."""
-    if exc.args and str(exc.args[0]).startswith("SIG"):
-        return str(exc.args[0])
-    return "SIGINT"
-
-
-def _on_sigterm(signum, frame) -> None:
-    raise KeyboardInterrupt("SIGTERM")
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM ignored (main thread only) while partial results are written."""
-    if not _main_thread():
-        yield
-        return
-    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-
-
-def _main_thread() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
-
-
 def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """``warnings.showwarning`` of the command line: ``titopfmu: warning: ...`` on one line (no
     source path; the category's name unless it is a plain UserWarning)."""
@@ -221,7 +191,7 @@ def show_warning(message, category, filename, lineno, file=None, line=None) -> N
 def session() -> Iterator[None]:
     """Around one command: SIGTERM raises KeyboardInterrupt("SIGTERM") (so it stops a run as
     Ctrl-C does) and warnings print on one line; both restored afterwards."""
-    old_term = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
+    old_term = signal.signal(signal.SIGTERM, raise_on_sigterm) if main_thread() else None
     old_show = warnings.showwarning
     warnings.showwarning = show_warning
     try:

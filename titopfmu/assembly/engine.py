@@ -28,6 +28,7 @@ from ..blocks.closure import LoopClosure
 from ..blocks.signals import JointSpringDamper
 from ..blocks.standalone import motion_vector
 from ..core.model import NativeTree, unsupported
+from ..interrupts import signal_name
 from ..spatial.algebra import FloatArray
 from ..spatial.rotations import euler_from_dcm
 from .loop_solver import LoopSolution, LoopSolveError, TreeLoopSolver
@@ -84,8 +85,7 @@ def interrupted(exc: KeyboardInterrupt, result, t0: float) -> RunInterrupted:
     n = min(len(times), len(result.rows))  # a signal between the two appends of a sample
     del times[n:]
     del result.rows[n:]
-    name = exc.args[0] if exc.args and str(exc.args[0]).startswith("SIG") else "SIGINT"
-    return RunInterrupted(float(times[-1]) if n else t0, result, str(name))
+    return RunInterrupted(float(times[-1]) if n else t0, result, signal_name(exc))
 
 
 class Evaluation:

@@ -18,8 +18,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
-import threading
 from collections.abc import Iterator
+
+from ..interrupts import held, main_thread
+from ..interrupts import signal_name as name
 
 #: A Dask worker preload (the text of a module, imported by each worker process as it starts):
 #: SIGINT does not stop the worker, it turns its logging off (the campaign's process, which
@@ -49,21 +51,6 @@ def dask_setup(worker):
 """
 
 
-def main_thread() -> bool:
-    return threading.current_thread() is threading.main_thread()
-
-
-def name(exc: BaseException) -> str:
-    """The signal that raised the KeyboardInterrupt ``exc``: its ``signal`` attribute, else
-    ``SIGTERM`` for ``KeyboardInterrupt("SIGTERM")``, else ``SIGINT``."""
-    got = getattr(exc, "signal", None)
-    if got:
-        return str(got)
-    if exc.args and str(exc.args[0]).startswith("SIG"):
-        return str(exc.args[0])
-    return "SIGINT"
-
-
 def _interrupt(signum, frame) -> None:
     # logging off first: Dask's threads log errors while its client is cut short (a callback
     # that finds its future missing...), before the main thread gets to close it quietly
@@ -90,21 +77,6 @@ def interrupts() -> Iterator[None]:
         for s, h in old.items():
             signal.signal(s, h)
         logging.disable(disabled)
-
-
-@contextlib.contextmanager
-def held() -> Iterator[None]:
-    """SIGINT and SIGTERM ignored inside: a second Ctrl-C while the campaign shuts its cluster
-    down and writes its results does not cut that short (nor print a traceback)."""
-    if not main_thread():
-        yield
-        return
-    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
 
 
 @contextlib.contextmanager
