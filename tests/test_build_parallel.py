@@ -178,8 +178,12 @@ def test_keyboard_interrupt_kills_the_running_compiles_and_ends_the_build(tmp_pa
     code = ("from titopfmu.fmi.build import build_fmus\n"
             f"build_fmus({str(out)!r}, types={TYPES!r}, max_children=1, jobs=2, "
             "win64=False)")  # fmt: skip
-    p = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)  # fmt: skip
+    # SIGINT at its default in the child: a test run started in the background (CI, nohup)
+    # has it ignored, and a child inherits that
+    p = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
     try:
         for _ in range(1200):  # until the compile hangs (or the build ended: a failure below)
             if mark.is_file() and mark.read_text() or p.poll() is not None:
