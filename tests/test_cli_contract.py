@@ -269,3 +269,17 @@ def test_an_interrupted_engine_run_raises_run_interrupted_with_the_samples_so_fa
     np.testing.assert_allclose(res.time, 0.01 * np.arange(len(res.rows)), atol=1e-12)
     assert res.time[-1] == pytest.approx(exc.time) and exc.time <= 0.5
     assert res.values[0, 0] == pytest.approx(0.3)
+
+
+def test_an_error_in_a_users_model_function_is_one_line_naming_its_file_and_line(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "broken.py").write_text("def arm():\n    return 1 / 0\n")
+    for source in ("broken:arm", "broken.py:arm"):
+        assert main(["run", source]) == 2
+        err = capsys.readouterr().err
+        assert err.splitlines() == [
+            f"titopfmu: error: model '{source}': arm() failed: "
+            f"{tmp_path / 'broken.py'}:2: ZeroDivisionError: division by zero"
+        ]

@@ -92,7 +92,10 @@ def _from_function(ref: str):
             raise FileNotFoundError(f"model {ref!r}: no file {where}")
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            raise ModelSourceError(f"model {ref!r}: {_failure(exc)}") from None
     else:
         added = "" not in sys.path and "." not in sys.path
         if added:  # the current directory, as `python -m` has it
@@ -101,18 +104,35 @@ def _from_function(ref: str):
             module = importlib.import_module(where)
         except ImportError as exc:
             raise ModelSourceError(f"model {ref!r}: cannot import {where!r} ({exc})") from None
+        except Exception as exc:  # an error in the user's module: where, in one line
+            raise ModelSourceError(f"model {ref!r}: {_failure(exc)}") from None
         finally:
             if added:
                 sys.path.remove("")
     fn = getattr(module, name, None)
     if not callable(fn):
         raise ModelSourceError(f"model {ref!r}: {where} has no function {name!r}")
-    system = fn()
+    try:
+        system = fn()
+    except TitopError:
+        raise
+    except Exception as exc:
+        raise ModelSourceError(f"model {ref!r}: {name}() failed: {_failure(exc)}") from None
     if not isinstance(system, System):
         raise ModelSourceError(
             f"model {ref!r}: {name}() returned {type(system).__name__}, not a titopfmu System"
         )
     return system
+
+
+def _failure(exc: BaseException) -> str:
+    """``file:line: Type: message`` of an exception raised in a user's code (its innermost
+    frame), for a one-line error."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""
+    return f"{where}{type(exc).__name__}: {exc}"
 
 
 def default_record(system) -> dict[str, str]:
