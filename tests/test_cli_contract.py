@@ -169,6 +169,19 @@ def _one_line(err: str) -> str:
     return lines[0]
 
 
+def _stopped_by(sig: int, argv: list[str], cwd: Path, started: bytes, written: str) -> float:
+    """Run ``titopfmu ARGV``, send ``sig`` once ``started`` shows, check exit 130 and the one
+    line naming the signal and the files ``written`` (a regex); the time it names (s)."""
+    proc = titopfmu(*argv, cwd=cwd)
+    err = _interrupt(proc, sig, started)
+    assert proc.returncode == 130, err
+    line = _one_line(err)
+    name = signal.Signals(sig).name
+    assert re.fullmatch(rf"titopfmu: interrupted \({name}\); results up to t = [\d.e+]+ s "
+                        rf"written to {written}", line), line  # fmt: skip
+    return float(re.search(r"t = ([\d.e+]+) s", line).group(1))
+
+
 def _rows(path: Path) -> list[list[str]]:
     with open(path, newline="") as f:
         return list(csv.reader(f))
@@ -179,15 +192,8 @@ def _rows(path: Path) -> list[list[str]]:
 def test_a_signal_stops_a_run_with_one_line_130_and_the_results_so_far(command, sig, tmp_path):
     argv = ([command, "balloon", "--t-final", "100000", "--output-interval", "0.5", "--quiet",
              "--progress", "--out", "r/b.csv", "--plot", "r/b.png"])  # fmt: skip
-    proc = titopfmu(*argv, cwd=tmp_path)
-    err = _interrupt(proc, sig, b"%|")
-    assert proc.returncode == 130, err
-    line = _one_line(err)
-    name = signal.Signals(sig).name
-    assert re.fullmatch(rf"titopfmu: interrupted \({name}\); results up to t = [\d.e+]+ s "
-                        r"written to r/b\.csv and r/b\.png", line), line  # fmt: skip
+    t_last = _stopped_by(sig, argv, tmp_path, b"%|", r"r/b\.csv and r/b\.png")
     rows = _rows(tmp_path / "r" / "b.csv")
-    t_last = float(re.search(r"t = ([\d.e+]+) s", line).group(1))
     assert rows[0][0] == "time" and 2 <= len(rows) - 1 < 200001
     assert float(rows[-1][0]) == pytest.approx(t_last, rel=1e-6)
     assert [float(r[0]) for r in rows[1:4]] == [0.0, 0.5, 1.0]
@@ -224,13 +230,7 @@ def long_ssp(tmp_path_factory):
 def test_a_signal_stops_a_cosimulation_with_the_results_so_far(long_ssp, sig, tmp_path):
     argv = ["cosim", str(long_ssp), "--output-interval", "0.01", "--record", "arm.joint.m",
             "--progress", "--out", "arm.csv"]  # fmt: skip
-    proc = titopfmu(*argv, cwd=tmp_path)
-    err = _interrupt(proc, sig, b"cosim:")
-    assert proc.returncode == 130, err
-    line = _one_line(err)
-    name = signal.Signals(sig).name
-    assert re.fullmatch(rf"titopfmu: interrupted \({name}\); results up to t = [\d.e+]+ s "
-                        r"written to arm\.csv", line), line  # fmt: skip
+    _stopped_by(sig, argv, tmp_path, b"cosim:", r"arm\.csv")
     rows = _rows(tmp_path / "arm.csv")
     assert rows[0][0] == "time" and 2 <= len(rows) - 1 < 10**6
     assert float(rows[2][0]) == pytest.approx(0.01)
