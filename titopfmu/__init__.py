@@ -5,6 +5,7 @@ Layers: :mod:`titopfmu.spatial` (spatial algebra) -> :mod:`titopfmu.blocks` (the
 -> :mod:`titopfmu.assembly` (systems, loop solver, engine).
 """
 
+from ._version import __version__ as __version__  # a module importing nothing (no cycle)
 from .assembly import (
     AssemblyError,
     Engine,
@@ -45,8 +46,6 @@ from .linear import (
     linearize_family,
     trim,
 )
-
-__version__ = "0.1.0"
 
 
 def load(path, check: bool = True) -> System:

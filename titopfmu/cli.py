@@ -8,7 +8,8 @@ import sys
 import time
 import warnings
 
-from . import __version__, progress
+from . import progress
+from ._version import __version__
 from .assembly.engine import METHODS, RunInterrupted, SimulationError
 from .blocks.base import InertiaWarning, TitopError
 from .cliutil import (

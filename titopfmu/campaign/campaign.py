@@ -501,15 +501,15 @@ class Campaign:
 
 def _titopfmu_version() -> str:
     """The titopfmu version a worker imports (run on each worker before the campaign)."""
-    import titopfmu
+    from .._version import __version__
 
-    return titopfmu.__version__
+    return __version__
 
 
 def _check_workers(client, scheduler: str, timeout: float) -> None:
     """The scheduler has workers (waited for up to ``timeout`` s) and each imports this version
     of titopfmu; else :class:`CampaignError`."""
-    from .. import __version__
+    from .._version import __version__
 
     try:
         client.wait_for_workers(1, timeout=timeout)

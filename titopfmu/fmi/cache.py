@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .. import __version__
+from .._version import __version__
 from .catalog import FMU_TYPES
 
 

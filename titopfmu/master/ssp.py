@@ -74,7 +74,7 @@ from urllib.parse import unquote, urlparse
 
 from lxml import etree
 
-from .. import __version__
+from .._version import __version__
 from .components import CosimError, M, W
 from .cosim import CoSimulation
 

@@ -290,7 +290,7 @@ def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None
         if plib != Path(tmp) / lib:
             shutil.rmtree(plib.parent)
         (Path(tmp) / "modelDescription.xml").write_bytes(fmu.model_description())
-        from ..build import documentation_html
+        from .documentation import documentation_html
 
         doc = Path(tmp) / "documentation" / "index.html"
         doc.parent.mkdir()
