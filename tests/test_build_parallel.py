@@ -84,7 +84,7 @@ def test_parallel_fmus_load_and_run_in_fmpy_like_the_serial_ones(serial_and_para
 
     serial, parallel, _ = serial_and_parallel
     for s, p in zip(serial, parallel, strict=True):
-        moving = {"joint.qd0": 1.0} if "Revolute" in s.name else {}  # else all at rest
+        moving = {"theta_dot0": 1.0} if "Revolute" in s.name else {}  # else all at rest
         rs = simulate_fmu(str(s), stop_time=0.05, output_interval=1e-3, start_values=moving)
         rp = simulate_fmu(str(p), stop_time=0.05, output_interval=1e-3, start_values=moving)
         assert rs.dtype.names == rp.dtype.names

@@ -252,7 +252,7 @@ def arm_ssp(tmp_path_factory):
             "mass": 2.0,
             "inertia": [[0.1, 0, 0], [0, 0.01, 0], [0, 0, 0.1]],
             "com": [0.0, -0.6, 0.0],
-            "joint.q0": 0.3,
+            "theta0": 0.3,
             "gravity": [0, 0, 0],
         },
     )

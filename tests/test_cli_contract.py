@@ -217,7 +217,7 @@ def long_ssp(tmp_path_factory):
             "C1.point": [0.0, -0.5, 0.0], "gravity": [0, 0, 0]})  # fmt: skip
     cs.add("arm", fmus / "TitopRevoluteBodyC0.fmu",
            {"mass": 2.0, "inertia": [[0.1, 0, 0], [0, 0.01, 0], [0, 0, 0.1]],
-            "com": [0.0, -0.6, 0.0], "joint.q0": 0.3, "gravity": [0, 0, 0]})  # fmt: skip
+            "com": [0.0, -0.6, 0.0], "theta0": 0.3, "gravity": [0, 0, 0]})  # fmt: skip
     cs.add("motor", fmus / "TitopJointSpringDamper.fmu", {"k": 5.0, "d": 0.5})
     cs.connect("base.C1", "arm.P")
     cs.connect("arm.joint.m", "motor.joint.m")

@@ -371,8 +371,8 @@ def _fresh(lf, log, name="bad"):
     [
         ("mass", -1.0, ["mass", "positive"]),
         ("inertia[1,2]", 0.05, ["inertia", "symmetric"]),
-        ("joint.axis[1]", 0.0, ["joint.axis", "zero"]),
-        ("joint.P_a0b[1,1]", 2.0, ["joint.P_a0b", "rotation"]),
+        ("axis[1]", 0.0, ["axis", "zero"]),
+        ("P_a0b[1,1]", 2.0, ["P_a0b", "rotation"]),
         ("solver.max_step", 0.0, ["solver.max_step", "positive"]),
     ],
 )
@@ -381,8 +381,8 @@ def test_bad_parameter_is_refused_with_its_name(loaded, variable, value, words):
     log = Log()
     fmu = _fresh(lf, log)
     try:
-        if variable == "joint.axis[1]":
-            fmu.setReal([lf.vr["joint.axis[2]"], lf.vr["joint.axis[3]"]], [0.0, 0.0])
+        if variable == "axis[1]":
+            fmu.setReal([lf.vr["axis[2]"], lf.vr["axis[3]"]], [0.0, 0.0])
         fmu.setReal([lf.vr[variable]], [value])
         with pytest.raises(FMICallException):
             fmu.exitInitializationMode()
@@ -414,7 +414,7 @@ def test_solver_methods_converge_with_their_order(loaded, method, tol):
     rng = np.random.default_rng(8)
     values = random_values(params, rng)
     values["solver.method"] = method
-    values["joint.qd0"] = 3.0
+    values["theta_dot0"] = 3.0
     sa = StandaloneBlock(ftype.make("ref", values, n))
     ports = port_variables(sa, ftype)
     u = random_inputs(sa, rng)
@@ -565,8 +565,8 @@ def test_parameters_of_one_instance_do_not_leak_into_another(loaded):
     a, b = lf.instantiate("a"), lf.instantiate("b")
     try:
         ftype, n = fmu_type_of(lf)
-        start(a, lf, ftype.params(n), {"joint.q0": 0.7})
-        start(b, lf, ftype.params(n), {"joint.q0": -0.2})
+        start(a, lf, ftype.params(n), {"theta0": 0.7})
+        start(b, lf, ftype.params(n), {"theta0": -0.2})
         vr = lf.vr["joint.m[3]"]
         assert a.getReal([vr]) == [0.7] and b.getReal([vr]) == [-0.2]
     finally:

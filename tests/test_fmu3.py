@@ -270,7 +270,7 @@ def test_fmi3_equals_the_fmi2_unit(built2, built3, name):
 @pytest.mark.parametrize("kind", ["CoSimulation", "ModelExchange"])
 def test_fmpy_simulates_the_fmi3_pendulum_like_the_engine(built3, kind):
     start = {"mass": MASS, "com": [0.0, COM_Y, 0.0], "inertia": list(np.diag(INERTIA).ravel()),
-             "joint.q0": Q0, "gravity": [0.0, -9.81, 0.0], "solver.method": 4,
+             "theta0": Q0, "gravity": [0.0, -9.81, 0.0], "solver.method": 4,
              "solver.max_step": 1e-4}  # fmt: skip
     res = simulate_fmu(str(built3["TitopRevoluteBodyC0"]), fmi_type=kind, start_values=start,
                        stop_time=1.0, output_interval=0.01, step_size=1e-3 if kind ==
@@ -337,7 +337,7 @@ def test_refusals_name_the_variable_and_the_instance_goes_on(revolute3):
 def test_corrupt_states_are_refused_and_a_good_one_replays(revolute3):
     unit, fmu = revolute3
     fmu.enterInitializationMode()
-    fmu.setFloat64([unit.vr("joint.q0")], [0.4])
+    fmu.setFloat64([unit.vr("theta0")], [0.4])
     fmu.exitInitializationMode()
     state = fmu.getFMUState()
     blob = fmu.serializeFMUState(state)

@@ -29,8 +29,8 @@ def fmu(tmp_path_factory):
     vr = {v.name: v.valueReference for v in md.modelVariables}
     # an offset centre of mass and child port, a tilted axis, a spinning joint: every
     # derivative below is non-trivial
-    names = ["com[1]", "com[2]", "C1.point[1]", "C1.point[3]", "joint.axis[1]", "joint.axis[3]",
-             "joint.qd0", "inertia[1,1]", "inertia[2,2]", "inertia[3,3]"]  # fmt: skip
+    names = ["com[1]", "com[2]", "C1.point[1]", "C1.point[3]", "axis[1]", "axis[3]",
+             "theta_dot0", "inertia[1,1]", "inertia[2,2]", "inertia[3,3]"]  # fmt: skip
     f.setReal([vr[n] for n in names], [0.3, -0.4, 0.5, 0.2, 0.6, 0.8, 1.5, 0.2, 0.3, 0.4])
     f.enterInitializationMode()
     f.exitInitializationMode()

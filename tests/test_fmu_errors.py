@@ -136,7 +136,7 @@ def _bad_method(f, vr):
 
 def _bad_axis(f, vr):
     initialized(f)
-    f.setReal([vr["joint.axis[1]"], vr["joint.axis[2]"], vr["joint.axis[3]"]], [0.0, 0.0, 0.0])
+    f.setReal([vr["axis[1]"], vr["axis[2]"], vr["axis[3]"]], [0.0, 0.0, 0.0])
 
 
 def _terminated(f, vr):
@@ -151,8 +151,8 @@ REFUSALS = {
         _bad_mass_early, lambda f, vr: f.enterInitializationMode(), ["'mass'"]),
     "parameter solver.method": (
         _bad_method, lambda f, vr: f.exitInitializationMode(), ["'solver.method'"]),
-    "parameter joint.axis zero": (
-        _bad_axis, lambda f, vr: f.exitInitializationMode(), ["joint.axis"]),
+    "parameter axis zero": (
+        _bad_axis, lambda f, vr: f.exitInitializationMode(), ["axis"]),
     "parameter not finite": (
         initialized, lambda f, vr: f.setReal([vr["inertia[2,2]"]], [math.inf]),
         ["'inertia[2,2]'"]),

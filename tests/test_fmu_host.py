@@ -67,7 +67,7 @@ def test_a_c_host_runs_the_fmu_as_cs_and_as_me_like_the_engine(tmp_path, revolut
                     str(HOST), "-o", str(exe), "-ldl", "-lm"], check=True)  # fmt: skip
     args = [str(exe), str(so), md.guid, str(vr["mass"]), str(vr["com[2]"]),
             str(vr["inertia[1,1]"]), str(vr["inertia[2,2]"]), str(vr["inertia[3,3]"]),
-            str(vr["joint.q0"]), str(vr["gravity[2]"]), str(vr["gravity[3]"]),
+            str(vr["theta0"]), str(vr["gravity[2]"]), str(vr["gravity[3]"]),
             str(vr["solver.method"]), str(vr["solver.max_step"]), str(vr["joint.m[3]"]),
             str(vr["joint.m[2]"])]  # fmt: skip
     p = subprocess.run(args, capture_output=True, text=True, check=True)
@@ -95,7 +95,7 @@ def test_the_fmus_sources_build_it_under_sanitizers_and_the_host_runs_clean(tmp_
     exe = tmp_path / "host"
     subprocess.run([compiler(), "-std=gnu99", *flags, "-I", str(FMI_HEADERS), str(HOST), "-o",
                     str(exe), "-ldl", "-lm"], check=True)  # fmt: skip
-    names = ["mass", "com[2]", "inertia[1,1]", "inertia[2,2]", "inertia[3,3]", "joint.q0",
+    names = ["mass", "com[2]", "inertia[1,1]", "inertia[2,2]", "inertia[3,3]", "theta0",
              "gravity[2]", "gravity[3]", "solver.method", "solver.max_step", "joint.m[3]",
              "joint.m[2]"]  # fmt: skip
     runs = []

@@ -84,17 +84,17 @@ _RNG = np.random.default_rng(20261121)
 GROUND = {"C1.point": [0.2, -0.1, 0.5], "position": [1.0, -2.0, 0.3], "euler": [0.3, -0.2, 0.9]}
 ARM = {
     "mass": 2.3, "inertia": _inertia(_RNG, 0.05), "com": [0.05, -0.4, 0.1],
-    "C1.point": [0.1, -0.8, 0.05], "gravity": GRAVITY, "joint.axis": _unit([0.2, 0.1, 1.0]),
-    "joint.P_a0b": _rotation(_RNG),
+    "C1.point": [0.1, -0.8, 0.05], "gravity": GRAVITY, "axis": _unit([0.2, 0.1, 1.0]),
+    "P_a0b": _rotation(_RNG),
 }  # fmt: skip
 SLIDE = {
     "mass": 1.4, "inertia": _inertia(_RNG, 0.02), "com": [0.3, 0.02, -0.05],
-    "C1.point": [0.6, 0.1, 0.0], "gravity": GRAVITY, "joint.axis": _unit([1.0, 0.3, -0.2]),
-    "joint.P_ab": _rotation(_RNG),
+    "C1.point": [0.6, 0.1, 0.0], "gravity": GRAVITY, "axis": _unit([1.0, 0.3, -0.2]),
+    "P_ab": _rotation(_RNG),
 }  # fmt: skip
 HAND = {
     "mass": 0.7, "inertia": _inertia(_RNG, 0.01), "com": [0.0, 0.15, 0.2],
-    "gravity": GRAVITY, "joint.axis": _unit([0.0, 1.0, 0.4]), "joint.P_a0b": _rotation(_RNG),
+    "gravity": GRAVITY, "axis": _unit([0.0, 1.0, 0.4]), "P_a0b": _rotation(_RNG),
     "ext.point": [0.05, 0.2, 0.1], "ext.inertial": True,
 }  # fmt: skip
 #: a constant external wrench on the leaf (inertial frame, at ext.point)
@@ -175,12 +175,12 @@ def core_engine() -> Engine:
                euler=GROUND["euler"]),
         RevoluteBodyInverse("arm", ARM["mass"], ARM["inertia"], com=ARM["com"],
                             children={"C1": ARM["C1.point"]}, gravity=GRAVITY,
-                            axis=ARM["joint.axis"], P_a0b=ARM["joint.P_a0b"]),
+                            axis=ARM["axis"], P_a0b=ARM["P_a0b"]),
         PrismaticBodyInverse("slide", SLIDE["mass"], SLIDE["inertia"], com=SLIDE["com"],
                              children={"C1": SLIDE["C1.point"]}, gravity=GRAVITY,
-                             axis=SLIDE["joint.axis"], P_ab=SLIDE["joint.P_ab"]),
+                             axis=SLIDE["axis"], P_ab=SLIDE["P_ab"]),
         RevoluteBodyInverse("hand", HAND["mass"], HAND["inertia"], com=HAND["com"],
-                            gravity=GRAVITY, axis=HAND["joint.axis"], P_a0b=HAND["joint.P_a0b"],
+                            gravity=GRAVITY, axis=HAND["axis"], P_a0b=HAND["P_a0b"],
                             external={"ext": {"point": HAND["ext.point"], "frame": "inertial"}}),
         Constant("push", EXT_W),
         *(TimeFunction(f"q_{j}", lambda t, j=j: joint_motion(j, t), 3) for j in JOINTS),

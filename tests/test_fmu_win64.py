@@ -92,7 +92,7 @@ def test_the_win64_dll_runs_under_wine_like_the_engine(tmp_path, dlls):
                     str(FMI_HEADERS), str(HOST), "-o", str(exe)], check=True)  # fmt: skip
     md = read_model_description(str(fmu))
     vr = {v.name: v.valueReference for v in md.modelVariables}
-    names = ["mass", "com[2]", "inertia[1,1]", "inertia[2,2]", "inertia[3,3]", "joint.q0",
+    names = ["mass", "com[2]", "inertia[1,1]", "inertia[2,2]", "inertia[3,3]", "theta0",
              "gravity[2]", "gravity[3]", "solver.method", "solver.max_step", "joint.m[3]",
              "joint.m[2]"]  # fmt: skip
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),

@@ -155,7 +155,7 @@ def test_export_ssp_cli_writes_fmus_parameters_and_experiment(tmp_path, capsys):
     assert (exp.start_time, exp.stop_time, exp.step) == (0.0, 3.0, 1e-3)
     assert set(cs.components) == {"balloon", "slider", "pend1", "pend2", "slider_law",
                                   "pend1_law", "pend2_law"}  # fmt: skip
-    assert cs.components["pend1"].parameters["joint.q0"] == pytest.approx(np.deg2rad(170.0))
+    assert cs.components["pend1"].parameters["theta0"] == pytest.approx(np.deg2rad(170.0))
     assert ("pend1", "C1", "pend2", "P") in cs.port_links
     assert ("balloon", "ext.W[2]") in cs.inputs  # the buoyancy, held
 

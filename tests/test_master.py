@@ -214,11 +214,11 @@ def two_bodies(fmu_dir, child_mass: float) -> CoSimulation:
     cs = CoSimulation()
     cs.add("root", fmu_dir / "TitopRigidBodyC1.fmu", {
         "mass": 1.0, "inertia": np.diag([0.1, 0.2, 0.3]), "C1.point": [0.3, 0.0, 0.0],
-        "gravity": [0.0, 0.0, 0.0], "twist0": [0.1, 0.0, 0.0, 0.0, 0.2, 0.5],
+        "gravity": [0.0, 0.0, 0.0], "twist": [0.1, 0.0, 0.0, 0.0, 0.2, 0.5],
     })  # fmt: skip
     cs.add("child", fmu_dir / "TitopRevoluteBodyC0.fmu", {
         "mass": child_mass, "inertia": np.diag([1.0, 2.0, 1.5]) * child_mass / 10.0,
-        "com": [0.5, 0.1, 0.0], "joint.axis": [0.0, 0.0, 1.0], "joint.qd0": 1.0,
+        "com": [0.5, 0.1, 0.0], "axis": [0.0, 0.0, 1.0], "theta_dot0": 1.0,
         "gravity": [0.0, 0.0, 0.0],
     })  # fmt: skip
     cs.connect("root.C1", "child.P")
@@ -305,8 +305,8 @@ def four_bar_cosim(d) -> CoSimulation:
     cs.add("ground", d / "TitopGroundC2.fmu", {"C2.point": [2.0, 0.0, 0.0]})
     for name, (length, q0, _) in BARS.items():
         cs.add(name, d / "TitopRevoluteBodyC1.fmu", {
-            **rod(length), "C1.point": [length, 0.0, 0.0], "joint.axis": [0.0, 0.0, 1.0],
-            "joint.q0": q0, "gravity": G_FOUR_BAR})  # fmt: skip
+            **rod(length), "C1.point": [length, 0.0, 0.0], "axis": [0.0, 0.0, 1.0],
+            "theta0": q0, "gravity": G_FOUR_BAR})  # fmt: skip
         cs.set_input(f"{name}.joint.tau", 0.0)
     cs.add("pin", d / "TitopLoopClosure.fmu", {"K": K_PIN, "D": D_PIN})
     cs.connect("ground.C1", "crank.P")
@@ -429,7 +429,7 @@ def test_a_signal_that_depends_on_an_acceleration_is_refused(fmu_dir):
 def test_inputs_are_either_held_or_connected_and_can_be_recorded(fmu_dir):
     cs = CoSimulation()
     cs.add("root", fmu_dir / "TitopRigidBodyC1.fmu")
-    cs.add("arm", fmu_dir / "TitopRevoluteBodyC0.fmu", {"joint.q0": 0.2})
+    cs.add("arm", fmu_dir / "TitopRevoluteBodyC0.fmu", {"theta0": 0.2})
     cs.add("law", fmu_dir / "TitopJointSpringDamper.fmu", {"k": 2.0})
     cs.connect("root.C1", "arm.P")
     cs.connect("arm.joint.m", "law.joint.m")

@@ -130,9 +130,9 @@ def two_bodies(fmu_dir, arm_fmu):
     cs = CoSimulation()
     cs.add("root", fmu_dir / "TitopRigidBodyC1.fmu", {
         "mass": 2.0, "inertia": np.diag([0.1, 0.2, 0.3]), "C1.point": [0.3, 0.0, 0.0],
-        "gravity": [0.0, 0.0, -9.81], "twist0": [0.1, 0.0, 0.0, 0.0, 0.2, 0.5],
+        "gravity": [0.0, 0.0, -9.81], "twist": [0.1, 0.0, 0.0, 0.0, 0.2, 0.5],
     })  # fmt: skip
-    cs.add("arm", arm_fmu, {"mass": 1.0, "com": [0.3, 0.0, 0.0], "joint.qd0": 1.0,
+    cs.add("arm", arm_fmu, {"mass": 1.0, "com": [0.3, 0.0, 0.0], "theta_dot0": 1.0,
                             "gravity": [0.0, 0.0, -9.81]})  # fmt: skip
     cs.connect("root.C1", "arm.P")
     cs.set_input("arm.joint.tau", 0.0)
@@ -193,11 +193,11 @@ def test_both_paths_converge_in_two_iterations_whatever_the_mass_ratio(fmu_dir, 
     cs = CoSimulation()
     cs.add("root", fmu_dir / "TitopRigidBodyC1.fmu", {
         "mass": 1.0, "inertia": np.diag([0.1, 0.2, 0.3]), "C1.point": [0.3, 0.0, 0.0],
-        "gravity": [0.0, 0.0, 0.0], "twist0": [0.1, 0.0, 0.0, 0.0, 0.2, 0.5],
+        "gravity": [0.0, 0.0, 0.0], "twist": [0.1, 0.0, 0.0, 0.0, 0.2, 0.5],
     })  # fmt: skip
     cs.add("child", fmu_dir / "TitopRevoluteBodyC0.fmu", {
         "mass": ratio, "inertia": np.diag([1.0, 2.0, 1.5]) * ratio / 10.0,
-        "com": [0.5, 0.1, 0.0], "joint.axis": [0.0, 0.0, 1.0], "joint.qd0": 1.0,
+        "com": [0.5, 0.1, 0.0], "axis": [0.0, 0.0, 1.0], "theta_dot0": 1.0,
         "gravity": [0.0, 0.0, 0.0],
     })  # fmt: skip
     cs.connect("root.C1", "child.P")

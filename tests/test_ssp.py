@@ -48,13 +48,13 @@ CHAIN = {
     "arm": ("TitopRevoluteBodyInverseC1", {
         "mass": 2.3, "inertia": [[0.1, 0.01, 0.0], [0.01, 0.2, 0.02], [0.0, 0.02, 0.25]],
         "com": [0.05, -0.4, 0.1], "C1.point": [0.1, -0.8, 0.05], "gravity": GRAVITY,
-        "joint.axis": [0.0, 0.6, 0.8]}),
+        "axis": [0.0, 0.6, 0.8]}),
     "slide": ("TitopPrismaticBodyInverseC1", {
         "mass": 1.4, "inertia": np.diag([0.05, 0.04, 0.03]), "com": [0.3, 0.02, -0.05],
-        "C1.point": [0.6, 0.1, 0.0], "gravity": GRAVITY, "joint.axis": [1.0, 0.0, 0.0]}),
+        "C1.point": [0.6, 0.1, 0.0], "gravity": GRAVITY, "axis": [1.0, 0.0, 0.0]}),
     "hand": ("TitopRevoluteBodyInverseC0", {
         "mass": 0.7, "inertia": np.diag([0.01, 0.02, 0.015]), "com": [0.0, 0.15, 0.2],
-        "gravity": GRAVITY, "joint.axis": [0.0, 1.0, 0.0], "ext.point": [0.05, 0.2, 0.1],
+        "gravity": GRAVITY, "axis": [0.0, 1.0, 0.0], "ext.point": [0.05, 0.2, 0.1],
         "ext.inertial": True}),
 }  # fmt: skip
 #: held inputs: constant joint motions [q̈, q̇, q] and the leaf's external wrench
@@ -465,7 +465,7 @@ def chain_engine_outputs(columns: list[str]) -> np.ndarray:
 
     def body(cls, name, p, **kw):
         return cls(name, p["mass"], p["inertia"], com=p["com"], gravity=GRAVITY,
-                   axis=p["joint.axis"], **kw)  # fmt: skip
+                   axis=p["axis"], **kw)  # fmt: skip
 
     s = System()
     s.add(

@@ -1,8 +1,12 @@
 """titopfmu: non-linear TITOP multibody blocks (Alazard, Sanfedino, Kassarian), an in-process
 engine, and FMI co-simulation units.
 
-Layers: :mod:`titopfmu.spatial` (spatial algebra) -> :mod:`titopfmu.blocks` (the block equations)
--> :mod:`titopfmu.assembly` (systems, loop solver, engine).
+Layers (each imports only from those below it; ``[tool.importlinter]`` in pyproject.toml):
+:mod:`titopfmu.core` (the C core, every block equation) -> :mod:`titopfmu.spatial` (spatial
+algebra) -> :mod:`titopfmu.blocks` (block types, declared once in
+:mod:`titopfmu.blocks.declarations`) -> :mod:`titopfmu.assembly` (systems, loop solver, engine)
+-> model files and robot descriptions -> :mod:`titopfmu.fmi`, :mod:`titopfmu.master`,
+:mod:`titopfmu.linear`, campaigns -> the command line. This module, the public API, is the top.
 """
 
 from ._version import __version__ as __version__  # a module importing nothing (no cycle)

@@ -15,387 +15,106 @@ Errors (:class:`ModelFileError`) name the file, the element (block or connection
 
 from __future__ import annotations
 
-import ast
-import io
-import itertools
 import json
-import math
-from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from .assembly.document import (
+    BLOCK_TYPES,
+    FORMAT,
+    VERSION,
+    ModelFileError,
+    ModelInfo,
+    block_to_dict,
+    dumps,
+    save,
+    to_dict,
+)
 from .assembly.system import AssemblyError, System
-from .blocks import (
-    Constant,
-    FreeBody,
-    FreeBodyInverse,
-    Function,
-    Ground,
-    ImposedMotionBody,
-    JointSpringDamper,
-    LoopClosure,
-    PrismaticBody,
-    PrismaticBodyInverse,
-    RevoluteBody,
-    RevoluteBodyInverse,
-    RigidBody,
-    SphericalBody,
-    SphericalBodyInverse,
-    TimeFunction,
-    TitopError,
-    WeldedBody,
-)
-from .blocks.bodies import BodyBlock
-
-FORMAT = "titopfmu-model"
-VERSION = 1
-
-#: File ``type`` -> block class (the class name, exactly).
-BLOCK_TYPES = {
-    cls.__name__: cls
-    for cls in (
-        RigidBody,
-        ImposedMotionBody,
-        Ground,
-        WeldedBody,
-        RevoluteBody,
-        PrismaticBody,
-        SphericalBody,
-        FreeBody,
-        RevoluteBodyInverse,
-        PrismaticBodyInverse,
-        SphericalBodyInverse,
-        FreeBodyInverse,
-        LoopClosure,
-        Constant,
-        JointSpringDamper,
-        TimeFunction,
-    )
-}
-
-
-class ModelFileError(TitopError):
-    """A model file is invalid. ``file``, ``element`` (e.g. ``block 'arm'``) and ``line``
-    (1-based, None when unknown) say where."""
-
-    def __init__(
-        self,
-        message: str,
-        file: str = "<string>",
-        element: str | None = None,
-        line: int | None = None,
-    ) -> None:
-        self.file, self.element, self.line, self.reason = file, element, line, message
-        where = file if line is None else f"{file}:{line}"
-        super().__init__(f"{where}: {element + ': ' if element else ''}{message}")
-
-
-@dataclass
-class ModelInfo:
-    """What a model file says beyond the blocks and connections (kept on a loaded system as
-    ``system.model_info`` and written back by :func:`to_dict`)."""
-
-    description: str | None = None
-    outputs: dict[str, str] = field(default_factory=dict)
-    units: dict[str, str] = field(default_factory=dict)
-    experiment: dict[str, Any] = field(default_factory=dict)
-    path: str | None = None
-
-
-# -- time functions from expressions ------------------------------------------------------------
-
-_FUNCS = {
-    n: getattr(np, n)
-    for n in (
-        "sin",
-        "cos",
-        "tan",
-        "arcsin",
-        "arccos",
-        "arctan",
-        "arctan2",
-        "sinh",
-        "cosh",
-        "tanh",
-        "exp",
-        "log",
-        "log10",
-        "sqrt",
-        "abs",
-        "sign",
-        "minimum",
-        "maximum",
-        "floor",
-        "ceil",
-        "heaviside",
-        "hypot",
-        "clip",
-        "where",
-    )
-}
-_CONSTS = {"pi": math.pi, "e": math.e}
-_NODES = (
-    ast.Expression,
-    ast.BinOp,
-    ast.UnaryOp,
-    ast.Call,
-    ast.Name,
-    ast.Load,
-    ast.Constant,
-    ast.Compare,
-    ast.IfExp,
-    ast.List,
-    ast.Tuple,
-    ast.operator,
-    ast.unaryop,
-    ast.cmpop,
-)
-
-
-class TimeExpression:
-    """``f(t)`` from arithmetic expressions of ``t`` (one per component, or one giving a list):
-    numbers, ``+ - * / ** %``, comparisons, ``a if c else b``, ``pi``, ``e`` and the numpy
-    functions of :data:`_FUNCS`. Nothing else is allowed (no attributes, no other names), so a
-    model file cannot run arbitrary code. A :class:`TimeFunction` built on one can be saved."""
-
-    def __init__(self, expression: str | list[str]) -> None:
-        self.expression = expression
-        exprs = [expression] if isinstance(expression, str) else list(expression)
-        self._code = [self._compile(e) for e in exprs]
-
-    @staticmethod
-    def _compile(text: str):
-        try:
-            tree = ast.parse(str(text), mode="eval")
-        except SyntaxError as exc:
-            raise ValueError(f"expression {text!r}: {exc.msg}") from None
-        for node in ast.walk(tree):
-            if not isinstance(node, _NODES):
-                raise ValueError(f"expression {text!r}: {type(node).__name__} is not allowed")
-            if (
-                isinstance(node, ast.Name)
-                and node.id not in _FUNCS
-                and node.id not in _CONSTS
-                and node.id != "t"
-            ):
-                raise ValueError(f"expression {text!r}: unknown name {node.id!r}")
-            if isinstance(node, ast.Call) and not (
-                isinstance(node.func, ast.Name) and node.func.id in _FUNCS
-            ):
-                raise ValueError(f"expression {text!r}: only the functions {sorted(_FUNCS)}")
-        return compile(tree, "<expression>", "eval")
-
-    def __call__(self, t: float):
-        env = {"__builtins__": {}, **_FUNCS, **_CONSTS, "t": t}
-        vals = [eval(c, env) for c in self._code]  # noqa: S307 - AST checked above
-        if isinstance(self.expression, str):
-            return np.asarray(vals[0], dtype=float).reshape(-1)
-        return np.array(vals, dtype=float).reshape(-1)
-
-    def __repr__(self) -> str:
-        return f"TimeExpression({self.expression!r})"
-
-
-# -- System -> dict ------------------------------------------------------------------------------
-
-
-def _exact_axis(u: np.ndarray) -> list[float]:
-    """A vector v whose normalisation v/|v| (what the joint blocks do) is exactly the unit axis u,
-    so that a saved and reloaded block has bit for bit the same axis (u itself is not always
-    such a vector: normalising a unit vector can move its last bit)."""
-
-    def norm(v):
-        return v / float(np.linalg.norm(v))
-
-    if np.array_equal(norm(u), u):
-        return u.tolist()
-    sp = np.spacing(u)
-    for d in itertools.product(range(-4, 5), repeat=3):
-        v = u + np.array(d) * sp
-        if np.array_equal(norm(v), u):
-            return v.tolist()
-    for s in np.linspace(0.5, 2.0, 3001):
-        if np.array_equal(norm(u * s), u):
-            return (u * s).tolist()
-    return u.tolist()  # pragma: no cover - not met in 25 000 random axes
-
-
-def _vec(v) -> list:
-    return np.asarray(v, dtype=float).tolist()
-
-
-def _is_zero(v) -> bool:
-    return not np.any(np.asarray(v, dtype=float))
-
-
-def _is_eye(m) -> bool:
-    return np.array_equal(np.asarray(m, dtype=float), np.eye(3))
-
-
-def block_to_dict(block, gravity=None) -> dict:
-    """One block as a file entry (parameters equal to the constructor defaults are left out;
-    ``gravity`` equal to the file-level one is left out)."""
-    t = type(block).__name__
-    if t not in BLOCK_TYPES:
-        if isinstance(block, Function):
-            why = "a Function block runs Python code, which a model file cannot hold"
-        else:
-            why = f"type {t} has no model-file form (types: {', '.join(BLOCK_TYPES)})"
-        raise ModelFileError(why, "<system>", f"block '{block.name}'")
-    d: dict[str, Any] = {"name": block.name, "type": t}
-    if isinstance(block, BodyBlock):
-        d["mass"] = float(block.mass)
-        d["inertia"] = _vec(block.inertia)
-        if not _is_zero(block.com):
-            d["com"] = _vec(block.com)
-        if block.child_names:
-            d["children"] = {
-                c: _vec(p) for c, p in zip(block.child_names, block.child_points, strict=True)
-            }
-        if block.external:
-            d["external"] = {
-                n: {"point": _vec(e.point), "frame": e.frame} for n, e in block.external.items()
-            }
-        if gravity is None or not np.array_equal(block.gravity, gravity):
-            d["gravity"] = _vec(block.gravity)
-    j = getattr(block, "joint", None)
-    if isinstance(block, RigidBody):
-        for key, v in (
-            ("position", block.position0),
-            ("euler", block.euler0),
-            ("twist", block.twist0),
-        ):
-            if not _is_zero(v):
-                d[key] = _vec(v)
-    elif isinstance(block, Ground):
-        if block.child_names:
-            d["children"] = {
-                c: _vec(p) for c, p in zip(block.child_names, block.child_points, strict=True)
-            }
-        for key, v in (("position", block.position), ("euler", block.euler)):
-            if not _is_zero(v):
-                d[key] = _vec(v)
-    elif isinstance(block, WeldedBody):
-        if not _is_eye(j.R_ab):
-            d["P_ab"] = _vec(j.R_ab)
-    elif isinstance(block, (RevoluteBody, PrismaticBody)):
-        d["axis"] = _exact_axis(j.axis)
-        dcm, key = (j.R_a0b, "P_a0b") if isinstance(block, RevoluteBody) else (j.R_ab, "P_ab")
-        if not _is_eye(dcm):
-            d[key] = _vec(dcm)
-        if not block.inverse:
-            names = (
-                ("theta0", "theta_dot0") if isinstance(block, RevoluteBody) else ("x0", "x_dot0")
-            )
-            for key, v in zip(names, (block.q0, block.qd0), strict=True):
-                if v != 0.0:
-                    d[key] = float(v)
-    elif isinstance(block, (SphericalBody, FreeBody)):
-        if not _is_eye(j.R_a0b):
-            d["P_a0b"] = _vec(j.R_a0b)
-        if not block.inverse:
-            extra = [("quaternion0", block.quaternion0)]
-            if isinstance(block, FreeBody):
-                extra = [("position0", block.position0), *extra, ("velocity0", block.velocity0)]
-            extra.append(("omega0", block.omega0))
-            for key, v in extra:
-                if key == "quaternion0" and np.array_equal(v, [1.0, 0.0, 0.0, 0.0]):
-                    continue
-                if key == "quaternion0" or not _is_zero(v):
-                    d[key] = _vec(v)
-    elif isinstance(block, LoopClosure):
-        d["K"] = _vec(block.K)
-        if not _is_zero(block.D):
-            d["D"] = _vec(block.D)
-    elif isinstance(block, Constant):
-        d["value"] = float(block.value[0]) if block.value.size == 1 else _vec(block.value)
-    elif isinstance(block, JointSpringDamper):
-        for key in ("k", "d", "q_ref"):
-            if getattr(block, key) != 0.0:
-                d[key] = float(getattr(block, key))
-    elif isinstance(block, TimeFunction):
-        if not isinstance(block.f, TimeExpression):
-            raise ModelFileError(
-                "its function f is Python code, which a model file cannot hold; build it on a "
-                "titopfmu.modelfile.TimeExpression (an expression of t) to save it",
-                "<system>",
-                f"block '{block.name}' (TimeFunction)",
-            )
-        e = block.f.expression
-        d["expression"] = e if isinstance(e, str) else list(e)
-        d["size"] = block.size
-    return d
-
-
-def to_dict(system: System) -> dict:
-    """The model-file document of ``system`` (plain lists, floats and strings)."""
-    bodies = [b for b in system.blocks.values() if isinstance(b, BodyBlock)]
-    gravity = None
-    if bodies and all(np.array_equal(b.gravity, bodies[0].gravity) for b in bodies):
-        gravity = bodies[0].gravity
-    info: ModelInfo | None = getattr(system, "model_info", None)
-    doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "name": system.name}
-    if info is not None and info.description:
-        doc["description"] = info.description
-    if gravity is not None:
-        doc["gravity"] = _vec(gravity)
-    doc["blocks"] = [block_to_dict(b, gravity) for b in system.blocks.values()]
-    doc["connections"] = [[a, b] for a, b in system.connections]
-    if info is not None:
-        for key in ("outputs", "units", "experiment"):
-            if getattr(info, key):
-                doc[key] = dict(getattr(info, key))
-    return doc
-
-
-def dumps(system: System, fmt: str = "yaml") -> str:
-    """The model file of ``system`` as text, ``fmt`` = ``"yaml"`` or ``"json"``."""
-    doc = to_dict(system)
-    if fmt == "json":
-        return json.dumps(doc, indent=2) + "\n"
-    if fmt != "yaml":
-        raise ValueError(f"fmt must be 'yaml' or 'json', not {fmt!r}")
-    import yaml
-
-    class Dumper(yaml.SafeDumper):
-        pass
-
-    def flat(v) -> bool:  # vectors, pairs of port names and matrices in flow style
-        return all(not isinstance(x, (dict, list)) for x in v) or all(
-            isinstance(x, list) and all(isinstance(y, (int, float)) for y in x) for x in v
-        )
-
-    def rep_list(dumper, v):
-        return dumper.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=flat(v))
-
-    Dumper.add_representer(list, rep_list)
-    out = io.StringIO()
-    out.write(f"# titopfmu model file (docs/model-files.md): {system.name}\n")
-    yaml.dump(doc, out, Dumper=Dumper, sort_keys=False, width=100, allow_unicode=True)
-    return out.getvalue()
-
-
-def save(system: System, path: str | Path) -> Path:
-    """Write ``system`` to ``path`` (JSON if it ends in ``.json``, YAML otherwise)."""
-    path = Path(path)
-    path.write_text(
-        dumps(system, "json" if path.suffix.lower() == ".json" else "yaml"), encoding="utf-8"
-    )
-    return path
-
+from .blocks import TimeFunction, TitopError
+from .blocks.declarations import BlockType, Parameter
+from .blocks.expressions import TimeExpression
 
 # -- text -> System ------------------------------------------------------------------------------
 
 
+_ARRAYS = {(3,): "vec3", (4,): "vec4", (6,): "vec6", (3, 3): "mat3", (6, 6): "mat6"}
+
+
+def _parameter_schema(p: Parameter) -> dict:
+    """The JSON Schema of one declared parameter in a model file."""
+    if p.structural:
+        return {"$ref": f"#/$defs/{p.check}"}
+    if p.check == "free_vector":
+        out: dict[str, Any] = {"oneOf": [{"type": "number"}, {"type": "array",
+                                                            "items": {"type": "number"},
+                                                            "minItems": 1}]}  # fmt: skip
+    elif p.json == "string":
+        out = {"oneOf": [{"type": "string"},
+                         {"type": "array", "items": {"type": "string"}, "minItems": 1}]}
+    elif p.json == "integer":
+        out = {"type": "integer", "minimum": 1}
+    elif p.shape == ():
+        out = {"type": "number"}
+        if p.check == "mass":
+            out["exclusiveMinimum"] = 0
+        elif p.check == "nonnegative":
+            out["minimum"] = 0
+    else:
+        out = {"$ref": f"#/$defs/{_ARRAYS[p.shape]}"}
+    unit = f" ({p.unit})" if p.unit else ""
+    out["description"] = p.description + unit
+    return out
+
+
+def _type_schema(decl: BlockType) -> dict:
+    props: dict[str, Any] = {"name": True, "type": True}
+    for p in decl.parameters:
+        props[p.name] = _parameter_schema(p)
+    if "gravity" in props:
+        props["gravity"]["description"] += "; default: the file's gravity"
+    return {
+        "description": decl.summary,
+        "type": "object",
+        "properties": props,
+        "required": ["name", "type"] + [p.name for p in decl.parameters if p.required],
+        "additionalProperties": False,
+    }
+
+
+def generated_schema(base: dict) -> dict:
+    """The model-file JSON Schema: ``base`` (the shipped file's general part) with the block
+    types' definitions and the list of types derived from their declarations."""
+    from .blocks.declarations import BLOCK_TYPES as DECLARED
+
+    out = json.loads(json.dumps(base))
+    defs = {k: v for k, v in out["$defs"].items() if k not in DECLARED}
+    for name, decl in DECLARED.items():
+        defs[name] = _type_schema(decl)
+    out["$defs"] = defs
+    items = out["properties"]["blocks"]["items"]
+    items["properties"]["type"] = {"enum": list(DECLARED)}
+    items["allOf"] = [
+        {"if": {"properties": {"type": {"const": n}}, "required": ["type"]},
+         "then": {"$ref": f"#/$defs/{n}"}}
+        for n in DECLARED
+    ]  # fmt: skip
+    return out
+
+
+def schema_path() -> Path:
+    """The shipped JSON Schema file (``titopfmu/schema/model.schema.json``), for editors."""
+    return Path(str(resources.files("titopfmu").joinpath("schema/model.schema.json")))
+
+
 @lru_cache(maxsize=1)
 def schema() -> dict:
-    """The JSON Schema of the format (``titopfmu/schema/model.schema.json``)."""
-    text = resources.files("titopfmu").joinpath("schema/model.schema.json").read_text("utf-8")
-    return json.loads(text)
+    """The JSON Schema of the format: the shipped file's general part, the block types'
+    parts from their declarations (the shipped file is the same, written by
+    ``python scripts/generate_declared.py``; a test checks it)."""
+    return generated_schema(json.loads(schema_path().read_text("utf-8")))
 
 
 def _line_map(text: str) -> dict[tuple, int]:
@@ -532,7 +251,7 @@ def from_dict(
     for i, spec in enumerate(doc["blocks"]):
         kwargs = {k: v for k, v in spec.items() if k not in ("name", "type")}
         cls = BLOCK_TYPES[spec["type"]]
-        if gravity is not None and issubclass(cls, BodyBlock) and "gravity" not in kwargs:
+        if gravity is not None and "gravity" in cls.declaration.names and "gravity" not in kwargs:
             kwargs["gravity"] = gravity
         if cls is TimeFunction:
             try:

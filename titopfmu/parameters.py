@@ -8,7 +8,7 @@ matrix (1-based, as signal names are: ``balloon.position[3]``, ``balloon.inertia
 of the block's constructor, as in a model file (``docs/model-files.md``); the values are in the
 units and frames the block's docstring states (SI, radians). Initial conditions (``theta0``,
 ``position``, ``twist``...) are parameters like the others. Setting an off-diagonal element of an
-``inertia`` sets its symmetric element too (a product of inertia).
+``inertia`` (or of a loop closure's ``K`` or ``D``) sets its symmetric element too.
 
 The changed blocks are built anew through their constructors, so a value a block refuses (a
 negative mass, an inertia that is not positive) raises the block's own
@@ -18,22 +18,22 @@ system, which is left untouched.
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Iterable, Mapping
 
 import numpy as np
 
 from .assembly.system import System
-from .blocks.base import Block, ParameterError, TitopError
+from .blocks.base import Block, ParameterError, TitopError, declared_values
 
 _NAME = re.compile(
     r"^(?P<block>[^.\[\]\s]+)\.(?P<key>[A-Za-z_]\w*)(?:\.(?P<sub>[^.\[\]\s]+))?"
     r"(?:\[(?P<idx>[^\]]*)\])?$"
 )
 
-#: Symmetric matrix parameters: element (i, j) and (j, i) are set together.
-SYMMETRIC = ("inertia",)
+#: the checks of symmetric matrix parameters (inertia, a loop closure's K and D): element
+#: (i, j) and (j, i) are set together
+SYMMETRIC_CHECKS = ("inertia", "inertia_pd", "psd")
 
 
 class ParameterNameError(TitopError):
@@ -41,38 +41,39 @@ class ParameterNameError(TitopError):
     which part is wrong and what the block offers)."""
 
 
+def _numeric(p) -> bool:
+    """Whether a declared parameter is a number, a vector or a matrix a campaign may vary
+    (not an expression, a size or an external wrench's frame)."""
+    return p.json == "number" and p.check != "external"
+
+
 def _entry(block: Block) -> dict:
-    """Every numeric constructor argument of ``block`` by its model-file key (the values the
-    model file leaves out because they are the defaults included)."""
+    """Every numeric parameter of ``block`` by its declared name (the model file's key), the
+    defaults included: arrays, and ``children`` as {port: [x, y, z]}."""
     from .modelfile import block_to_dict
 
     try:
-        d = block_to_dict(block, None)
+        block_to_dict(block, None)  # the same refusal as a model file's, e.g. Python code
     except TitopError as exc:
         raise ParameterNameError(
             f"block '{block.name}' ({type(block).__name__}) has no named parameters: {exc}"
         ) from None
-    sig = inspect.signature(type(block).__init__)
-    for key, p in sig.parameters.items():
-        if key in d or key in ("self", "name") or p.default is inspect.Parameter.empty:
+    return {k: v for k, v in _values(block).items() if k != "external"}
+
+
+def _values(block: Block) -> dict:
+    """The stored numeric parameters of a block of a declared type, by name."""
+    decl = type(block).declaration
+    values = declared_values(block)
+    out: dict = {}
+    for p in decl.stored:
+        if not _numeric(p):
             continue
-        if p.default is None or isinstance(p.default, (bool, str)):
-            continue
-        try:
-            d[key] = np.asarray(p.default, dtype=float).tolist()
-        except (TypeError, ValueError):
-            continue
-    out = {}
-    for k, v in d.items():
-        if k in ("name", "type", "external", "expression", "size"):
-            continue
-        if k == "children":
-            out[k] = {c: list(map(float, p)) for c, p in v.items()}
+        v = values[p.name]
+        if p.check == "children":
+            out[p.name] = {c: [float(x) for x in pt] for c, pt in v.items()}
         else:
-            try:
-                out[k] = np.asarray(v, dtype=float)
-            except (TypeError, ValueError):
-                continue
+            out[p.name] = np.asarray(v, dtype=float)
     return out
 
 
@@ -179,8 +180,6 @@ class ParameterSetter:
     only builds the changed blocks and wires a new system (what a campaign does per run)."""
 
     def __init__(self, system: System, names: Iterable[str]) -> None:
-        from .modelfile import BLOCK_TYPES, block_to_dict
-
         self.system = system
         self.names = list(names)
         entries: dict[str, dict] = {}
@@ -189,14 +188,22 @@ class ParameterSetter:
         self._classes: dict[str, type] = {}
         for b in {w[0] for w in self._where.values()}:
             block = system.blocks[b]
-            self._classes[b] = BLOCK_TYPES[type(block).__name__]
-            kw = {k: v for k, v in block_to_dict(block, None).items() if k not in ("name", "type")}
-            for key, value in entries[b].items():  # defaults the model file leaves out
+            self._classes[b] = type(block)
+            kw = {}
+            for key, value in declared_values(block).items():
                 if key == "children":
-                    kw[key] = {c: list(p) for c, p in value.items()}
-                elif key not in kw:
-                    kw[key] = float(value) if value.ndim == 0 else value.tolist()
+                    kw[key] = {c: [float(x) for x in p] for c, p in value.items()}
+                elif key == "external":
+                    kw[key] = {n: {"point": [float(x) for x in e["point"]], "frame": e["frame"]}
+                               for n, e in value.items()}  # fmt: skip
+                else:
+                    v = np.asarray(value, dtype=float)
+                    kw[key] = float(v) if v.ndim == 0 else v.tolist()
             self._kwargs[b] = kw
+
+    def _symmetric(self, block: str, key: str) -> bool:
+        decl = self._classes[block].declaration
+        return key in decl.names and decl.parameter(key).check in SYMMETRIC_CHECKS
 
     def apply(self, values: Mapping[str, float]) -> System:
         """A new system with ``values`` (name -> value, names among :attr:`names`) set."""
@@ -218,7 +225,7 @@ class ParameterSetter:
             elif ix:
                 arr = np.array(kw[key], dtype=float)
                 arr[ix] = value
-                if key in SYMMETRIC and len(ix) == 2:
+                if len(ix) == 2 and self._symmetric(b, key):
                     arr[ix[::-1]] = value
                 kw[key] = arr.tolist()
             else:

@@ -105,17 +105,17 @@ class System:
             )
         self.connections.append((a, b))
 
-    # -- model files (logic in :mod:`titopfmu.modelfile`) ------------------------------------------
+    # -- model files (writing: :mod:`titopfmu.assembly.document`; reading: titopfmu.modelfile) --
 
     def to_dict(self) -> dict:
         """The model-file document of this system (see :func:`titopfmu.modelfile.to_dict`)."""
-        from ..modelfile import to_dict
+        from .document import to_dict
 
         return to_dict(self)
 
     def save(self, path):
         """Write this system as a model file (YAML, or JSON for ``*.json``); returns the path."""
-        from ..modelfile import save
+        from .document import save
 
         return save(self, path)
 

@@ -28,3 +28,12 @@ __all__ = [
     "RevoluteBody", "RevoluteBodyInverse", "RigidBody", "SignalBlock", "SphericalBody",
     "SphericalBodyInverse", "TimeFunction", "TitopError", "WeldedBody",
 ]  # fmt: skip
+
+from . import declarations as _declarations  # noqa: E402
+
+#: The block class of each declared type with a model-file form, by its name (the model file's
+#: ``type``), in the declarations' order.
+BLOCK_CLASSES: dict[str, type[Block]] = {
+    name: globals()[name] for name in _declarations.BLOCK_TYPES
+}
+__all__.append("BLOCK_CLASSES")

@@ -16,6 +16,7 @@ A connection always joins a ``child`` port to a ``parent`` port, or a ``signal_o
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from dataclasses import dataclass
 from typing import Literal
@@ -130,7 +131,8 @@ def check_mass(block: str, mass: float) -> float:
     return m
 
 
-def check_inertia(block: str, inertia: ArrayLike, *, positive_definite: bool) -> FloatArray:
+def check_inertia(block: str, inertia: ArrayLike, *, positive_definite: bool,
+                  stacklevel: int = 3) -> FloatArray:
     """Check an inertia tensor at the centre of mass (kg m²).
 
     Symmetric and positive semi-definite (point masses, I = 0, are legal), positive definite when
@@ -161,7 +163,7 @@ def check_inertia(block: str, inertia: ArrayLike, *, positive_definite: bool) ->
             f"{np.round(moments, 6).tolist()} violate the triangle inequality I1 + I2 >= I3 "
             "(no real mass distribution has them); simulating anyway",
             InertiaWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     return i
 
@@ -184,3 +186,142 @@ def check_axis(block: str, parameter: str, value: ArrayLike) -> FloatArray:
     if n < 1e-12:
         raise ParameterError(block, parameter, f"zero joint axis {v.tolist()}")
     return v / n
+
+
+def check_finite_scalar(block: str, parameter: str, value) -> float:
+    """``value`` as a finite float, or a ParameterError."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(block, parameter, f"not a number: {value!r}") from None
+    if not np.isfinite(v):
+        raise ParameterError(block, parameter, f"non-finite value {value}")
+    return v
+
+
+def check_psd(block: str, parameter: str, value: ArrayLike, shape: tuple[int, int]) -> FloatArray:
+    """A symmetric positive semi-definite matrix (a loop closure's K and D)."""
+    m = as_matrix(block, parameter, value, shape)
+    scale = max(1.0, float(np.max(np.abs(m))))
+    if np.max(np.abs(m - m.T)) > 1e-9 * scale:
+        raise ParameterError(block, parameter, "not symmetric")
+    if np.linalg.eigvalsh(0.5 * (m + m.T))[0] < -1e-12 * scale:
+        raise ParameterError(block, parameter, "not positive semi-definite")
+    return m
+
+
+def check_nonnegative(block: str, parameter: str, value) -> float:
+    v = check_finite_scalar(block, parameter, value)
+    if v < 0:
+        raise ParameterError(block, parameter, "must be >= 0")
+    return v
+
+
+def check_parameter(block: str, p, value):
+    """``value`` of the declared parameter ``p`` (:class:`~titopfmu.blocks.declarations.
+    Parameter`) checked by its declared check; the checked value (arrays as floats)."""
+    c = p.check
+    if c == "mass":
+        return check_mass(block, value)
+    if c in ("inertia", "inertia_pd"):
+        # the warning of a dubious inertia points at the code that built the block
+        return check_inertia(block, value, positive_definite=c == "inertia_pd", stacklevel=5)
+    if c == "dcm":
+        return check_dcm(block, p.name, value)
+    if c == "axis":
+        return check_axis(block, p.name, value)
+    if c == "scalar":
+        return check_finite_scalar(block, p.name, value)
+    if c == "nonnegative":
+        return check_nonnegative(block, p.name, value)
+    if c == "psd":
+        return check_psd(block, p.name, value, p.shape)
+    if c == "vector":
+        if len(p.shape) == 2:
+            return as_matrix(block, p.name, value, p.shape)
+        return as_vector(block, p.name, value, p.shape[0])
+    raise ValueError(f"block '{block}': parameter '{p.name}' has no plain check ({c})")
+
+
+class DeclaredBlock(Block):
+    """A block whose type is declared (:mod:`titopfmu.blocks.declarations`): its constructor's
+    signature, defaults and checks are those of :attr:`declaration`, its parameter values by
+    name are :meth:`parameter_values`."""
+
+    declaration = None  # a BlockType, set by each concrete class
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        decl = cls.__dict__.get("declaration")
+        if decl is not None:
+            cls._signature = declared_signature(decl)
+            cls.__signature__ = cls._signature.replace(
+                parameters=list(cls._signature.parameters.values())[1:]
+            )  # what help(), inspect and IDEs show
+            cls.kind = decl.key
+
+    def _bind(self, name: str, args: tuple, kwargs: dict) -> dict:
+        """The constructor's arguments by parameter name, defaults applied."""
+        try:
+            bound = self._signature.bind(self, name, *args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{type(self).__name__}(): {exc}") from None
+        bound.apply_defaults()
+        out = dict(bound.arguments)
+        del out["self"], out["name"]
+        return out
+
+    def parameter_values(self) -> dict:
+        """Every stored parameter by its declared name (the model file's keys): numbers and
+        arrays as the block holds them (checked), ``children`` as {port: point} and
+        ``external`` as {name: {"point": point, "frame": frame}}."""
+        out: dict = {}
+        for p in type(self).declaration.stored:
+            if p.check == "children":
+                out[p.name] = dict(zip(self.child_names, self.child_points, strict=True))
+            elif p.check == "external":
+                out[p.name] = {n: {"point": np.asarray(e.point, dtype=float), "frame": e.frame}
+                               for n, e in self.external.items()}  # fmt: skip
+            else:
+                out[p.name] = getattr(self, p.name)
+        return out
+
+    def _checked(self, values: dict) -> dict:
+        """The bound constructor arguments checked by their declared checks, in declared order
+        (a None for an optional parameter is its default; ``children``, ``external`` and the
+        pair ``euler0``/``quaternion0`` are left to the block's own setup)."""
+        out = dict(values)
+        for p in type(self).declaration.parameters:
+            v = values.get(p.name)
+            if p.structural or p.alternative or p.check in ("unit_quaternion", "axis", "dcm"):
+                continue  # checked where they are used (the joint model checks axis and DCM)
+            if v is None and not p.required:
+                v = p.default
+            out[p.name] = check_parameter(self.name, p, v)
+        return out
+
+
+def declared_signature(decl):
+    """The constructor signature of a declared block type: ``(self, name, <parameters in
+    declared order>)``; a parameter with an alternative form (``quaternion0``/``euler0``)
+    defaults to None, the structures (``children``, ``external``) too."""
+
+    P = inspect.Parameter
+    ps = [P("self", P.POSITIONAL_OR_KEYWORD), P("name", P.POSITIONAL_OR_KEYWORD)]
+    paired = {p.alternative for p in decl.parameters if p.alternative}
+    for p in decl.parameters:
+        if p.required:
+            ps.append(P(p.name, P.POSITIONAL_OR_KEYWORD))
+        elif p.structural or p.alternative or p.name in paired:
+            ps.append(P(p.name, P.POSITIONAL_OR_KEYWORD, default=None))
+        else:
+            ps.append(P(p.name, P.POSITIONAL_OR_KEYWORD, default=p.default))
+    return inspect.Signature(ps)
+
+
+def declared_values(block: Block) -> dict:
+    """The stored parameters of a block of a declared type by name (:meth:`DeclaredBlock.
+    parameter_values`; for a signal block, its attributes of the declared names)."""
+    if isinstance(block, DeclaredBlock):
+        return block.parameter_values()
+    return {p.name: getattr(block, p.name) for p in type(block).declaration.stored}

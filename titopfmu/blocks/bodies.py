@@ -37,10 +37,30 @@ from ..spatial.algebra import FloatArray, dynamic_model, kinematic_model
 from ..spatial.rotations import dcm_from_euler, quaternion_from_euler
 from .base import (
     Block,
+    DeclaredBlock,
     ParameterError,
     as_vector,
     check_inertia,
     check_mass,
+)
+from .declarations import (
+    FREE,
+    FREE_BODY,
+    FREE_BODY_INVERSE,
+    GROUND_TYPE,
+    IMPOSED_MOTION_BODY,
+    PRISMATIC,
+    PRISMATIC_BODY,
+    PRISMATIC_BODY_INVERSE,
+    REVOLUTE,
+    REVOLUTE_BODY,
+    REVOLUTE_BODY_INVERSE,
+    RIGID_BODY,
+    SPHERICAL,
+    SPHERICAL_BODY,
+    SPHERICAL_BODY_INVERSE,
+    WELD,
+    WELDED_BODY,
 )
 from .joints import (
     FreeJoint,
@@ -49,7 +69,6 @@ from .joints import (
     RevoluteJoint,
     SphericalJoint,
     WeldJoint,
-    _finite_scalar,
     initial_quaternion,
 )
 from .loop_map import LoopMap
@@ -104,19 +123,17 @@ class BodyKinematics:
         return self
 
 
+@dataclass(slots=True)
 class Response:
     """A body's outputs at given loop inputs (see ``respond``): the wrench on its parent
     ``w_p`` (R_b, None for a root), its own acceleration ``acc`` at P (R_a), its child ports'
     accelerations ``acc_c`` (6 per port, R_a) and its extra outputs ``extra`` (q̈ of a forward
     joint, the effort of an inverse one, ẋ'_P of a root, the wrench of an imposed-motion body)."""
 
-    __slots__ = ("w_p", "acc", "acc_c", "extra")
-
-    def __init__(self, w_p, acc, acc_c, extra) -> None:
-        self.w_p = w_p
-        self.acc = acc
-        self.acc_c = acc_c
-        self.extra = extra
+    w_p: FloatArray | None
+    acc: FloatArray | None
+    acc_c: FloatArray | None
+    extra: FloatArray | None
 
 
 @dataclass(frozen=True)
@@ -305,10 +322,18 @@ class BodyBlock(CoreBlock):
         root: bool = False,
     ) -> None:
         super().__init__(name)
-        self.mass = check_mass(name, mass)
-        self.inertia = check_inertia(name, inertia, positive_definite=root)
-        self.com = as_vector(name, "com", com, 3)
-        self.gravity = as_vector(name, "gravity", gravity, 3)
+        self._setup_body(
+            check_mass(name, mass), check_inertia(name, inertia, positive_definite=root),
+            as_vector(name, "com", com, 3), children, external,
+            as_vector(name, "gravity", gravity, 3),
+        )  # fmt: skip
+
+    def _setup_body(self, mass: float, inertia: FloatArray, com: FloatArray, children, external,
+                    gravity: FloatArray) -> None:  # fmt: skip
+        """The body's mass properties (checked), child ports and external wrenches (checked
+        here) and the matrices derived from them."""
+        name = self.name
+        self.mass, self.inertia, self.com, self.gravity = mass, inertia, com, gravity
         self.D = dynamic_model(self.mass, self.inertia, -self.com)  # D_P, eq. (4)
         self.child_names: tuple[str, ...] = tuple(children or {})
         self.child_points = [
@@ -409,53 +434,57 @@ class BodyBlock(CoreBlock):
         return np.concatenate([p, h])
 
 
+class DeclaredBody(BodyBlock, DeclaredBlock):
+    """A body block of a declared type (:mod:`titopfmu.blocks.declarations`): its constructor
+    takes the declared parameters (the class's signature), checks them and sets them as
+    attributes of the same names; the body's common part is :class:`BodyBlock`'s."""
+
+    def __init__(self, name: str, *args, **kwargs) -> None:
+        Block.__init__(self, name)
+        v = self._checked(self._bind(name, args, kwargs))
+        self._setup_body(v["mass"], v["inertia"], v["com"], v["children"], v["external"],
+                         v["gravity"])  # fmt: skip
+        self._setup_type(v)
+        self.state_names = tuple(s.name for s in type(self).declaration.states)
+
+    def _setup_type(self, values: dict) -> None:
+        """What the type adds to the body: its joint, ports and initial conditions."""
+        for p in type(self).declaration.stored:
+            if not p.structural and p.name not in ("mass", "inertia", "com", "gravity"):
+                setattr(self, p.name, values[p.name])
+
+
 # ----------------------------------------------------------------------------------------------
 # roots
 # ----------------------------------------------------------------------------------------------
 
 
-class RigidBody(BodyBlock):
+class RigidBody(DeclaredBody):
     """Root rigid body, forward dynamics ``G^B_{P,C1..Cn}`` (Figs. 2-3, eqs. 11-13).
 
     States (13): inertial position [IP]_{R_i} (m), attitude quaternion [w, x, y, z] (integrated
     without Euler singularity), twist [v_P, ω] at P in R_b (m/s, rad/s). The Euler angles appear
     only on the ports. Extra output: the spatial acceleration ẋ'_P (6).
 
-    Extra parameters: ``position`` [IP(0)]_{R_i} (m), ``euler`` Θ(0) (rad, 3-2-1), ``twist`` x'_P(0)
-    in R_b (m/s, rad/s).
+    Parameters (:data:`~titopfmu.blocks.declarations.RIGID_BODY`): those of :class:`BodyBlock`
+    and ``position`` [IP(0)]_{R_i} (m), ``euler`` Θ(0) (rad, 3-2-1), ``twist`` x'_P(0) in R_b
+    (m/s, rad/s).
     """
 
-    kind = "rigid_body"
+    declaration = RIGID_BODY
     has_parent = False
     n_extra = 6
 
-    def __init__(
-        self,
-        name: str,
-        mass: float,
-        inertia: ArrayLike,
-        com: ArrayLike = (0.0, 0.0, 0.0),
-        children: Mapping[str, ArrayLike] | None = None,
-        external: Mapping[str, ExternalWrench | Mapping] | None = None,
-        gravity: ArrayLike = DEFAULT_GRAVITY,
-        position: ArrayLike = (0.0, 0.0, 0.0),
-        euler: ArrayLike = (0.0, 0.0, 0.0),
-        twist: ArrayLike = (0.0,) * 6,
-    ) -> None:
-        super().__init__(name, mass, inertia, com, children, external, gravity, root=True)
-        self.position0 = as_vector(name, "position", position, 3)
-        self.euler0 = as_vector(name, "euler", euler, 3)
-        self.twist0 = as_vector(name, "twist", twist, 6)
-        self.state_names = (
-            "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz",
-        )  # fmt: skip
+    # the names of titopfmu 0.1 (the declaration's are position, euler, twist)
+    position0 = property(lambda self: self.position)
+    euler0 = property(lambda self: self.euler)
+    twist0 = property(lambda self: self.twist)
 
     def initial_state(self) -> FloatArray:
-        return np.concatenate([self.position0, quaternion_from_euler(self.euler0), self.twist0])
+        return np.concatenate([self.position, quaternion_from_euler(self.euler), self.twist])
 
 
-
-class ImposedMotionBody(BodyBlock):
+class ImposedMotionBody(DeclaredBody):
     """Direct dynamic model of a body with imposed motion (Fig. 1): inverse dynamics of a root.
 
     Signal input ``m`` (18): the motion vector imposed at P, projected in the body frame. Extra
@@ -464,29 +493,17 @@ class ImposedMotionBody(BodyBlock):
     motion (eq. 14). No state.
     """
 
-    kind = "imposed_motion_body"
+    declaration = IMPOSED_MOTION_BODY
     has_parent = False
     n_extra = 6
-
-    def __init__(
-        self,
-        name: str,
-        mass: float,
-        inertia: ArrayLike,
-        com: ArrayLike = (0.0, 0.0, 0.0),
-        children: Mapping[str, ArrayLike] | None = None,
-        external: Mapping[str, ExternalWrench | Mapping] | None = None,
-        gravity: ArrayLike = DEFAULT_GRAVITY,
-    ) -> None:
-        super().__init__(
-            name, mass, inertia, com=com, children=children, external=external, gravity=gravity
-        )
-        self._add_port("m", "signal_in", 18, "imposed motion vector at P (18, in the body frame)")
-        self._add_port("W", "signal_out", 6, "external wrench required at P (6, body frame)")
-
     kinematic_inputs = ("m",)
 
-class Ground(CoreBlock):
+    def _setup_type(self, values: dict) -> None:
+        for port in type(self).declaration.ports:
+            self._add_port(port.name, port.kind, port.size, port.description)
+
+
+class Ground(CoreBlock, DeclaredBlock):
     """Fixed base: a root whose motion is null (inverse dynamics with zero imposed motion).
 
     Child ports at points (m, vector from the base origin O to the port, base frame); ``position``
@@ -494,25 +511,18 @@ class Ground(CoreBlock):
     signal ``W`` (6): the wrench the outside must apply at O to hold the base (reaction).
     """
 
-    kind = "ground"
+    declaration = GROUND_TYPE
     has_parent = False
     n_extra = 6
     kinematic_inputs = ()
 
-    def __init__(
-        self,
-        name: str,
-        children: Mapping[str, ArrayLike] | None = None,
-        position: ArrayLike = (0.0, 0.0, 0.0),
-        euler: ArrayLike = (0.0, 0.0, 0.0),
-    ) -> None:
-        super().__init__(name)
-        self.child_names = tuple(children or {})
-        self.child_points = [
-            as_vector(name, f"children[{c}]", p, 3) for c, p in (children or {}).items()
-        ]
-        self.position = as_vector(name, "position", position, 3)
-        self.euler = as_vector(name, "euler", euler, 3)
+    def __init__(self, name: str, *args, **kwargs) -> None:
+        Block.__init__(self, name)
+        v = self._checked(self._bind(name, args, kwargs))
+        children = v["children"] or {}
+        self.child_names = tuple(children)
+        self.child_points = [as_vector(name, f"children[{c}]", p, 3) for c, p in children.items()]
+        self.position, self.euler = v["position"], v["euler"]
         self.R = dcm_from_euler(self.euler)
         n = len(self.child_points)
         self.tau_stack = np.zeros((6 * n, 6))
@@ -522,7 +532,8 @@ class Ground(CoreBlock):
         self.external = {}
         for c in self.child_names:
             self._add_port(c, "child", 24, f"child port {c} of the fixed base {name}")
-        self._add_port("W", "signal_out", 6, "wrench holding the base at O (6, base frame)")
+        for port in type(self).declaration.ports:
+            self._add_port(port.name, port.kind, port.size, port.description)
 
     @property
     def n_children(self) -> int:
@@ -537,7 +548,7 @@ class Ground(CoreBlock):
 
 
 # ----------------------------------------------------------------------------------------------
-# bodies hanging from a parent through a joint
+# joint bodies
 # ----------------------------------------------------------------------------------------------
 
 
@@ -574,6 +585,13 @@ class JointBody(BodyBlock):
         super().__init__(
             name, mass, inertia, com=com, children=children, external=external, gravity=gravity
         )
+        self._setup_joint(joint)
+
+    def _setup_joint(self, joint: JointModel) -> None:
+        """The joint's part of the block: its model, the parent port, the apparent-inertia
+        check (eq. 20) and the joint's signal ports (those of the declaration if the type has
+        one, else from the joint model's descriptions)."""
+        name = self.name
         self.joint = joint
         k = joint.dof
         if joint.identity_rate and joint.nq != k:  # derivative() relies on q̇ = u
@@ -587,31 +605,38 @@ class JointBody(BodyBlock):
             f"parent port: motion vector of the parent at P in (18, in the parent frame); wrench "
             f"applied by {name} on its parent out (6, in the parent frame)",
         )
-        if k:
-            j = np.zeros((k, k))  # apparent inertia seen from the joint, eq. (20): the core's
-            singular = _titop.check_apparent_inertia(  # check, the FMUs' too
-                np.ascontiguousarray(joint.S, dtype=float).reshape(6 * k),
-                np.ascontiguousarray(self.D, dtype=float).reshape(36), k, j.reshape(k * k),
-            ) == _titop.CHECK_SINGULAR  # fmt: skip
-            if singular:
-                raise ParameterError(
-                    name,
-                    "inertia",
-                    f"the apparent inertia seen from the joint (eq. 20) is "
-                    f"{'zero' if k == 1 else 'singular'}: {j.tolist()}; the body cannot be moved "
-                    "by its joint (e.g. a point mass on a revolute axis or on a ball joint)",
-                )
-            unit = joint.coordinate_unit
-            effort = "N m" if unit == "rad" else "N"
-            motion_doc = joint.motion_doc or f"[q̈, q̇, q] ({unit})"
-            effort_doc = joint.effort_doc or f"driving effort C_m / F_m ({effort})"
-            if self.inverse:
-                self.kinematic_inputs = ("joint.m",)
-                self._add_port("joint.m", "signal_in", 3 * k, f"imposed joint motion {motion_doc}")
-                self._add_port("joint.tau", "signal_out", k, f"{effort_doc}, required")
-            else:
-                self._add_port("joint.tau", "signal_in", k, effort_doc)
-                self._add_port("joint.m", "signal_out", 3 * k, f"joint motion m = {motion_doc}")
+        if not k:
+            return
+        j = np.zeros((k, k))  # apparent inertia seen from the joint, eq. (20): the core's
+        singular = _titop.check_apparent_inertia(  # check, the FMUs' too
+            np.ascontiguousarray(joint.S, dtype=float).reshape(6 * k),
+            np.ascontiguousarray(self.D, dtype=float).reshape(36), k, j.reshape(k * k),
+        ) == _titop.CHECK_SINGULAR  # fmt: skip
+        if singular:
+            raise ParameterError(
+                name,
+                "inertia",
+                f"the apparent inertia seen from the joint (eq. 20) is "
+                f"{'zero' if k == 1 else 'singular'}: {j.tolist()}; the body cannot be moved "
+                "by its joint (e.g. a point mass on a revolute axis or on a ball joint)",
+            )
+        if self.inverse:
+            self.kinematic_inputs = ("joint.m",)
+        decl = getattr(type(self), "declaration", None)
+        if decl is not None:
+            for port in decl.ports:
+                self._add_port(port.name, port.kind, port.size, port.description)
+            return
+        unit = joint.coordinate_unit
+        effort = "N m" if unit == "rad" else "N"
+        motion_doc = joint.motion_doc or f"[q̈, q̇, q] ({unit})"
+        effort_doc = joint.effort_doc or f"driving effort C_m / F_m ({effort})"
+        if self.inverse:
+            self._add_port("joint.m", "signal_in", 3 * k, f"imposed joint motion {motion_doc}")
+            self._add_port("joint.tau", "signal_out", k, f"{effort_doc}, required")
+        else:
+            self._add_port("joint.tau", "signal_in", k, effort_doc)
+            self._add_port("joint.m", "signal_out", 3 * k, f"joint motion m = {motion_doc}")
 
     def joint_motion(self, x: FloatArray, acc: FloatArray) -> FloatArray:
         """Forward block: ``joint.m = [u̇ (k), u (k), p (k)]`` from the states ``x`` and
@@ -630,46 +655,74 @@ class JointBody(BodyBlock):
         return out
 
 
-class WeldedBody(JointBody):
+class DeclaredJointBody(JointBody, DeclaredBody):
+    """A joint body of a declared type: its joint model built from the declared parameters
+    (:data:`JOINT_MODELS`, by the core's body kind); forward or inverse as the declaration
+    says. One class per joint serves both: the inverse type is the forward class with the
+    inverse declaration (no initial conditions, no state, ``joint.m`` in, ``joint.tau`` out)."""
+
+    __init__ = DeclaredBody.__init__
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        decl = cls.__dict__.get("declaration")
+        if decl is not None:
+            cls.inverse = decl.inverse
+
+    def _setup_type(self, values: dict) -> None:
+        joint = JOINT_MODELS[type(self).declaration.core_kind](self.name, values)
+        self._setup_joint(joint)
+        super()._setup_type(values)
+        for key, v in (("axis", "axis"), ("P_a0b", "R_a0b"), ("P_ab", "R_ab")):
+            if hasattr(self, key):
+                setattr(self, key, getattr(joint, v))  # as the joint model holds it (normalised)
+        if "quaternion0" in type(self).declaration.names:
+            self.quaternion0 = initial_quaternion(self.name, values.get("euler0"),
+                                                  values.get("quaternion0"))  # fmt: skip
+
+    def initial_state(self) -> FloatArray:
+        """The declared initial conditions, in declared order (empty for an inverse type)."""
+        ps = [p for p in type(self).declaration.stored if p.initial]
+        if not ps:
+            return np.zeros(0)
+        return np.concatenate([np.atleast_1d(np.asarray(getattr(self, p.name), dtype=float))
+                               for p in ps])  # fmt: skip
+
+
+#: the joint model of each joint body kind, from the checked parameter values
+JOINT_MODELS = {
+    WELD: lambda name, v: WeldJoint(name, v["P_ab"]),
+    REVOLUTE: lambda name, v: RevoluteJoint(name, v["axis"], v["P_a0b"]),
+    PRISMATIC: lambda name, v: PrismaticJoint(name, v["axis"], v["P_ab"]),
+    SPHERICAL: lambda name, v: SphericalJoint(name, v["P_a0b"]),
+    FREE: lambda name, v: FreeJoint(name, v["P_a0b"]),
+}
+
+
+class WeldedBody(DeclaredJointBody):
     """Welded body ``R^A_{P,C1..Cn}`` (Fig. 4 and 6, eq. 15): static, no state.
 
     ``P_ab`` is the constant DCM P_{a/b} from R_a to the parent frame R_b.
     """
 
-    kind = "welded_body"
-
-    def __init__(
-        self,
-        name: str,
-        mass,
-        inertia,
-        P_ab: ArrayLike = _I3,
-        com: ArrayLike = (0.0, 0.0, 0.0),
-        children: Mapping[str, ArrayLike] | None = None,
-        external: Mapping[str, ExternalWrench | Mapping] | None = None,
-        gravity: ArrayLike = DEFAULT_GRAVITY,
-    ) -> None:
-        super().__init__(
-            name,
-            mass,
-            inertia,
-            WeldJoint(name, P_ab),
-            com=com,
-            children=children,
-            external=external,
-            gravity=gravity,
-        )
+    declaration = WELDED_BODY
 
 
-class _OneDofBody(JointBody):
-    def _init_state(self, q0: float, qd0: float, names: tuple[str, str]) -> None:
-        self.q0 = _finite_scalar(self.name, names[0], q0)
-        self.qd0 = _finite_scalar(self.name, names[1], qd0)
-        if not self.inverse:
-            self.state_names = ("q", "qd")
+class _OneDofBody(DeclaredJointBody):
+    """A 1-dof joint body: states q, q̇; ``q0``/``qd0`` are its declared initial conditions
+    (``theta0``/``theta_dot0`` or ``x0``/``x_dot0``)."""
 
-    def initial_state(self) -> FloatArray:
-        return np.array([self.q0, self.qd0]) if not self.inverse else np.zeros(0)
+    @property
+    def q0(self) -> float:
+        return self._initial()[0]
+
+    @property
+    def qd0(self) -> float:
+        return self._initial()[1]
+
+    def _initial(self) -> tuple[float, float]:
+        ps = [p.name for p in type(self).declaration.stored if p.initial]
+        return (getattr(self, ps[0]), getattr(self, ps[1])) if ps else (0.0, 0.0)
 
 
 class RevoluteBody(_OneDofBody):
@@ -680,33 +733,7 @@ class RevoluteBody(_OneDofBody):
     Signal in ``joint.tau`` = C_m (N m); signal out ``joint.m`` = [θ̈, θ̇, θ]. States θ, θ̇.
     """
 
-    kind = "revolute_body"
-
-    def __init__(
-        self,
-        name: str,
-        mass,
-        inertia,
-        axis: ArrayLike = (0.0, 0.0, 1.0),
-        P_a0b: ArrayLike = _I3,
-        theta0: float = 0.0,
-        theta_dot0: float = 0.0,
-        com: ArrayLike = (0.0, 0.0, 0.0),
-        children: Mapping[str, ArrayLike] | None = None,
-        external: Mapping[str, ExternalWrench | Mapping] | None = None,
-        gravity: ArrayLike = DEFAULT_GRAVITY,
-    ) -> None:
-        super().__init__(
-            name,
-            mass,
-            inertia,
-            RevoluteJoint(name, axis, P_a0b),
-            com=com,
-            children=children,
-            external=external,
-            gravity=gravity,
-        )
-        self._init_state(theta0, theta_dot0, ("theta0", "theta_dot0"))
+    declaration = REVOLUTE_BODY
 
 
 class PrismaticBody(_OneDofBody):
@@ -718,33 +745,7 @@ class PrismaticBody(_OneDofBody):
     ``joint.m`` = [ẍ, ẋ, x]. States x, ẋ.
     """
 
-    kind = "prismatic_body"
-
-    def __init__(
-        self,
-        name: str,
-        mass,
-        inertia,
-        axis: ArrayLike = (1.0, 0.0, 0.0),
-        P_ab: ArrayLike = _I3,
-        x0: float = 0.0,
-        x_dot0: float = 0.0,
-        com: ArrayLike = (0.0, 0.0, 0.0),
-        children: Mapping[str, ArrayLike] | None = None,
-        external: Mapping[str, ExternalWrench | Mapping] | None = None,
-        gravity: ArrayLike = DEFAULT_GRAVITY,
-    ) -> None:
-        super().__init__(
-            name,
-            mass,
-            inertia,
-            PrismaticJoint(name, axis, P_ab),
-            com=com,
-            children=children,
-            external=external,
-            gravity=gravity,
-        )
-        self._init_state(x0, x_dot0, ("x0", "x_dot0"))
+    declaration = PRISMATIC_BODY
 
 
 class RevoluteBodyInverse(RevoluteBody):
@@ -754,32 +755,7 @@ class RevoluteBodyInverse(RevoluteBody):
     No state.
     """
 
-    kind = "revolute_body_inverse"
-    inverse = True
-
-    def __init__(
-        self,
-        name: str,
-        mass,
-        inertia,
-        axis: ArrayLike = (0.0, 0.0, 1.0),
-        P_a0b: ArrayLike = _I3,
-        com: ArrayLike = (0.0, 0.0, 0.0),
-        children: Mapping[str, ArrayLike] | None = None,
-        external: Mapping[str, ExternalWrench | Mapping] | None = None,
-        gravity: ArrayLike = DEFAULT_GRAVITY,
-    ) -> None:
-        super().__init__(
-            name,
-            mass,
-            inertia,
-            axis=axis,
-            P_a0b=P_a0b,
-            com=com,
-            children=children,
-            external=external,
-            gravity=gravity,
-        )
+    declaration = REVOLUTE_BODY_INVERSE
 
 
 class PrismaticBodyInverse(PrismaticBody):
@@ -788,32 +764,7 @@ class PrismaticBodyInverse(PrismaticBody):
     Signal in ``joint.m`` = [ẍ, ẋ, x] (m/s², m/s, m); signal out ``joint.tau`` = F_m (N). No state.
     """
 
-    kind = "prismatic_body_inverse"
-    inverse = True
-
-    def __init__(
-        self,
-        name: str,
-        mass,
-        inertia,
-        axis: ArrayLike = (1.0, 0.0, 0.0),
-        P_ab: ArrayLike = _I3,
-        com: ArrayLike = (0.0, 0.0, 0.0),
-        children: Mapping[str, ArrayLike] | None = None,
-        external: Mapping[str, ExternalWrench | Mapping] | None = None,
-        gravity: ArrayLike = DEFAULT_GRAVITY,
-    ) -> None:
-        super().__init__(
-            name,
-            mass,
-            inertia,
-            axis=axis,
-            P_ab=P_ab,
-            com=com,
-            children=children,
-            external=external,
-            gravity=gravity,
-        )
+    declaration = PRISMATIC_BODY_INVERSE
 
 
 # ----------------------------------------------------------------------------------------------
@@ -821,7 +772,7 @@ class PrismaticBodyInverse(PrismaticBody):
 # ----------------------------------------------------------------------------------------------
 
 
-class SphericalBody(JointBody):
+class SphericalBody(DeclaredJointBody):
     """Spherical-joint (ball-and-socket) body, 3 dof, forward dynamics.
 
     The joint model is :class:`~titopfmu.blocks.joints.SphericalJoint` (its docstring derives
@@ -836,44 +787,10 @@ class SphericalBody(JointBody):
     ``joint.m`` (9) = [ω̇_r (rad/s², R_a), ω_r (rad/s, R_a), Euler angles of P_{a/a0} (rad)].
     """
 
-    kind = "spherical_body"
-
-    def __init__(
-        self,
-        name: str,
-        mass,
-        inertia,
-        P_a0b: ArrayLike = _I3,
-        euler0: ArrayLike | None = None,
-        quaternion0: ArrayLike | None = None,
-        omega0: ArrayLike = (0.0, 0.0, 0.0),
-        com: ArrayLike = (0.0, 0.0, 0.0),
-        children: Mapping[str, ArrayLike] | None = None,
-        external: Mapping[str, ExternalWrench | Mapping] | None = None,
-        gravity: ArrayLike = DEFAULT_GRAVITY,
-    ) -> None:
-        super().__init__(
-            name,
-            mass,
-            inertia,
-            SphericalJoint(name, P_a0b),
-            com=com,
-            children=children,
-            external=external,
-            gravity=gravity,
-        )
-        if not self.inverse:
-            self.quaternion0 = initial_quaternion(name, euler0, quaternion0)
-            self.omega0 = as_vector(name, "omega0", omega0, 3)
-            self.state_names = ("qw", "qx", "qy", "qz", "wx", "wy", "wz")
-
-    def initial_state(self) -> FloatArray:
-        if self.inverse:
-            return np.zeros(0)
-        return np.concatenate([self.quaternion0, self.omega0])
+    declaration = SPHERICAL_BODY
 
 
-class FreeBody(JointBody):
+class FreeBody(DeclaredJointBody):
     """Free-joint (6-dof) body hanging from a parent body, forward dynamics.
 
     The joint model is :class:`~titopfmu.blocks.joints.FreeJoint` (its docstring derives the
@@ -890,47 +807,7 @@ class FreeBody(JointBody):
     [v̇_r, ω̇_r, v_r, ω_r (R_a), OP (m, R_b), Euler angles of P_{a/a0} (rad)].
     """
 
-    kind = "free_body"
-
-    def __init__(
-        self,
-        name: str,
-        mass,
-        inertia,
-        P_a0b: ArrayLike = _I3,
-        position0: ArrayLike = (0.0, 0.0, 0.0),
-        euler0: ArrayLike | None = None,
-        quaternion0: ArrayLike | None = None,
-        velocity0: ArrayLike = (0.0, 0.0, 0.0),
-        omega0: ArrayLike = (0.0, 0.0, 0.0),
-        com: ArrayLike = (0.0, 0.0, 0.0),
-        children: Mapping[str, ArrayLike] | None = None,
-        external: Mapping[str, ExternalWrench | Mapping] | None = None,
-        gravity: ArrayLike = DEFAULT_GRAVITY,
-    ) -> None:
-        super().__init__(
-            name,
-            mass,
-            inertia,
-            FreeJoint(name, P_a0b),
-            com=com,
-            children=children,
-            external=external,
-            gravity=gravity,
-        )
-        if not self.inverse:
-            self.position0 = as_vector(name, "position0", position0, 3)
-            self.quaternion0 = initial_quaternion(name, euler0, quaternion0)
-            self.velocity0 = as_vector(name, "velocity0", velocity0, 3)
-            self.omega0 = as_vector(name, "omega0", omega0, 3)
-            self.state_names = (
-                "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz",
-            )  # fmt: skip
-
-    def initial_state(self) -> FloatArray:
-        if self.inverse:
-            return np.zeros(0)
-        return np.concatenate([self.position0, self.quaternion0, self.velocity0, self.omega0])
+    declaration = FREE_BODY
 
 
 class SphericalBodyInverse(SphericalBody):
@@ -941,30 +818,7 @@ class SphericalBodyInverse(SphericalBody):
     No state.
     """
 
-    kind = "spherical_body_inverse"
-    inverse = True
-
-    def __init__(
-        self,
-        name: str,
-        mass,
-        inertia,
-        P_a0b: ArrayLike = _I3,
-        com: ArrayLike = (0.0, 0.0, 0.0),
-        children: Mapping[str, ArrayLike] | None = None,
-        external: Mapping[str, ExternalWrench | Mapping] | None = None,
-        gravity: ArrayLike = DEFAULT_GRAVITY,
-    ) -> None:
-        super().__init__(
-            name,
-            mass,
-            inertia,
-            P_a0b=P_a0b,
-            com=com,
-            children=children,
-            external=external,
-            gravity=gravity,
-        )
+    declaration = SPHERICAL_BODY_INVERSE
 
 
 class FreeBodyInverse(FreeBody):
@@ -975,27 +829,4 @@ class FreeBodyInverse(FreeBody):
     on A (N, N m, R_a). No state.
     """
 
-    kind = "free_body_inverse"
-    inverse = True
-
-    def __init__(
-        self,
-        name: str,
-        mass,
-        inertia,
-        P_a0b: ArrayLike = _I3,
-        com: ArrayLike = (0.0, 0.0, 0.0),
-        children: Mapping[str, ArrayLike] | None = None,
-        external: Mapping[str, ExternalWrench | Mapping] | None = None,
-        gravity: ArrayLike = DEFAULT_GRAVITY,
-    ) -> None:
-        super().__init__(
-            name,
-            mass,
-            inertia,
-            P_a0b=P_a0b,
-            com=com,
-            children=children,
-            external=external,
-            gravity=gravity,
-        )
+    declaration = FREE_BODY_INVERSE

@@ -10,14 +10,14 @@ the algebraic loop: the loop stays a forest.
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from ..core import _titop
 from ..spatial.algebra import FloatArray
-from .base import Block, ParameterError, as_matrix
+from .base import DeclaredBlock
+from .declarations import LOOP_CLOSURE
 
 
-class LoopClosure(Block):
+class LoopClosure(DeclaredBlock):
     """Spring-damper closing a kinematic loop at a point C.
 
     Parameters
@@ -35,31 +35,16 @@ class LoopClosure(Block):
     in R_r).
     """
 
-    kind = "loop_closure"
+    declaration = LOOP_CLOSURE
 
-    def __init__(self, name: str, K: ArrayLike, D: ArrayLike | None = None) -> None:
+    def __init__(self, name: str, *args, **kwargs) -> None:
         super().__init__(name)
-        self.K = self._check(as_matrix(name, "K", K, (6, 6)), "K")
-        self.D = self._check(
-            as_matrix(name, "D", np.zeros((6, 6)) if D is None else D, (6, 6)), "D"
-        )
+        v = self._checked(self._bind(name, args, kwargs))
+        self.K, self.D = v["K"], v["D"]
         self._K = np.ascontiguousarray(self.K.reshape(36))
         self._D = np.ascontiguousarray(self.D.reshape(36))
-        for side in ("left", "right"):
-            self._add_port(
-                side,
-                "parent",
-                24,
-                f"{side} side of the cut: motion vector in (18, that side's frame); wrench applied "
-                "by the closure out (6, same frame)",
-            )
-
-    def _check(self, m: FloatArray, parameter: str) -> FloatArray:
-        if np.max(np.abs(m - m.T)) > 1e-9 * max(1.0, float(np.max(np.abs(m)))):
-            raise ParameterError(self.name, parameter, "not symmetric")
-        if np.linalg.eigvalsh(0.5 * (m + m.T))[0] < -1e-12 * max(1.0, float(np.max(np.abs(m)))):
-            raise ParameterError(self.name, parameter, "not positive semi-definite")
-        return m
+        for port in LOOP_CLOSURE.ports:
+            self._add_port(port.name, port.kind, port.size, port.description)
 
     def wrenches(self, left, right) -> tuple[FloatArray, FloatArray]:
         """Wrenches on the left and right sides, each in its own frame (Fig. 14), from the core

@@ -29,8 +29,6 @@ themselves run in the C core (``joint_transform`` and ``body_kinematics`` of
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -79,24 +77,35 @@ class WeldJoint(JointModel):
         self.R_ab = check_dcm(block, "P_ab", p_ab)
 
 
-class RevoluteJoint(JointModel):
+class _AxisJoint(JointModel):
+    """A 1-dof joint along or about an axis of R_a: its axis (normalised; zero is an error) and
+    the DCM of R_a in the parent's frame (at zero coordinate), checked."""
+
+    dof = 1
+    nq = 1
+    _dcm = ("", "")  # (parameter name, attribute)
+    _rows = slice(0, 0)  # the rows of S that hold the axis
+
+    def __init__(self, block: str, axis: ArrayLike, dcm: ArrayLike) -> None:
+        self.axis = check_axis(block, "axis", axis)
+        setattr(self, self._dcm[1], check_dcm(block, self._dcm[0], dcm))
+        self.S = np.zeros((6, 1))
+        self.S[self._rows, 0] = self.axis
+
+
+class RevoluteJoint(_AxisJoint):
     """Revolute joint (sec. 3.2, eqs. 16-17): rotation θ about the axis r of R_a at P.
 
     ``P_{aθ/b} = P_{a0/b} e^{θ (*r̃)}`` (eq. 16); the joint point P is the reference point of A.
     """
 
-    dof = 1
-    nq = 1
     coordinate_unit = "rad"
     core_kind = 4
-
-    def __init__(self, block: str, axis: ArrayLike, p_a0b: ArrayLike) -> None:
-        self.axis = check_axis(block, "axis", axis)
-        self.R_a0b = check_dcm(block, "P_a0b", p_a0b)
-        self.S = np.concatenate([np.zeros(3), self.axis]).reshape(6, 1)
+    _dcm = ("P_a0b", "R_a0b")
+    _rows = slice(3, 6)  # S = [0; r]
 
 
-class PrismaticJoint(JointModel):
+class PrismaticJoint(_AxisJoint):
     """Prismatic joint (sec. 3.3, eq. 24): translation x along the axis t of R_a.
 
     The joint point P0 is fixed in B, P (the reference point of A) in A, P ≡ P0 at x = 0 and
@@ -104,15 +113,10 @@ class PrismaticJoint(JointModel):
     parent port is projected in R_b through the constant ``P_{a/b}`` (Fig. 6).
     """
 
-    dof = 1
-    nq = 1
     coordinate_unit = "m"
     core_kind = 5
-
-    def __init__(self, block: str, axis: ArrayLike, p_ab: ArrayLike) -> None:
-        self.axis = check_axis(block, "axis", axis)
-        self.R_ab = check_dcm(block, "P_ab", p_ab)
-        self.S = np.concatenate([self.axis, np.zeros(3)]).reshape(6, 1)
+    _dcm = ("P_ab", "R_ab")
+    _rows = slice(0, 3)  # S = [t; 0]
 
 
 def initial_quaternion(
@@ -219,13 +223,3 @@ class FreeJoint(JointModel):
     def __init__(self, block: str, p_a0b: ArrayLike) -> None:
         self.R_a0b = check_dcm(block, "P_a0b", p_a0b)
         self.S = np.eye(6)
-
-
-def _finite_scalar(block: str, parameter: str, value: float) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(block, parameter, f"not a number: {value!r}") from None
-    if not math.isfinite(v):
-        raise ParameterError(block, parameter, f"non-finite value {value}")
-    return v

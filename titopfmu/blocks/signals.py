@@ -10,7 +10,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..spatial.algebra import FloatArray
-from .base import Block, ParameterError, as_vector
+from .base import Block, DeclaredBlock, ParameterError, as_vector
+from .declarations import CONSTANT, JOINT_SPRING_DAMPER, TIME_FUNCTION
 
 
 class SignalBlock(Block):
@@ -30,6 +31,7 @@ class Constant(SignalBlock):
     """Constant output ``y`` (any size)."""
 
     kind = "constant"
+    declaration = CONSTANT
     constant = True
 
     def __init__(self, name: str, value: ArrayLike) -> None:
@@ -46,6 +48,8 @@ class TimeFunction(SignalBlock):
     """Output ``y = f(t)`` of ``size`` components, for time-varying inputs and trajectories."""
 
     kind = "time_function"
+    #: its model-file form (an expression of t); the constructor takes any callable f
+    declaration = TIME_FUNCTION
 
     def __init__(self, name: str, f: Callable[[float], ArrayLike], size: int) -> None:
         super().__init__(name)
@@ -64,23 +68,20 @@ class TimeFunction(SignalBlock):
         return {"y": y}
 
 
-class JointSpringDamper(SignalBlock):
+class JointSpringDamper(SignalBlock, DeclaredBlock):
     """Joint control law ``tau = -k (q - q_ref) - d q̇`` on a 1-dof joint motion ``m = [q̈, q̇, q]``.
 
     ``k`` in N/m or N m/rad, ``d`` in N s/m or N m s/rad (>= 0).
     """
 
-    kind = "joint_spring_damper"
+    declaration = JOINT_SPRING_DAMPER
 
-    def __init__(self, name: str, k: float = 0.0, d: float = 0.0, q_ref: float = 0.0) -> None:
+    def __init__(self, name: str, *args, **kwargs) -> None:
         super().__init__(name)
-        self.k, self.d, self.q_ref = (
-            float(v) for v in as_vector(name, "k,d,q_ref", [k, d, q_ref], 3)
-        )
-        if self.k < 0 or self.d < 0:
-            raise ParameterError(name, "k" if self.k < 0 else "d", "must be >= 0")
-        self._add_port("m", "signal_in", 3, "joint motion [q̈, q̇, q]")
-        self._add_port("tau", "signal_out", 1, "joint effort (N or N m)")
+        v = self._checked(self._bind(name, args, kwargs))
+        self.k, self.d, self.q_ref = v["k"], v["d"], v["q_ref"]
+        for port in JOINT_SPRING_DAMPER.ports:
+            self._add_port(port.name, port.kind, port.size, port.description)
 
     def evaluate(self, t, inputs):
         _, qd, q = inputs["m"].tolist()

@@ -177,16 +177,14 @@ class StandaloneBlock:
         return self.state_derivative(t, x, self.prepare(u))
 
 
+@dataclass(slots=True)
 class Prepared:
     """Inputs of a standalone block in the form its equations take (:meth:`StandaloneBlock.
     prepare`): ``signals`` (by port), the parent's spatial acceleration
     ``acc_p`` (6, R_b) and :class:`PortKinematics` ``parent``, the child wrenches ``w_c``
     (6 per child port, R_a); None where the block has no such port."""
 
-    __slots__ = ("signals", "acc_p", "parent", "w_c")
-
-    def __init__(self, signals, acc_p, parent, w_c) -> None:
-        self.signals = signals
-        self.acc_p = acc_p
-        self.parent = parent
-        self.w_c = w_c
+    signals: dict
+    acc_p: FloatArray | None
+    parent: object
+    w_c: FloatArray | None

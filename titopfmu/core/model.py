@@ -16,55 +16,57 @@ joint's imposed motion ``joint.m`` = [u̇, u, p] (3k), an imposed-motion body's 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..blocks.bodies import (
-    FreeBody,
-    FreeBodyInverse,
-    Ground,
-    ImposedMotionBody,
-    PrismaticBody,
-    PrismaticBodyInverse,
-    RevoluteBody,
-    RevoluteBodyInverse,
-    RigidBody,
-    SphericalBody,
-    SphericalBodyInverse,
-    WeldedBody,
-)
-from ..blocks.closure import LoopClosure
-from ..spatial.algebra import FloatArray
 from . import _titop
 
+if TYPE_CHECKING:  # annotations only: the core is below the spatial helpers, which call it
+    from ..spatial.algebra import FloatArray
+
+# the core's body kinds (titop.h, enum titop_kind), as the block declarations state them
+# (titopfmu.blocks.declarations): this module reads blocks by their attributes and their
+# type's declaration only, and imports no block class
 RIGID, GROUND, IMPOSED, WELD, REVOLUTE, PRISMATIC, SPHERICAL, FREE = range(8)
-KINDS = {RigidBody: RIGID, Ground: GROUND, ImposedMotionBody: IMPOSED, WeldedBody: WELD,
-         RevoluteBody: REVOLUTE, PrismaticBody: PRISMATIC, SphericalBody: SPHERICAL,
-         FreeBody: FREE, RevoluteBodyInverse: REVOLUTE, PrismaticBodyInverse: PRISMATIC,
-         SphericalBodyInverse: SPHERICAL, FreeBodyInverse: FREE}  # fmt: skip
 NO_PARENT, PARENT_INPUT = -1, -2
 #: the complex step h of :meth:`NativeTree.zevaluate` and :meth:`NativeTree.directional`
 COMPLEX_STEP = 1e-100
 SINGULAR, NONFINITE = _titop.SINGULAR, _titop.NONFINITE
 
 
+def _declared(cls: type):
+    """The declaration a class itself states (not one it inherits), or None."""
+    return cls.__dict__.get("declaration")
+
+
 def core_kind(block) -> int:
     """The core's body kind of a built-in block or of a subclass of one (its nearest built-in
     base class); a TypeError for any other block."""
     for cls in type(block).__mro__:
-        kind = KINDS.get(cls)
-        if kind is not None:
-            return kind
+        d = _declared(cls)
+        if d is not None and d.core_kind is not None:
+            return d.core_kind
     raise TypeError(f"block '{block.name}' ({type(block).__name__}) is not a body block")
+
+
+def builtin_kind(cls: type) -> int | None:
+    """The core's body kind of a built-in body class (exactly; None for a subclass of one, a
+    user's own block, or a block that is not a body)."""
+    d = _declared(cls)
+    return None if d is None else d.core_kind
 
 
 def unsupported(blocks, closures=()) -> str | None:
     """Why the tree of ``blocks`` with the loop closures ``closures`` cannot run in the core, or
     None if it can: a block type the core does not know, such as a user's subclass (it may
     change any equation; the engine then runs its object path)."""
-    for b in list(blocks) + list(closures):
-        if type(b) not in KINDS and type(b) is not LoopClosure:
+    for b in blocks:
+        if builtin_kind(type(b)) is None:
             return f"block '{b.name}' ({type(b).__name__}) is not a built-in block"
+    for c in closures:
+        if getattr(_declared(type(c)), "family", None) != "closure":
+            return f"block '{c.name}' ({type(c).__name__}) is not a built-in block"
     return None
 
 
@@ -269,7 +271,7 @@ class NativeTree:
         if state is not None:
             return lambda data, x: x[state : state + 1]
         b, m = self.blocks[i], self.model
-        kind = KINDS.get(type(b), GROUND if isinstance(b, Ground) else None)
+        kind = core_kind(b)
         k = getattr(getattr(b, "joint", None), "dof", 0)
         inverse = getattr(b, "inverse", False)
 

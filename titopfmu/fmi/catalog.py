@@ -1,7 +1,11 @@
 """The FMU types: which core block each FMU wraps, its FMI parameters and its variable names.
 
-An FMU type is a core block class (:mod:`titopfmu.blocks`) plus a table of FMI parameters that
-map onto the block's constructor. Body types come in variants with 0 to :data:`MAX_CHILDREN`
+Derived from the block declarations (:mod:`titopfmu.blocks.declarations`): an FMU type is a
+declared block type with an FMU; its FMI parameters are the declared ones, by the same names
+(``theta0`` in the FMU as in the model file and a campaign), with the declared units,
+defaults and descriptions; the block's ``children`` become the parameters ``Cj.point`` of its
+child ports ``C1..Cn`` and its ``external`` wrench the port ``ext.W`` with the parameters
+``ext.point`` and ``ext.inertial``. Body types come in variants with 0 to :data:`MAX_CHILDREN`
 child ports (FMI 2.0 has no structural parameters; a variant per port count is what importers
 handle best). Nothing here computes physics: a native FMU builds its block as a one-body model of
 the C core from the parameter values (:mod:`titopfmu.fmi.native`).
@@ -18,34 +22,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..blocks import BLOCK_CLASSES
 from ..blocks.base import Block
-from ..blocks.bodies import (
-    FreeBody,
-    FreeBodyInverse,
-    Ground,
-    ImposedMotionBody,
-    PrismaticBody,
-    PrismaticBodyInverse,
-    RevoluteBody,
-    RevoluteBodyInverse,
-    RigidBody,
-    SphericalBody,
-    SphericalBodyInverse,
-    WeldedBody,
-)
-from ..blocks.closure import LoopClosure
-from ..blocks.signals import JointSpringDamper
+from ..blocks.declarations import BLOCK_TYPES, OLD_FMU_NAMES, BlockType
 from ..spatial.rotations import dcm_from_quaternion
 
 #: Largest number of child ports of the body variants that ``titopfmu build`` writes.
 MAX_CHILDREN = 3
 
-_I3 = tuple(tuple(float(i == j) for j in range(3)) for i in range(3))
-
 
 @dataclass(frozen=True)
 class Param:
-    """One FMI parameter (possibly an array): base name, shape, unit, default, description."""
+    """One FMI parameter (possibly an array): base name, shape, unit, default, description;
+    ``role``: what it is in the FMU's C configuration (``fmu_config.h``)."""
 
     name: str
     shape: tuple[int, ...]
@@ -54,6 +43,7 @@ class Param:
     description: str
     boolean: bool = False
     integer: bool = False
+    role: str = ""
 
     def names(self) -> list[tuple[str, tuple[int, ...]]]:
         """FMI names of the scalar variables, with their 0-based index in the array."""
@@ -70,7 +60,7 @@ class Param:
 
 @dataclass(frozen=True)
 class FmuType:
-    """A family of FMUs wrapping one core block class."""
+    """A family of FMUs wrapping one declared block type (:attr:`declaration`)."""
 
     key: str
     model_prefix: str
@@ -80,392 +70,101 @@ class FmuType:
     variants: tuple[int, ...] = (0,)
     #: core channel name -> FMI port name (e.g. the imposed motion ``m`` -> ``body.m``)
     rename: dict[str, str] = field(default_factory=dict)
-    #: core parameter name -> FMI parameter name, for error messages
-    param_names: dict[str, str] = field(default_factory=dict)
     joint_unit: str = ""
     #: (label, unit) of each component of ``joint.m`` and ``joint.tau`` (multi-dof joints)
     joint_layout: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    declaration: BlockType | None = None
+    #: FMI parameter names of titopfmu 0.1 -> today's (accepted with a DeprecationWarning)
+    old_names: dict[str, str] = field(default_factory=dict)
 
     def model_name(self, n_children: int) -> str:
         """modelIdentifier of a variant, e.g. ``TitopRevoluteBodyC2``."""
         return f"{self.model_prefix}C{n_children}" if self.variants != (0,) else self.model_prefix
 
 
-# -- parameter tables ------------------------------------------------------------------------
+# -- from the declarations ------------------------------------------------------------------------
 
 
-def _mass_params(root: bool) -> list[Param]:
-    return [
-        Param("mass", (), "kg", 1.0, "mass m of the body (> 0)"),
-        Param(
-            "inertia",
-            (3, 3),
-            "kg.m2",
-            tuple(tuple(0.1 * float(i == j) for j in range(3)) for i in range(3)),
-            "inertia tensor I_B at the centre of mass B, in the body frame R_a; symmetric, "
-            + ("positive definite" if root else "positive semi-definite"),
-        ),
-        Param("com", (3,), "m", (0.0, 0.0, 0.0), "vector PB from P to the centre of mass, R_a"),
-    ]
-
-
-def _common_body_params(n: int, root: bool) -> list[Param]:
-    ps = _mass_params(root)
-    ps += [
-        Param(
-            f"C{j}.point",
-            (3,),
-            "m",
-            (0.0, 0.0, 0.0),
-            f"vector from P to the point of child port C{j}, in the body frame R_a",
-        )
-        for j in range(1, n + 1)
-    ]
-    ps += [
-        Param("gravity", (3,), "m/s2", (0.0, 0.0, -9.81), "gravity g in the inertial frame R_i"),
-        Param(
-            "ext.point", (3,), "m", (0.0, 0.0, 0.0),
-            "vector from P to the point where the external wrench ext.W acts, in R_a",
-        ),
-        Param(
-            "ext.inertial", (), "", False,
-            "true: ext.W is given in the inertial frame R_i; false: in the body frame R_a",
-            boolean=True,
-        ),
-    ]  # fmt: skip
-    return ps
-
-
-def _body_kwargs(p: dict, n: int) -> dict:
-    return dict(
-        com=p["com"],
-        children={f"C{j}": p[f"C{j}.point"] for j in range(1, n + 1)},
-        external={
-            "ext": {
-                "point": tuple(p["ext.point"]),
-                "frame": "inertial" if p["ext.inertial"] else "body",
-            }
-        },
-        gravity=p["gravity"],
-    )
-
-
-_BODY_NAMES = {
-    "mass": "mass", "inertia": "inertia[i,j]", "com": "com[i]", "gravity": "gravity[i]",
-    "external[ext].point": "ext.point[i]",
-}  # fmt: skip
-
-
-def _child_names(n: int) -> dict[str, str]:
-    return {f"children[C{j}]": f"C{j}.point[i]" for j in range(1, n + 1)}
-
-
-def _rigid_params(n: int) -> list[Param]:
-    return _common_body_params(n, root=True) + [
-        Param("position0", (3,), "m", (0.0, 0.0, 0.0), "initial position [IP]_{R_i} of P"),
-        Param("euler0", (3,), "rad", (0.0, 0.0, 0.0), "initial 3-2-1 Euler angles [φ, θ, ψ]"),
-        Param(
-            "twist0", (6,), "", (0.0,) * 6,
-            "initial twist [v_P (m/s); ω (rad/s)] at P, in the body frame R_a",
-        ),
-    ]  # fmt: skip
-
-
-def _make_rigid(name: str, p: dict, n: int) -> Block:
-    return RigidBody(
-        name, p["mass"], p["inertia"], position=p["position0"], euler=p["euler0"],
-        twist=p["twist0"], **_body_kwargs(p, n),
-    )  # fmt: skip
-
-
-def _welded_params(n: int) -> list[Param]:
-    return _common_body_params(n, root=False) + [
-        Param("P_ab", (3, 3), "", _I3, "constant DCM P_{a/b} of the body frame in the parent's"),
-    ]
-
-
-def _make_welded(name: str, p: dict, n: int) -> Block:
-    return WeldedBody(name, p["mass"], p["inertia"], P_ab=p["P_ab"], **_body_kwargs(p, n))
-
-
-def _joint_params(kind: str, inverse: bool) -> Callable[[int], list[Param]]:
-    rev = kind == "revolute"
-    unit = "rad" if rev else "m"
-
-    def params(n: int) -> list[Param]:
-        ps = _common_body_params(n, root=False)
-        ps.append(
-            Param(
-                "joint.axis", (3,), "", (0.0, 0.0, 1.0) if rev else (1.0, 0.0, 0.0),
-                f"joint axis {'r' if rev else 't'} in the body frame R_a (normalised; not zero)",
-            )
-        )  # fmt: skip
-        dcm = "joint.P_a0b" if rev else "joint.P_ab"
-        what = "at θ = 0" if rev else "(constant)"
-        ps.append(Param(dcm, (3, 3), "", _I3, f"DCM of the body frame in the parent's {what}"))
-        if not inverse:
-            rate = "rad/s" if rev else "m/s"
-            ps += [
-                Param("joint.q0", (), unit, 0.0, "initial joint coordinate"),
-                Param("joint.qd0", (), rate, 0.0, "initial joint rate"),
-            ]
-        return ps
-
-    return params
-
-
-def _make_joint(cls: type, kind: str, inverse: bool) -> Callable[[str, dict, int], Block]:
-    rev = kind == "revolute"
-
-    def make(name: str, p: dict, n: int) -> Block:
-        kw = _body_kwargs(p, n)
-        if rev:
-            kw["P_a0b"] = p["joint.P_a0b"]
+def _fmu_params(decl: BlockType, n: int) -> list[Param]:
+    """The FMI parameters of ``decl``'s FMU with ``n`` child ports, in value-reference order."""
+    out: list[Param] = []
+    ground = decl.family == "ground"
+    for p in decl.fmu_parameters():
+        if p.check == "children":
+            where = ("vector from the base origin O to the point of child port C{j}, base frame"
+                     if ground else
+                     "vector from P to the point of child port C{j}, in the body frame R_a")
+            out += [Param(f"C{j}.point", (3,), "m", (0.0, 0.0, 0.0), where.format(j=j),
+                          role="PAR_POINT") for j in range(1, n + 1)]  # fmt: skip
+        elif p.check == "external":
+            out += [
+                Param("ext.point", (3,), "m", (0.0, 0.0, 0.0),
+                      "vector from P to the point where the external wrench ext.W acts, in R_a",
+                      role="PAR_EXT_POINT"),
+                Param("ext.inertial", (), "", False,
+                      "true: ext.W is given in the inertial frame R_i; false: in the body frame "
+                      "R_a", boolean=True, role="PAR_EXT_INERTIAL"),
+            ]  # fmt: skip
         else:
-            kw["P_ab"] = p["joint.P_ab"]
-        if not inverse:
-            kw["theta0" if rev else "x0"] = float(p["joint.q0"])
-            kw["theta_dot0" if rev else "x_dot0"] = float(p["joint.qd0"])
-        return cls(name, p["mass"], p["inertia"], axis=p["joint.axis"], **kw)
+            default = p.start if p.required else p.default
+            out.append(Param(p.name, p.shape, p.unit, default, p.description, role=p.role))
+    return out
+
+
+def _maker(decl: BlockType) -> Callable[[str, dict, int], Block]:
+    """The block an FMU of ``decl`` builds from its FMI parameter values (``values``: name ->
+    value, arrays by base name) with ``n`` child ports."""
+    cls = BLOCK_CLASSES[decl.name]
+
+    def make(name: str, values: dict, n: int) -> Block:
+        kw: dict[str, object] = {}
+        for p in decl.fmu_parameters():
+            if p.check == "children":
+                kw["children"] = {f"C{j}": values[f"C{j}.point"] for j in range(1, n + 1)}
+            elif p.check == "external":
+                kw["external"] = {"ext": {"point": tuple(values["ext.point"]),
+                                          "frame": "inertial" if values["ext.inertial"]
+                                          else "body"}}  # fmt: skip
+            else:
+                v = values[p.name]
+                kw[p.name] = float(v) if p.shape == () else v
+        return cls(name, **kw)
 
     return make
 
 
-def _joint_names(kind: str) -> dict[str, str]:
-    if kind == "revolute":
-        return {"axis": "joint.axis[i]", "P_a0b": "joint.P_a0b[i,j]", "theta0": "joint.q0",
-                "theta_dot0": "joint.qd0"}  # fmt: skip
-    return {"axis": "joint.axis[i]", "P_ab": "joint.P_ab[i,j]", "x0": "joint.q0",
-            "x_dot0": "joint.qd0"}  # fmt: skip
+def fmu_type(decl: BlockType) -> FmuType:
+    """The FMU type of a declared block type (which has an FMU)."""
+    f = decl.fmu
+    layout = {}
+    for port in decl.ports:
+        if port.labels:
+            layout["m" if port.name == "joint.m" else "tau"] = tuple(zip(port.labels, port.units,
+                                                                        strict=True))  # fmt: skip
+    return FmuType(decl.key, f.prefix, f.title, _maker(decl), lambda n: _fmu_params(decl, n),
+                   f.variants, dict(f.ports), decl.coordinate_unit, layout, decl,
+                   dict(OLD_FMU_NAMES.get(decl.key, {})))  # fmt: skip
 
-
-def _xyz(label: str, unit: str) -> tuple[tuple[str, str], ...]:
-    return tuple((f"{label} {a}", unit) for a in "xyz")
-
-
-_EULER_REL = tuple(
-    (f"3-2-1 Euler angle {a} of P_{{a/a0}}", "rad") for a in ("roll φ", "pitch θ", "yaw ψ")
-)
-_SPHERICAL_LAYOUT = {
-    "m": _xyz("relative angular acceleration ω̇_r (R_a)", "rad/s2")
-    + _xyz("relative angular velocity ω_r (R_a)", "rad/s")
-    + _EULER_REL,
-    "tau": _xyz("torque applied by the parent (R_a)", "N.m"),
-}
-_FREE_LAYOUT = {
-    "m": _xyz("relative linear acceleration v̇_r (R_a)", "m/s2")
-    + _xyz("relative angular acceleration ω̇_r (R_a)", "rad/s2")
-    + _xyz("relative velocity v_r (R_a)", "m/s")
-    + _xyz("relative angular velocity ω_r (R_a)", "rad/s")
-    + _xyz("relative position OP (R_b)", "m")
-    + _EULER_REL,
-    "tau": _xyz("force applied by the parent (R_a)", "N")
-    + _xyz("torque about P applied by the parent (R_a)", "N.m"),
-}
-
-
-def _ball_params(free: bool, inverse: bool) -> Callable[[int], list[Param]]:
-    def params(n: int) -> list[Param]:
-        ps = _common_body_params(n, root=False)
-        ps.append(
-            Param(
-                "joint.P_a0b",
-                (3, 3),
-                "",
-                _I3,
-                "DCM P_{a0/b} of the body frame in the parent's at zero joint rotation",
-            )
-        )
-        if not inverse:
-            if free:
-                ps.append(
-                    Param(
-                        "joint.position0",
-                        (3,),
-                        "m",
-                        (0.0, 0.0, 0.0),
-                        "initial position of P from the joint point, parent frame R_b",
-                    )
-                )
-            ps.append(
-                Param(
-                    "joint.euler0",
-                    (3,),
-                    "rad",
-                    (0.0, 0.0, 0.0),
-                    "initial 3-2-1 Euler angles of the joint rotation P_{a/a0}",
-                )
-            )
-            if free:
-                ps.append(
-                    Param(
-                        "joint.velocity0",
-                        (3,),
-                        "m/s",
-                        (0.0, 0.0, 0.0),
-                        "initial relative velocity v_r, body frame R_a",
-                    )
-                )
-            ps.append(
-                Param(
-                    "joint.omega0",
-                    (3,),
-                    "rad/s",
-                    (0.0, 0.0, 0.0),
-                    "initial relative angular velocity ω_r, body frame R_a",
-                )
-            )
-        return ps  # fmt: skip
-
-    return params
-
-
-def _make_ball(cls: type, free: bool, inverse: bool) -> Callable[[str, dict, int], Block]:
-    def make(name: str, p: dict, n: int) -> Block:
-        kw = _body_kwargs(p, n)
-        kw["P_a0b"] = p["joint.P_a0b"]
-        if not inverse:
-            kw["euler0"] = p["joint.euler0"]
-            kw["omega0"] = p["joint.omega0"]
-            if free:
-                kw["position0"] = p["joint.position0"]
-                kw["velocity0"] = p["joint.velocity0"]
-        return cls(name, p["mass"], p["inertia"], **kw)
-
-    return make
-
-
-_BALL_NAMES = {
-    "P_a0b": "joint.P_a0b[i,j]", "euler0": "joint.euler0[i]", "omega0": "joint.omega0[i]",
-    "position0": "joint.position0[i]", "velocity0": "joint.velocity0[i]",
-}  # fmt: skip
-
-
-def _imposed_params(n: int) -> list[Param]:
-    return _common_body_params(n, root=False)
-
-
-def _make_imposed(name: str, p: dict, n: int) -> Block:
-    return ImposedMotionBody(name, p["mass"], p["inertia"], **_body_kwargs(p, n))
-
-
-def _ground_params(n: int) -> list[Param]:
-    return [
-        Param(
-            f"C{j}.point", (3,), "m", (0.0, 0.0, 0.0),
-            f"vector from the base origin O to the point of child port C{j}, base frame",
-        )
-        for j in range(1, n + 1)
-    ] + [
-        Param("position", (3,), "m", (0.0, 0.0, 0.0), "position [IO]_{R_i} of the base origin"),
-        Param("euler", (3,), "rad", (0.0, 0.0, 0.0), "3-2-1 Euler angles of the base frame"),
-    ]  # fmt: skip
-
-
-def _make_ground(name: str, p: dict, n: int) -> Block:
-    return Ground(
-        name,
-        children={f"C{j}": p[f"C{j}.point"] for j in range(1, n + 1)},
-        position=p["position"],
-        euler=p["euler"],
-    )
-
-
-def _closure_params(n: int) -> list[Param]:
-    zero6 = tuple((0.0,) * 6 for _ in range(6))
-    return [
-        Param("K", (6, 6), "", zero6,
-              "stiffness on [δp (m); δθ (rad)] (N/m, N, N.m/m, N.m/rad blocks); symmetric PSD"),
-        Param("D", (6, 6), "", zero6,
-              "damping on [δv (m/s); δω (rad/s)]; symmetric PSD"),
-    ]  # fmt: skip
-
-
-def _make_closure(name: str, p: dict, n: int) -> Block:
-    return LoopClosure(name, p["K"], p["D"])
-
-
-def _spring_params(n: int) -> list[Param]:
-    return [
-        Param("k", (), "", 0.0, "stiffness (N/m or N.m/rad), >= 0"),
-        Param("d", (), "", 0.0, "damping (N.s/m or N.m.s/rad), >= 0"),
-        Param("q_ref", (), "", 0.0, "reference joint coordinate (m or rad)"),
-    ]
-
-
-def _make_spring(name: str, p: dict, n: int) -> Block:
-    return JointSpringDamper(name, float(p["k"]), float(p["d"]), float(p["q_ref"]))
-
-
-_VARIANTS = tuple(range(MAX_CHILDREN + 1))
-_IMPOSED_RENAME = {"m": "body.m", "W": "body.W", "ext": "ext.W"}
 
 #: Every FMU type ``titopfmu build`` writes, by key.
 FMU_TYPES: dict[str, FmuType] = {
-    t.key: t
-    for t in (
-        FmuType("rigid_body", "TitopRigidBody",
-                "root rigid body, forward dynamics G^B (Alazard et al. 2025, eqs. 11-13)",
-                _make_rigid, _rigid_params, _VARIANTS, {"ext": "ext.W"},
-                {**_BODY_NAMES, "position": "position0[i]", "euler": "euler0[i]",
-                 "twist": "twist0[i]"}),
-        FmuType("welded_body", "TitopWeldedBody", "welded body R^A (Alazard et al. 2025, eq. 15)",
-                _make_welded, _welded_params, _VARIANTS, {"ext": "ext.W"},
-                {**_BODY_NAMES, "P_ab": "P_ab[i,j]"}),
-        FmuType("revolute_body", "TitopRevoluteBody",
-                "revolute-joint body R^{A,r}, forward dynamics (Alazard et al. 2025, eqs. 16-23)",
-                _make_joint(RevoluteBody, "revolute", False), _joint_params("revolute", False),
-                _VARIANTS, {"ext": "ext.W"}, {**_BODY_NAMES, **_joint_names("revolute")}, "rad"),
-        FmuType("prismatic_body", "TitopPrismaticBody",
-                "prismatic-joint body R^{A,t}, forward dynamics (Alazard et al. 2025, eqs. 24-29)",
-                _make_joint(PrismaticBody, "prismatic", False), _joint_params("prismatic", False),
-                _VARIANTS, {"ext": "ext.W"}, {**_BODY_NAMES, **_joint_names("prismatic")}, "m"),
-        FmuType("revolute_body_inverse", "TitopRevoluteBodyInverse",
-                "revolute-joint body with imposed joint motion, inverse dynamics (eq. 21)",
-                _make_joint(RevoluteBodyInverse, "revolute", True),
-                _joint_params("revolute", True), _VARIANTS, {"ext": "ext.W"},
-                {**_BODY_NAMES, **_joint_names("revolute")}, "rad"),
-        FmuType("prismatic_body_inverse", "TitopPrismaticBodyInverse",
-                "prismatic-joint body with imposed joint motion, inverse dynamics (eq. 27)",
-                _make_joint(PrismaticBodyInverse, "prismatic", True),
-                _joint_params("prismatic", True), _VARIANTS, {"ext": "ext.W"},
-                {**_BODY_NAMES, **_joint_names("prismatic")}, "m"),
-        FmuType("spherical_body", "TitopSphericalBody",
-                "spherical-joint body (3 dof, quaternion state), forward dynamics",
-                _make_ball(SphericalBody, False, False), _ball_params(False, False), _VARIANTS,
-                {"ext": "ext.W"}, {**_BODY_NAMES, **_BALL_NAMES}, "rad", _SPHERICAL_LAYOUT),
-        FmuType("free_body", "TitopFreeBody",
-                "free-joint body (6 dof relative to its parent), forward dynamics",
-                _make_ball(FreeBody, True, False), _ball_params(True, False), _VARIANTS,
-                {"ext": "ext.W"}, {**_BODY_NAMES, **_BALL_NAMES}, "", _FREE_LAYOUT),
-        FmuType("spherical_body_inverse", "TitopSphericalBodyInverse",
-                "spherical-joint body with imposed joint motion, inverse dynamics",
-                _make_ball(SphericalBodyInverse, False, True), _ball_params(False, True),
-                _VARIANTS, {"ext": "ext.W"}, {**_BODY_NAMES, **_BALL_NAMES}, "rad",
-                _SPHERICAL_LAYOUT),
-        FmuType("free_body_inverse", "TitopFreeBodyInverse",
-                "free-joint body with imposed joint motion, inverse dynamics",
-                _make_ball(FreeBodyInverse, True, True), _ball_params(True, True), _VARIANTS,
-                {"ext": "ext.W"}, {**_BODY_NAMES, **_BALL_NAMES}, "", _FREE_LAYOUT),
-        FmuType("imposed_motion_body", "TitopImposedMotionBody",
-                "body with imposed motion: its direct dynamic model "
-                "(Alazard et al. 2025, Fig. 1, eq. 11)",
-                _make_imposed, _imposed_params, _VARIANTS, _IMPOSED_RENAME, dict(_BODY_NAMES)),
-        FmuType("ground", "TitopGround", "fixed base (a root with zero motion)",
-                _make_ground, _ground_params, tuple(range(1, MAX_CHILDREN + 1)),
-                {"W": "body.W"}, {"position": "position[i]", "euler": "euler[i]"}),
-        FmuType("loop_closure", "TitopLoopClosure",
-                "loop closure L^A_C: 6x6 spring-damper between two motion vectors (Fig. 14)",
-                _make_closure, _closure_params, (0,), {}, {"K": "K[i,j]", "D": "D[i,j]"}),
-        FmuType("joint_spring_damper", "TitopJointSpringDamper",
-                "joint law tau = -k (q - q_ref) - d q_dot on a 1-dof joint motion [q̈, q̇, q]",
-                _make_spring, _spring_params, (0,), {"m": "joint.m", "tau": "joint.tau"},
-                {"k,d,q_ref": "k, d, q_ref", "k": "k", "d": "d"}),
-    )
-}  # fmt: skip
+    d.key: fmu_type(d) for d in BLOCK_TYPES.values() if d.fmu is not None
+}
 
-for _t in FMU_TYPES.values():
-    _t.param_names.update(_child_names(MAX_CHILDREN))
+def renamed_parameter(model_identifier: str, name: str) -> str | None:
+    """Today's name of the titopfmu 0.1 FMU parameter ``name`` (base name, e.g. ``joint.q0``
+    -> ``theta0``) of the FMU ``model_identifier``, or None if it was not renamed."""
+    import re
+
+    prefix = re.sub(r"C\d+$", "", model_identifier)
+    for t in FMU_TYPES.values():
+        if t.model_prefix == prefix:
+            return t.old_names.get(name)
+    return None
+
+
+#: Block class -> FMU type key (exact classes: a subclass may change the equations).
+FMU_TYPE_OF: dict[type, str] = {BLOCK_CLASSES[t.declaration.name]: k for k, t in FMU_TYPES.items()}
 
 
 def all_variants() -> list[tuple[FmuType, int]]:

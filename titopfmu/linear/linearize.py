@@ -38,7 +38,6 @@ those inputs at the operating point; they are then held (their sources cut) in A
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -49,8 +48,7 @@ from ..blocks.base import TitopError
 from ..blocks.bodies import BodyBlock, Ground
 from .coordinates import Chart
 from .model import LinearModel
-
-_INDEX = re.compile(r"^(.*)\[(\d+)\]$")
+from .units import split_index, units_of
 
 #: relative step of the central differences (feedback through signal blocks, fallback outputs)
 CENTRAL_STEP = 1e-6
@@ -75,12 +73,6 @@ def as_engine(system_or_engine) -> Engine:
             f"no exact derivatives for this system: {engine.native_reason or 'no body'}"
         )
     return engine
-
-
-def split_index(name: str) -> tuple[str, int | None]:
-    """``"a.b[3]"`` -> ("a.b", 2) (0-based); ``"a.b"`` -> ("a.b", None)."""
-    m = _INDEX.match(name)
-    return (m.group(1), int(m.group(2)) - 1) if m else (name, None)
 
 
 def core_inputs(engine: Engine) -> dict[str, tuple[int, int]]:
@@ -328,7 +320,6 @@ def linearize(
             rows_D.append(cols_all[j, chart.nr :])
             methods.append(method)
     ny = len(onames)
-    from .units import units_of
 
     units = {n: units_of(engine.system, n, 1)[0]
              for n in [*chart.reduced_names, *(c for c, _ in cols), *onames]}  # fmt: skip

@@ -191,6 +191,7 @@ class Component:
         ``name[i,j]`` (1-based)."""
         out: dict[str, object] = {}
         for name, value in parameters.items():
+            name = self._current_name(name)
             if name in self.variables:
                 out[name] = value
                 continue
@@ -212,6 +213,25 @@ class Component:
                     f"component '{self.name}': '{fname}' is an {v.causality}, not a parameter"
                 )
         return out
+
+    def _current_name(self, name: str) -> str:
+        """``name``, or today's name of a titopfmu 0.1 FMU parameter (``joint.q0`` ->
+        ``theta0``; :data:`titopfmu.blocks.declarations.OLD_FMU_NAMES`), with a
+        DeprecationWarning."""
+        base, bracket, rest = name.partition("[")
+        if name in self.variables or any(v.startswith(base + "[") for v in self.variables):
+            return name
+        from ..fmi.catalog import renamed_parameter
+
+        new = renamed_parameter(self.file.md.coSimulation.modelIdentifier, base)
+        if new is None:
+            return name
+        import warnings
+
+        warnings.warn(f"component '{self.name}': FMU parameter '{base}' is now named '{new}' "
+                      "(the model file's name); the old name will be removed",
+                      DeprecationWarning, stacklevel=4)  # fmt: skip
+        return new + bracket + rest
 
     # -- FMI calls --------------------------------------------------------------------------
 

@@ -38,45 +38,10 @@ import numpy as np
 
 from ..assembly.engine import RunInterrupted
 from ..assembly.system import System
-from ..blocks import Constant
-from ..blocks.bodies import (
-    BodyBlock,
-    FreeBody,
-    FreeBodyInverse,
-    Ground,
-    ImposedMotionBody,
-    PrismaticBody,
-    PrismaticBodyInverse,
-    RevoluteBody,
-    RevoluteBodyInverse,
-    RigidBody,
-    SphericalBody,
-    SphericalBodyInverse,
-    WeldedBody,
-)
-from ..blocks.closure import LoopClosure
-from ..blocks.signals import JointSpringDamper
-from ..fmi.catalog import FMU_TYPES, FmuType
+from ..blocks import BodyBlock, Constant, Ground
+from ..fmi.catalog import FMU_TYPE_OF, FMU_TYPES, FmuType
 from ..spatial.rotations import dcm_from_euler, dcm_from_quaternion, euler_from_dcm
 from .components import CosimError
-
-#: Block class -> FMU type key (exact classes: a subclass may change the equations).
-FMU_TYPE_OF: dict[type, str] = {
-    RigidBody: "rigid_body",
-    WeldedBody: "welded_body",
-    RevoluteBody: "revolute_body",
-    PrismaticBody: "prismatic_body",
-    RevoluteBodyInverse: "revolute_body_inverse",
-    PrismaticBodyInverse: "prismatic_body_inverse",
-    SphericalBody: "spherical_body",
-    FreeBody: "free_body",
-    SphericalBodyInverse: "spherical_body_inverse",
-    FreeBodyInverse: "free_body_inverse",
-    ImposedMotionBody: "imposed_motion_body",
-    Ground: "ground",
-    LoopClosure: "loop_closure",
-    JointSpringDamper: "joint_spring_damper",
-}
 
 _INDEX = re.compile(r"^(.*)\[(\d+)\]$")
 
@@ -117,66 +82,38 @@ class SystemMapping:
 # -- the parameters of a block ----------------------------------------------------------------
 
 
-def _body_parameters(b: BodyBlock, ftype: FmuType) -> dict[str, object]:
-    p: dict[str, object] = {
-        "mass": float(b.mass),
-        "inertia": np.asarray(b.inertia, dtype=float),
-        "com": np.asarray(b.com, dtype=float),
-        "gravity": np.asarray(b.gravity, dtype=float),
-    }
-    for j, pc in enumerate(b.child_points, start=1):
-        p[f"C{j}.point"] = np.asarray(pc, dtype=float)
-    if len(b.external) > 1:
-        raise FromSystemError(
-            f"block '{b.name}': {len(b.external)} external wrenches "
-            f"({', '.join(b.external)}); its FMU has one (ext.W): merge them into one "
-            "(same point and frame) or add a welded body for each"
-        )
-    for e in b.external.values():
-        p["ext.point"] = np.asarray(e.point, dtype=float)
-        p["ext.inertial"] = e.frame == "inertial"
-    j = getattr(b, "joint", None)
-    if isinstance(b, RigidBody):
-        p.update(position0=b.position0, euler0=b.euler0, twist0=b.twist0)
-    elif isinstance(b, WeldedBody):
-        p["P_ab"] = j.R_ab
-    elif isinstance(b, RevoluteBody):
-        p.update({"joint.axis": j.axis, "joint.P_a0b": j.R_a0b})
-        if not b.inverse:
-            p.update({"joint.q0": float(b.q0), "joint.qd0": float(b.qd0)})
-    elif isinstance(b, PrismaticBody):
-        p.update({"joint.axis": j.axis, "joint.P_ab": j.R_ab})
-        if not b.inverse:
-            p.update({"joint.q0": float(b.q0), "joint.qd0": float(b.qd0)})
-    elif isinstance(b, (SphericalBody, FreeBody)):
-        p["joint.P_a0b"] = j.R_a0b
-        if not b.inverse:
-            p["joint.euler0"] = euler_from_dcm(dcm_from_quaternion(b.quaternion0))
-            p["joint.omega0"] = b.omega0
-            if isinstance(b, FreeBody):
-                p["joint.position0"] = b.position0
-                p["joint.velocity0"] = b.velocity0
+def block_parameters(block) -> dict[str, object]:
+    """The FMI parameters of ``block``'s FMU (names as in the FMU, arrays by base name), from
+    its type's declaration: every declared FMU parameter by its name, the child ports' points
+    as ``Cj.point`` (j in the order of the block's ``children``), its external wrench's point
+    and frame as ``ext.point`` and ``ext.inertial``, and the Euler-angle form of an attitude the
+    block holds as a quaternion."""
+    ftype = FMU_TYPES[FMU_TYPE_OF[type(block)]]
+    values = block.parameter_values()
+    p: dict[str, object] = {}
+    for par in ftype.declaration.fmu_parameters():
+        if par.check == "children":
+            for j, pc in enumerate(values["children"].values(), start=1):
+                p[f"C{j}.point"] = pc
+        elif par.check == "external":
+            ext = values["external"]
+            if len(ext) > 1:
+                raise FromSystemError(
+                    f"block '{block.name}': {len(ext)} external wrenches "
+                    f"({', '.join(ext)}); its FMU has one (ext.W): merge them into one "
+                    "(same point and frame) or add a welded body for each"
+                )
+            for e in ext.values():
+                p["ext.point"] = e["point"]
+                p["ext.inertial"] = e["frame"] == "inertial"
+        elif par.alternative is not None:  # euler0, the FMU's form of quaternion0
+            p[par.name] = euler_from_dcm(dcm_from_quaternion(values[par.alternative]))
+        else:
+            p[par.name] = values[par.name]
     return {
         k: v if isinstance(v, bool) else float(v) if np.ndim(v) == 0 else np.asarray(v, float)
         for k, v in p.items()
     }
-
-
-def block_parameters(block) -> dict[str, object]:
-    """The FMI parameters of ``block``'s FMU (names as in the FMU, arrays by base name)."""
-    ftype = FMU_TYPES[FMU_TYPE_OF[type(block)]]
-    if isinstance(block, Ground):
-        p = {f"C{j}.point": np.asarray(pc, dtype=float)
-             for j, pc in enumerate(block.child_points, start=1)}  # fmt: skip
-        p.update(position=np.asarray(block.position), euler=np.asarray(block.euler))
-        return p
-    if isinstance(block, BodyBlock):
-        return _body_parameters(block, ftype)
-    if isinstance(block, LoopClosure):
-        return {"K": np.asarray(block.K, dtype=float), "D": np.asarray(block.D, dtype=float)}
-    if isinstance(block, JointSpringDamper):
-        return {"k": float(block.k), "d": float(block.d), "q_ref": float(block.q_ref)}
-    raise FromSystemError(f"block '{block.name}': no FMU parameters")  # pragma: no cover
 
 
 def _check_rebuilt(block, ftype: FmuType, n: int, params: dict[str, object]) -> None:
@@ -264,12 +201,9 @@ def system_mapping(system: System) -> SystemMapping:
         m.variants[b.name] = (key, n)
         ports = {c: f"C{j}" for j, c in enumerate(getattr(b, "child_names", ()), start=1)}
         ports.update({e: "ext.W" for e in getattr(b, "external", {})})
-        if isinstance(b, (ImposedMotionBody, Ground)):
-            ports.update({"m": "body.m", "W": "body.W"})
-        elif isinstance(b, BodyBlock):
-            ports["m"] = "body.m"
-        if isinstance(b, JointSpringDamper):
-            ports.update({"m": "joint.m", "tau": "joint.tau"})
+        ports.update({k: v for k, v in ftype.rename.items() if k != "ext"})
+        if ftype.declaration.family in ("root", "joint", "ground"):
+            ports.setdefault("m", "body.m")  # the body's own motion vector
         m.ports[b.name] = ports
         params = block_parameters(b)
         _check_rebuilt(b, ftype, n, params)

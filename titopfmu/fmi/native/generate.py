@@ -19,7 +19,7 @@ from xml.etree.ElementTree import Element, SubElement, indent, tostring
 import numpy as np
 
 from ...blocks.standalone import StandaloneBlock
-from ...core.model import KINDS, NativeTree
+from ...core.model import NativeTree, builtin_kind
 from ..catalog import FmuType, Param, default_values
 from ..ports import UNIT_DEFINITIONS, port_variables
 
@@ -30,29 +30,24 @@ C_PARAM, C_INPUT, C_OUTPUT, C_LOCAL = 0, 1, 2, 3
 SOLVER_PARAMS = [
     Param("solver.max_step", (), "s", 1e-3,
           "largest internal step within a communication step (inputs held, or interpolated "
-          "with their derivatives)"),
+          "with their derivatives)", role="PAR_MAX_STEP"),
     Param("solver.method", (), "", 2,
           "order of the internal explicit Runge-Kutta method over a communication step: 2 (Heun, "
-          "default), 4 (classical RK4) or 1 (Euler)", integer=True),
+          "default), 4 (classical RK4) or 1 (Euler)", integer=True, role="PAR_METHOD"),
     Param("solver.max_substeps", (), "", 100000,
           "largest number of internal steps in one fmi2DoStep: a longer step is refused with "
-          "fmi2Error (never hours of work)", integer=True),
+          "fmi2Error (never hours of work)", integer=True, role="PAR_MAX_SUBSTEPS"),
 ]  # fmt: skip
 
-#: parameter name -> role code of fmu_config.h (``Cj.point`` -> PAR_POINT, argument j)
-PARAM_ROLES = {
-    "mass": "PAR_MASS", "inertia": "PAR_INERTIA", "com": "PAR_COM", "gravity": "PAR_GRAVITY",
-    "ext.point": "PAR_EXT_POINT", "ext.inertial": "PAR_EXT_INERTIAL", "joint.axis": "PAR_AXIS",
-    "joint.P_a0b": "PAR_DCM", "joint.P_ab": "PAR_DCM", "P_ab": "PAR_DCM", "joint.q0": "PAR_Q0",
-    "joint.qd0": "PAR_QD0", "position0": "PAR_POSITION0", "euler0": "PAR_EULER0",
-    "twist0": "PAR_TWIST0", "joint.position0": "PAR_JPOSITION0", "joint.euler0": "PAR_JEULER0",
-    "joint.velocity0": "PAR_JVELOCITY0", "joint.omega0": "PAR_JOMEGA0",
-    "position": "PAR_GROUND_POSITION", "euler": "PAR_GROUND_EULER", "K": "PAR_K", "D": "PAR_D",
-    "k": "PAR_LAW_K", "d": "PAR_LAW_D", "q_ref": "PAR_LAW_QREF",
-    "solver.max_step": "PAR_MAX_STEP", "solver.method": "PAR_METHOD",
-    "solver.max_substeps": "PAR_MAX_SUBSTEPS",
-}  # fmt: skip
-ROLES = sorted(set(PARAM_ROLES.values()) | {"PAR_POINT"})
+#: the role codes of fmu_config.h: what a parameter is to the C wrapper (``fmu_block.c``); each
+#: FMI parameter has one, from its declaration (:attr:`titopfmu.fmi.catalog.Param.role`)
+ROLES = sorted([
+    "PAR_MASS", "PAR_INERTIA", "PAR_COM", "PAR_GRAVITY", "PAR_POINT", "PAR_EXT_POINT",
+    "PAR_EXT_INERTIAL", "PAR_AXIS", "PAR_DCM", "PAR_Q0", "PAR_QD0", "PAR_POSITION0",
+    "PAR_EULER0", "PAR_TWIST0", "PAR_JPOSITION0", "PAR_JEULER0", "PAR_JVELOCITY0",
+    "PAR_JOMEGA0", "PAR_GROUND_POSITION", "PAR_GROUND_EULER", "PAR_K", "PAR_D", "PAR_LAW_K",
+    "PAR_LAW_D", "PAR_LAW_QREF", "PAR_MAX_STEP", "PAR_METHOD", "PAR_MAX_SUBSTEPS",
+])  # fmt: skip
 OUT_ROLES = ["OUT_WRENCH_PARENT", "OUT_PORT_MOTION", "OUT_BODY_MOTION", "OUT_JOINT_MOTION",
              "OUT_EFFORT", "OUT_BODY_WRENCH", "OUT_CLOSURE_LEFT", "OUT_CLOSURE_RIGHT",
              "OUT_LAW"]  # fmt: skip
@@ -365,7 +360,7 @@ def describe(ftype: FmuType, n: int, fmi_version: int = 2) -> NativeFmu:
     V = fmu.variables
     channels = port_variables(sa, ftype)
     # the core's input vector of a lone block (titopfmu.core.model.NativeTree.lone_block)
-    kind = KINDS.get(type(proto))
+    kind = builtin_kind(type(proto))
     core_in: dict[str, int] = {}
     if kind is not None:
         nt = NativeTree.lone_block(proto)
@@ -441,10 +436,10 @@ def describe(ftype: FmuType, n: int, fmi_version: int = 2) -> NativeFmu:
                               C_PARAM, float(default[idx]) if default.shape else float(default),
                               p.unit, desc))  # fmt: skip
         A.append(Array(p.name, vr0, tuple(p.shape), desc))
-        if p.name.startswith("C") and p.name.endswith(".point"):
-            fmu.params.append(("PAR_POINT", int(p.name[1:].split(".")[0]), vr0))
-        else:
-            fmu.params.append((PARAM_ROLES[p.name], 0, vr0))
+        if p.role not in ROLES:  # pragma: no cover - a declaration without a known role
+            raise ValueError(f"{ftype.key}: parameter {p.name!r} has no role of fmu_config.h")
+        arg = int(p.name[1:].split(".")[0]) if p.role == "PAR_POINT" else 0
+        fmu.params.append((p.role, arg, vr0))
     names = list(getattr(proto, "state_names", ()))
     x0 = len(V)
     for s in names:
