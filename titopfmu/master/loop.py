@@ -1,0 +1,287 @@
+"""The algebraic loop at a communication point, solved with the FMUs' interface Jacobians.
+
+At every communication point the master
+
+1. resolves, in dependency order (the FMUs' ``ModelStructure``), every input that does not
+   depend on the loop: twists and poses flow down the tree (``P.m[7..18]`` from the parent's
+   ``Cj.m[7..18]``), loop closures turn them into wrenches, signal FMUs (joint laws) read joint
+   motions and give efforts;
+2. solves the algebraic loop of the tree — accelerations down (``P.m[1..6]``), wrenches up
+   (``Cj.W``) — with the same :class:`~titopfmu.assembly.loop_solver.TreeLoopSolver` as the
+   in-process engine. Each FMU is affine in its loop inputs at a fixed point, ``y = M u + c``:
+   ``M`` comes from the FMU's directional derivatives (``fmi2GetDirectionalDerivative``,
+   exact), or by unit perturbations through set/get for an FMU that does not provide them
+   (exact up to rounding, the map being affine), and is reused across steps; ``c`` comes from
+   the outputs at the current inputs.
+   The loop inputs start from the polynomial through their last solutions (``guess_order``).
+   A body's outputs are read once, with its pre-loop values; inputs written to it after that
+   read (its *late* inputs: a joint law's effort, a loop closure's wrench) are then carried to
+   its outputs by more measured columns of its Jacobian, and sent with the first iteration.
+   Each iteration is a chord step of Newton's method on the reused Jacobians. The residual after an
+   iteration is exactly each FMU's mismatch between its outputs and their prediction by its
+   Jacobian: when that mismatch, shrunk by the last contraction, predicts that the next iteration
+   would not reach a tenth of the tolerance, the Jacobians of those FMUs only are measured again,
+   so that the next iteration is exact for them. The residual decides, not the age of the
+   Jacobians; the convergence does not depend on mass ratios (about one iteration per step, at most
+   two in practice). ``loop="gauss-seidel"`` instead passes outputs to inputs in tree order,
+   repeated until convergence: a fixed-point iteration that converges only when the children
+   are light compared with their parents (kept for comparison).
+
+Step 3, every FMU advanced over the next communication step, is :mod:`.coupling`'s.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..assembly.loop_solver import LoopSolveError
+from ..blocks.loop_map import LoopMap
+from .binding import Binding, _Body
+from .components import CosimError
+
+
+class LoopSolution(Binding):
+    """Steps 1-2 at the current time: :meth:`solve_loop` (Newton's chord iterations, or
+    Gauss-Seidel sweeps with ``loop="gauss-seidel"``)."""
+
+    def _read_y(self, b: _Body) -> None:
+        out = b.ych.get()
+        b.Yv[:] = out[: b.ny]
+        self._E[b.se] = out[b.ny :]
+
+    def _set_u(self, i: int, u: np.ndarray) -> None:
+        """Send body i's loop inputs ``u`` (and its late inputs' current values)."""
+        b = self._bodies[i]
+        b.xv[: b.nu] = u
+        b.xch.send()
+
+    def _outputs(self, i: int) -> np.ndarray:
+        b = self._bodies[i]
+        self._read_y(b)
+        return b.Yv
+
+    def _guess(self) -> np.ndarray | None:
+        """First guess of the inputs that move in the solve (loop inputs, late inputs): the
+        polynomial through their values at the last ``guess_order + 1`` points, extrapolated to
+        the current time (None before the first point)."""
+        pts = self._hist[-(self.guess_order + 1) :]
+        if not pts:
+            return None
+        t = self.t
+        g = None
+        for k, (tk, uk) in enumerate(pts):
+            w = 1.0
+            for j, (tj, _) in enumerate(pts):
+                if j != k:
+                    w *= (t - tj) / (tk - tj)
+            g = w * uk if g is None else g + w * uk
+        return g
+
+    def _pre_loop(self, newton: bool) -> None:
+        """Step 1 of the module docstring: the loop's first guess written, the pre-loop values
+        passed on, every body's loop outputs read at the guess."""
+        if newton:
+            g = self._guess()
+            if g is not None:
+                self._V[self._g] = g
+        else:  # Gauss-Seidel starts from the inputs held over the last step
+            self._V[self._lcv] = self._H[self._lcv]
+        self._run(self._ops_rt)
+
+    def _post_loop(self) -> None:
+        self._run(self._post_rt)
+        V = self._V
+        for ch, idx in self._flush_rt:
+            ch.set_from(V, idx)
+        point = (self.t, V[self._g])
+        if self._hist and self._hist[-1][0] == self.t:
+            self._hist[-1] = point
+        else:
+            self._hist.append(point)
+            del self._hist[: -(self.guess_order + 1)]
+
+    def _measure(self, i: int) -> None:
+        """The Jacobian ``Mx`` of body i (in place), column by column: from the FMU's directional
+        derivatives (``fmi2GetDirectionalDerivative``, exact) when it provides them, else by
+        unit perturbations of its inputs at the point where its outputs were read (the map being
+        affine, exact up to rounding; the FMU is then left at the last probe: the iteration that
+        follows sends every body's inputs). Columns of inputs that do not move during a solve (a
+        free port's held wrench) stay zero."""
+        b = self._bodies[i]
+        Mx = b.Mx
+        Mx[:] = 0.0
+        if b.dd is not None:
+            for k in b.cols:
+                Mx[:, k] = b.dd.column(b.xnames[k])
+        else:
+            y0 = b.Yv.copy()
+            x = b.xv
+            kept = x.copy()
+            x[:] = b.x_read
+            for k in b.cols:
+                x[k] += 1.0
+                b.xch.send()
+                Mx[:, k] = b.ych.get()[: b.ny] - y0
+                x[k] = b.x_read[k]
+            x[:] = kept
+        b.map = LoopMap.from_dense(b.M, b.c, b.has_parent, b.n_children)
+        self._mx_dirty = True
+        self.stats.jacobian_updates += 1
+
+    def _residual(self, Y: np.ndarray | None = None, V: np.ndarray | None = None):
+        """Largest mismatch between a loop input and the output that feeds it, relative to the
+        size of the loop variables; with the variable's name."""
+        Y = self._Y if Y is None else Y
+        V = self._V if V is None else V
+        if not len(self._res_u):
+            self._scale = 1.0
+            return 0.0, ""
+        d = np.abs(V[self._res_uv] - Y[self._res_y])
+        k = int(d.argmax())
+        self._scale = max(1.0, float(np.abs(Y).max()))
+        return float(d[k]) / self._scale, self._res_names[k]
+
+    def _newton(self, tolerance: float, max_iterations: int) -> int:
+        """Chord iterations on the reused interface Jacobians (module docstring, step 2)."""
+        bodies = self._bodies
+        Y, dY = self._Y, self._dY
+        forced = self._forced
+        res, where = (math.inf, "") if forced else self._residual()
+        it = 0
+        dot, subtract = np.dot, np.subtract
+        while not res <= tolerance or (forced and it == 0):
+            if it >= max_iterations or (it and not math.isfinite(res)):
+                raise CosimError(
+                    f"the algebraic loop did not converge: residual {res:.3g} at '{where}' "
+                    f"after {it} iterations", self.t,
+                )  # fmt: skip
+            for i, b in enumerate(bodies):
+                if b.map is None:
+                    self._measure(i)
+                    self._maps = None
+                # y = Mx x + const at this point: y = M u + c with the late inputs at their
+                # current values (before the first iteration they differ from x_read)
+                dot(b.Mx, b.x_read, out=b.tmp)
+                subtract(b.Yv, b.tmp, out=b.c)
+                if b.nl:
+                    b.c += dot(b.N, b.xl)
+            if self._maps is None:
+                self._maps = [b.map for b in bodies]
+            try:
+                sol = self.solver.solve(self._maps, self._known)
+            except LoopSolveError as exc:
+                raise CosimError(
+                    f"singular loop equations at component '{self.order[exc.node]}'", self.t
+                ) from None
+            np.copyto(dY, Y)
+            if it == 0 and forced:
+                np.copyto(self._Vg, self._V)  # the first guess
+            for i, b in enumerate(bodies):
+                b.xu[:] = sol.u(i)
+                b.xch.send()
+            for b in bodies:
+                out = b.ych.get()
+                b.Yv[:] = out[: b.ny]
+                if b.ne:
+                    self._E[b.se] = out[b.ny :]
+            it += 1
+            r_prev = res
+            res, where = self._residual()
+            refresh = res > tolerance and math.isfinite(res)
+            if refresh and it == 1 and forced:
+                # the residual at the first guess as the maps predicted it: its loop inputs,
+                # the late ones at their new values
+                Yp = self._Yp
+                Vg = self._Vg
+                for b in bodies:
+                    np.add(b.c, dot(b.M, Vg[b.xs][: b.nu]), out=Yp[b.sy])
+                r_prev = self._residual(Yp, Vg)[0]
+                self._residual()  # the scale of Y
+            # at a fixed time each FMU is affine: the residual is the mismatch between the
+            # outputs and their prediction by the maps, (Y - Y_old) - Mx (x - x_read). The
+            # Jacobians are exact where measured; they age as the states move
+            subtract(Y, dY, out=dY)
+            eps = 64.0 * np.finfo(float).eps * self._scale
+            ratio = min(1.0, res / r_prev) if r_prev > 0.0 else 1.0
+            for b in bodies:
+                d = subtract(b.xv, b.x_read)
+                b.x_read[:] = b.xv
+                mis = subtract(dY[b.sy], dot(b.Mx, d, out=b.tmp), out=b.tmp)
+                amis = np.abs(mis)
+                if amis.max() > eps:
+                    # the last iteration contracted the residual by `ratio`; a body's mismatch
+                    # scaled by that predicts its share of the next residual. Measure again, so
+                    # that the next iteration is exact for them, the bodies whose share would
+                    # stay above a tenth of the tolerance (Broyden updates along the step, which
+                    # an earlier master made, are not worth their cost with exact Jacobians)
+                    if refresh and len(b.feed):
+                        share = float(amis[b.feed].max()) / self._scale * ratio
+                        if share > 0.1 * tolerance:
+                            b.map = None
+        return it
+
+    def _gauss_seidel(self, tolerance: float) -> int:
+        """Fixed-point iteration: accelerations passed down in tree order, then wrenches up, until
+        the residual is below ``tolerance``. Converges only when the children are light compared
+        with their parents (the iteration's gain is about the mass ratio)."""
+        count = len(self.order)
+        try:
+            return self._gauss_seidel_sweeps(tolerance, count)
+        except CosimError as exc:
+            if "Gauss-Seidel" in str(exc):
+                raise
+            raise CosimError(f"Gauss-Seidel diverged ({exc})", self.t) from None
+
+    def _gauss_seidel_sweeps(self, tolerance: float, count: int) -> int:
+        res, where, it = math.inf, "", 0
+        bodies = self._bodies
+        for it in range(1, self.gauss_seidel_max_iterations + 1):
+            for i in range(count):  # down: each child takes its parent's latest acceleration
+                node = self.nodes[i]
+                if node.has_parent:
+                    p = node.parent
+                    yp = self._outputs(p)
+                    off = 6 if self.nodes[p].has_parent else 0
+                    u = bodies[i].xv[: bodies[i].nu].copy()
+                    u[0:6] = yp[off + 6 * node.parent_slot : off + 6 * node.parent_slot + 6]
+                    self._set_u(i, u)
+            for i in reversed(range(count)):  # up: each parent takes its children's wrenches
+                node = self.nodes[i]
+                if node.has_parent:
+                    p = node.parent
+                    w = self._outputs(i)[0:6]
+                    off = 6 if self.nodes[p].has_parent else 0
+                    u = bodies[p].xv[: bodies[p].nu].copy()
+                    u[off + 6 * node.parent_slot : off + 6 * node.parent_slot + 6] = w
+                    self._set_u(p, u)
+            for i in range(count):
+                self._outputs(i)
+            res, where = self._residual()
+            if not np.isfinite(res):
+                break
+            if res <= tolerance:
+                return it
+        raise CosimError(
+            f"Gauss-Seidel did not converge: residual {res:.3g} at '{where}' after {it} sweeps "
+            "(children whose apparent inertia is not small compared with their parent's make "
+            "the fixed point slow or unstable; use loop='newton')",
+            self.t,
+        )
+
+    def solve_loop(self, tolerance: float = 1e-8, max_iterations: int = 5) -> None:
+        """Steps 1-2 of the module docstring at the current time: on return every input the
+        master writes holds its value at this point, and the loop residual is below
+        ``tolerance`` (:attr:`last_iterations` iterations, 0 when the first guess already is)."""
+        newton = self.loop != "gauss-seidel"
+        self._pre_loop(newton)
+        if newton:
+            self.last_iterations = self._newton(tolerance, max_iterations)
+        else:
+            for i, b in enumerate(self._bodies):
+                if b.nu < len(b.xv):  # the late inputs first
+                    self._set_u(i, b.xv[: b.nu])
+            self.last_iterations = self._gauss_seidel(tolerance)
+        self.stats.iterations += self.last_iterations
+        self._post_loop()
