@@ -310,11 +310,11 @@ class Campaign:
                     f"({k:.6g} steps)"
                 )
         try:
-            from ..master.from_system import from_system
+            from ..master import CoSimulation
 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", InertiaWarning)
-                from_system(system, s.fmus).free()
+                CoSimulation.from_system(system, s.fmus).free()
         except ImportError as exc:
             raise CampaignError(
                 f"backend 'cosim' needs fmpy (pip install 'titopfmu[fmi]'): {exc}"

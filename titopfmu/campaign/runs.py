@@ -104,9 +104,10 @@ def simulate_cosim(system: System, spec: RunSpec):
     """The run's :class:`~titopfmu.SimulationResult` from the system's FMUs co-simulated by the
     master (:meth:`CoSimulation.from_system <titopfmu.master.CoSimulation.from_system>`, fixed
     communication step ``spec.step``), with the columns the engine gives for the same record."""
-    from ..master.from_system import from_system, simulate_system
+    from ..master import CoSimulation
+    from ..master.from_system import simulate_system
 
-    cs = from_system(system, spec.fmus)
+    cs = CoSimulation.from_system(system, spec.fmus)
     return simulate_system(cs, spec.t_final, spec.step, record=spec.record,
                            output_interval=spec.output_interval,
                            timeout=spec.timeout)  # fmt: skip

@@ -101,7 +101,7 @@ class CoSimulation(Stepping):
     @classmethod
     def from_system(cls, system, fmus: str | os.PathLike | None = None, **options) -> CoSimulation:
         """The co-simulation of a :class:`~titopfmu.System` (see
-        :func:`titopfmu.master.from_system.from_system`): one FMU per block, same names."""
-        from .from_system import from_system
+        :func:`titopfmu.master.from_system.populate`): one FMU per block, same names."""
+        from .from_system import populate
 
-        return from_system(system, fmus, **options)
+        return populate(cls(), system, fmus, **options)

@@ -69,7 +69,7 @@ class SystemMapping:
     def fmu_ref(self, ref: str) -> str:
         """The FMU-side reference of a System reference: ``"base.hinge"`` -> ``"base.C1"``,
         ``"motor.m[3]"`` -> ``"motor.joint.m[3]"``; FMU names pass unchanged."""
-        from .cosim import alias_name
+        from .wiring import alias_name
 
         block, rest = ref.split(".", 1)
         return f"{block}.{alias_name(self.ports.get(block, {}), rest)}"
@@ -238,7 +238,8 @@ def _notice_on_stderr(message: str) -> None:
     print(f"titopfmu: {message}", file=sys.stderr, flush=True)
 
 
-def from_system(
+def populate(
+    cs,
     system: System,
     fmus: str | os.PathLike | None = None,
     *,
@@ -246,7 +247,9 @@ def from_system(
     progress: bool = False,
     notice: Callable[[str], None] | None = None,
 ):
-    """The co-simulation of ``system``: one FMU component per block, same names, same wiring.
+    """Fill the empty co-simulation ``cs`` with ``system``: one FMU component per block, same
+    names, same wiring; returns ``cs`` (:meth:`CoSimulation.from_system
+    <titopfmu.master.CoSimulation.from_system>` calls it with a new instance).
 
     ``fmus``: a folder of FMUs (``titopfmu build``); None builds the ones needed into the
     per-user cache (:mod:`titopfmu.fmi.cache`; bodies with any number of child ports).
@@ -259,11 +262,8 @@ def from_system(
     prints that line on stderr, prefixed ``titopfmu:``; ``notice=lambda message: None``
     keeps the build silent. The mapping is ``cs.system_mapping``.
     """
-    from .cosim import CoSimulation
-
     m = system_mapping(system)
     folder = _fmu_folder(m, fmus, progress, notice)
-    cs = CoSimulation()
     cs.system_mapping = m
     extra = dict({"solver.method": 4} if solver is None else solver)
     models = m.model_names()
@@ -399,6 +399,6 @@ def simulate_system(cs, stop_time: float, step: float = 1e-3, *,
 
 
 __all__ = [
-    "FMU_TYPE_OF", "FromSystemError", "SystemMapping", "block_parameters", "from_system",
-    "record_plan", "simulate_system", "system_mapping",
+    "FMU_TYPE_OF", "FromSystemError", "SystemMapping", "block_parameters",
+    "populate", "record_plan", "simulate_system", "system_mapping",
 ]  # fmt: skip
