@@ -1,9 +1,12 @@
-"""A linear model as a native FMI 2.0 FMU (co-simulation and model exchange in one).
+"""A linear model as a native FMI 2.0 (or 3.0) FMU (co-simulation and model exchange in one).
 
 ``build_fmu(model, "plant.fmu")`` (also ``LinearModel.to_fmu`` and ``titopfmu linearize ...
---fmu plant.fmu``) writes an FMU whose binary is ``titopfmu/fmi/native/fmi2_state_space.c``
-compiled with a generated ``state_space_config.h`` holding the matrices (C arrays, exact to the
-last bit: Python's ``repr`` of every double):
+--fmu plant.fmu``) writes an FMU whose binary is the state-space model
+``titopfmu/fmi/native/fmi2_state_space.c`` on the FMI wrapper of every titopfmu FMU (the FMI
+functions ``fmi2_block.c`` or ``fmi3_block.c`` and the model-independent ``fmu.c``, as for the
+block FMUs), compiled with a generated ``fmu_config.h`` (the variables, as for a block) and
+``state_space_config.h`` (the matrices: C arrays, exact to the last bit, Python's ``repr`` of
+every double):
 
 * **inputs** ``u`` — the model's input names, absolute values (start: the operating point u0);
 * **outputs** ``y = y0 + C δx + D (u - u0)`` — absolute values (y0 the outputs at the operating
@@ -18,8 +21,8 @@ and outputs are then deviations too). Directional derivatives are the matrices; 
 lists the exact non-zeros of A, B, C, D as the dependencies. Co-simulation steps are exact for
 the LTI system (the matrix exponential of the augmented system per step size, computed in C at
 run time and kept for the last four step sizes; inputs held, or moved on with the derivatives
-the master gives). The FMU contains ``sources/`` (``cc -std=c99 -shared -fPIC sources/*.c
--lm`` rebuilds it elsewhere).
+the master gives through FMI 2.0's fmi2SetRealInputDerivatives). The FMU contains ``sources/``
+(``cc -std=c99 -shared -fPIC -Isources sources/*.c -lm`` rebuilds it elsewhere).
 """
 
 from __future__ import annotations
@@ -33,18 +36,39 @@ import tempfile
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 from xml.etree.ElementTree import Element, SubElement, indent, tostring
 
 import numpy as np
 
 from ..blocks.base import TitopError
-from ..fmi.native.build import FLAGS, FMI_HEADERS, HEADERS, MINGW, _compile, compiler, zip_fmu
+from ..fmi.native.build import (
+    FLAGS,
+    FMI_HEADERS,
+    HEADERS,
+    HEADERS3,
+    MINGW,
+    PLATFORMS,
+    _compile,
+    compiler,
+    zip_fmu,
+)
 from ..fmi.ports import UNIT_DEFINITIONS
-from .model import LinearModel
 
-HERE = Path(__file__).resolve().parent
-SOURCE = HERE.parent / "fmi" / "native" / "fmi2_state_space.c"
-CONFIG = "state_space_config.h"
+if TYPE_CHECKING:  # duck-typed at run time: linear.model imports this module
+    from .model import LinearModel
+
+NATIVE = Path(__file__).resolve().parent.parent / "fmi" / "native"
+#: the C units: the model, the model-independent layer shared with the block FMUs and the matrix
+#: exponential of the exact co-simulation step; then the FMI functions of the version (the block
+#: FMUs' too)
+C_UNITS = ("fmi2_state_space.c", "fmu.c", "expm.c")
+WRAPPER = {2: "fmi2_block.c", 3: "fmi3_block.c"}
+HEADERS_C = ("fmu.h", "expm.h")
+#: the generated headers: the variables (fmu.c's), the matrices (the model's)
+CONFIG, MATRICES = "fmu_config.h", "state_space_config.h"
+#: causalities of fmu.h: input, output, computed (the derivatives), state with a start value
+C_INPUT, C_OUTPUT, C_LOCAL, C_STATE = 1, 2, 3, 4
 
 #: units of a linear model beyond those of the block FMUs (FMI 2.0 BaseUnit exponents)
 UNITS = {**UNIT_DEFINITIONS, "J": {"kg": 1, "m": 2, "s": -2}}
@@ -114,6 +138,13 @@ def _c_array(name: str, values: np.ndarray) -> list[str]:
     return lines
 
 
+def _c_table(ctype: str, name: str, values: list[str]) -> list[str]:
+    lines = [f"static const {ctype} {name}[] = {{"]
+    for i in range(0, len(values), 8):
+        lines.append("    " + ", ".join(values[i : i + 8]) + ",")
+    return lines + ["};"]
+
+
 def _deps(M: np.ndarray, row: int, vr0: int) -> list[int]:
     return [vr0 + j for j in np.flatnonzero(M[row])]
 
@@ -128,6 +159,7 @@ def build_fmu(
     x_start=None,
     rename: Mapping[str, str] | None = None,
     win64: bool | None = None,
+    fmi_version: int = 2,
 ) -> Path:
     """Write ``model`` as the native FMU ``path`` (a ``.fmu`` file); returns its path.
 
@@ -138,9 +170,13 @@ def build_fmu(
     state deviations (default 0). ``rename``: model name -> FMI name for any state, input or
     output (to resolve a collision, or for shorter names); a key ``"output:NAME"`` (or
     ``state:``, ``input:``) renames only the variable of that kind. ``win64``: also
-    cross-compile for Windows (default: when MinGW-w64 is on the PATH).
+    cross-compile for Windows (default: when MinGW-w64 is on the PATH). ``fmi_version``: 2
+    (FMI 2.0) or 3 (FMI 3.0: value reference 0 is ``time``, every other one the FMI 2.0 one plus
+    1; no input derivatives in co-simulation, the inputs are held over a step).
     Raises :class:`LinearFmuError` naming the entry or the names at fault, before any build.
     """
+    if fmi_version not in (2, 3):
+        raise LinearFmuError(f"fmi_version must be 2 or 3, not {fmi_version!r}")
     path = Path(path)
     if path.suffix != ".fmu":
         raise LinearFmuError(f"FMU file {str(path)!r}: the name must end in .fmu")
@@ -213,27 +249,106 @@ def build_fmu(
     names_x = [fmi[("state", s)] for s in sn]
     vr_u, vr_y, vr_x, vr_dx = 0, m, m + p, m + p + n
 
-    # state_space_config.h
-    head = [f"/* {CONFIG} -- generated by titopfmu (titopfmu/linear/fmu.py) for {ident}: the",
-            "   linear model compiled into fmi2_state_space.c. Matrices row-major. */",
-            "#ifndef STATE_SPACE_CONFIG_H", "#define STATE_SPACE_CONFIG_H",
-            f'#define SS_MODEL_NAME "{ident}"', f"#define SS_NX {n}", f"#define SS_NU {m}",
-            f"#define SS_NY {p}"]  # fmt: skip
-    body = [*_c_array("SS_A", A), *_c_array("SS_B", B), *_c_array("SS_C", C),
-            *_c_array("SS_D", D), *_c_array("SS_U0", u0), *_c_array("SS_Y0", y0),
-            *_c_array("SS_F0", f0), *_c_array("SS_U_START", u0), *_c_array("SS_X_START", xs),
-            *_c_array("SS_X_NOMINAL", np.ones(n))]  # fmt: skip
+    # state_space_config.h: the matrices, for the model (fmi2_state_space.c)
+    matrices = [f"/* {MATRICES} -- generated by titopfmu (titopfmu/linear/fmu.py) for {ident}:",
+                "   the linear model of fmi2_state_space.c. Matrices row-major. */",
+                "#ifndef STATE_SPACE_CONFIG_H", "#define STATE_SPACE_CONFIG_H",
+                f"#define SS_NU {m}", f"#define SS_NY {p}",
+                *_c_array("SS_A", A), *_c_array("SS_B", B), *_c_array("SS_C", C),
+                *_c_array("SS_D", D), *_c_array("SS_U0", u0), *_c_array("SS_Y0", y0),
+                *_c_array("SS_F0", f0), "#endif"]  # fmt: skip
+    # fmu_config.h: the variables by slot (value reference), for the FMU layer (fmu.h)
     all_names = names_u + names_y + names_x + [f"der({s})" for s in names_x]
-    body.append("static const char *const SS_VAR_NAME[] = {")
-    body += [f'    "{s}",' for s in all_names] or ['    "",']
-    body += ["};", "#endif"]
+    caus = [C_INPUT] * m + [C_OUTPUT] * p + [C_STATE] * n + [C_LOCAL] * n
+    start = [*u0, *np.zeros(p), *xs, *np.zeros(n)]
+    variables = [f'#define FMU_MODEL_NAME "{ident}"', f"#define FMU_NX {n}",
+                 f"#define FMU_X_VR0 {vr_x}", f"#define FMU_DX_VR0 {vr_dx}",
+                 f"#define FMU_NVARS {m + p + 2 * n}",
+                 *_c_table("unsigned char", "FMU_VAR_TYPE", ["0"] * len(caus)),
+                 *_c_table("unsigned char", "FMU_VAR_CAUS", [str(k) for k in caus]),
+                 *_c_table("char *const", "FMU_VAR_NAME", [f'"{s}"' for s in all_names]),
+                 *_c_table("double", "FMU_DEFAULT", [repr(float(v)) for v in start])]  # fmt: skip
+    if fmi_version == 3:  # FMI 3.0 value reference -> first slot, number of slots: 0 is time
+        variables += [f"#define FMU3_NVARS {len(caus) + 1}",
+                      "static const int FMU3_VARS[][2] = {", "    {-1, 1}, /* time */",
+                      *(f"    {{{k}, 1}}," for k in range(len(caus))), "};"]  # fmt: skip
     unit_of = {fmi[k]: units.get(k[1], "") for k in fmi}
-    text = description or _default_description(model, ident, operating_point, f0)
-    digest = hashlib.sha1("\n".join(head + body + [text, repr(sorted(unit_of.items()))]).encode())
+    text = description or _default_description(model, ident, operating_point, f0, fmi_version)
+    digest = hashlib.sha1("\n".join(matrices + variables + [text, repr(sorted(unit_of.items()))])
+                          .encode())  # fmt: skip
     guid = "{" + str(uuid.UUID(digest.hexdigest()[:32])) + "}"
-    header = "\n".join([*head, f'#define SS_GUID "{guid}"', *body]) + "\n"
+    config = "\n".join([f"/* {CONFIG} -- generated by titopfmu (titopfmu/linear/fmu.py) for "
+                        f"{ident}: the", "   variables of the FMU (fmu.h). */",
+                        "#ifndef FMU_CONFIG_H", "#define FMU_CONFIG_H", *variables[:1],
+                        f'#define FMU_GUID "{guid}"', *variables[1:], "#endif"]) + "\n"  # fmt: skip
 
-    # modelDescription.xml
+    # the variables by slot: name, causality, description, start, initial
+    op = "operating point" if operating_point else "deviation model: operating value taken as"
+    methods = list(model.output_methods) + ["exact"] * p
+    level = list(model.position_level) + [None] * n
+    kind = ["" if v is None else " (a configuration)" if v else " (a rate)" for v in level]
+    V = [(names_u[k], "input", f"input {s} (absolute; {op} {float(u0[k])!r})", u0[k], None)
+         for k, s in enumerate(un)]  # fmt: skip
+    V += [(names_y[k], "output", f"output {s} = y0 + C dx + D (u - u0) ({op} y0 = "
+           f"{float(y0[k])!r}; row of C, D: {methods[k]})", None, "calculated")
+          for k, s in enumerate(yn)]  # fmt: skip
+    V += [(names_x[k], "local", f"deviation of the state {s} from the operating point{kind[k]}",
+           xs[k], "exact") for k, s in enumerate(sn)]  # fmt: skip
+    V += [(f"der({x})", "local", f"time derivative of {x}", None, "calculated") for x in names_x]
+    # the dependencies of the outputs and the state derivatives: the non-zeros of the matrices
+    deps = {vr_y + i: sorted(_deps(C, i, vr_x) + _deps(D, i, vr_u)) for i in range(p)}
+    deps.update({vr_dx + i: sorted(_deps(A, i, vr_x) + _deps(B, i, vr_u)) for i in range(n)})
+    write = _model_description2 if fmi_version == 2 else _model_description3
+    xml = write(ident, guid, text, V, unit_of, deps, vr_x, vr_dx)
+
+    cc = compiler()
+    with tempfile.TemporaryDirectory(prefix="titopfmu-linear-") as tmp:
+        tree = Path(tmp)
+        src = tree / "sources"
+        src.mkdir()
+        units_c = [WRAPPER[fmi_version], *C_UNITS]
+        for f in (*units_c, *HEADERS_C):
+            shutil.copy(NATIVE / f, src / f)
+        for f in HEADERS if fmi_version == 2 else HEADERS3:
+            shutil.copy(FMI_HEADERS / f, src / f)
+        (src / CONFIG).write_text(config)
+        (src / MATRICES).write_text("\n".join(matrices) + "\n")
+        units_c = [f"sources/{f}" for f in units_c]
+        linux, windows = PLATFORMS[fmi_version]
+        lib = f"binaries/{linux}/{ident}.so"
+        (tree / lib).parent.mkdir(parents=True)
+        _compile([cc, *FLAGS, "-fPIC", "-I", "sources", *units_c, "-o", lib, "-lm"], ident,
+                 cwd=tree)  # fmt: skip
+        if win64 is None:
+            win64 = shutil.which(MINGW) is not None
+        if win64:
+            dll = f"binaries/{windows}/{ident}.dll"
+            (tree / dll).parent.mkdir(parents=True)
+            _compile([MINGW, *FLAGS, "-I", "sources", *units_c, "-o", dll, "-static-libgcc",
+                      "-Wl,--no-insert-timestamp"], ident, cwd=tree)  # fmt: skip
+        (tree / "modelDescription.xml").write_bytes(xml)
+        doc = tree / "documentation" / "index.html"
+        doc.parent.mkdir()
+        doc.write_text(_documentation(ident, text, all_names, unit_of), encoding="utf-8")
+        return zip_fmu(tree, path)
+
+
+#: a variable of the linear FMU: name, causality, description, start value (or None), initial
+Var = tuple[str, str, str, "float | None", "str | None"]
+
+
+def _units(root: Element, used: set[str]) -> None:
+    if used:
+        ud = SubElement(root, "UnitDefinitions")
+        for u in sorted(used):
+            e = SubElement(ud, "Unit", name=u)
+            if u in UNITS:
+                SubElement(e, "BaseUnit", {k: str(v) for k, v in UNITS[u].items()})
+
+
+def _model_description2(ident: str, guid: str, text: str, V: list[Var], unit_of: dict[str, str],
+                        deps: dict[int, list[int]], vr_x: int, vr_dx: int) -> bytes:  # fmt: skip
+    """The FMI 2.0 modelDescription.xml: one ScalarVariable a slot, value reference = slot."""
     root = Element("fmiModelDescription", {
         "fmiVersion": "2.0", "modelName": ident, "guid": guid, "description": text,
         "generationTool": "titopfmu", "variableNamingConvention": "structured",
@@ -245,17 +360,10 @@ def build_fmu(
     SubElement(root, "CoSimulation", {**caps, "canHandleVariableCommunicationStepSize": "true",
                                       "canInterpolateInputs": "true",
                                       "maxOutputDerivativeOrder": "1"})  # fmt: skip
-    used = sorted({u for u in unit_of.values() if u})
-    if used:
-        ud = SubElement(root, "UnitDefinitions")
-        for u in used:
-            e = SubElement(ud, "Unit", name=u)
-            if u in UNITS:
-                SubElement(e, "BaseUnit", {k: str(v) for k, v in UNITS[u].items()})
+    _units(root, {u for u in unit_of.values() if u})
     SubElement(root, "DefaultExperiment", startTime="0", stopTime="10", stepSize="0.01")
     mv = SubElement(root, "ModelVariables")
-
-    def var(name, vr, caus, desc, start=None, initial=None, derivative=None):
+    for vr, (name, caus, desc, start, initial) in enumerate(V):
         a = {"name": name, "valueReference": str(vr), "causality": caus,
              "variability": "continuous", "description": desc}  # fmt: skip
         if initial:
@@ -264,82 +372,72 @@ def build_fmu(
         r = {}
         if start is not None:
             r["start"] = repr(float(start))
-        unit = unit_of.get(name[4:-1] if derivative else name, "")
-        if unit and not derivative:
-            r["unit"] = unit
-        if derivative:
-            r["derivative"] = str(derivative)
+        if vr >= vr_dx:  # the index of its state
+            r["derivative"] = str(vr - vr_dx + vr_x + 1)
+        elif unit_of.get(name):
+            r["unit"] = unit_of[name]
         SubElement(sv, "Real", r)
-
-    op = "operating point" if operating_point else "deviation model: operating value taken as"
-    for k, s in enumerate(un):
-        var(names_u[k], vr_u + k, "input", f"input {s} (absolute; {op} {float(u0[k])!r})", u0[k])
-    methods = list(model.output_methods) + ["exact"] * p
-    for k, s in enumerate(yn):
-        var(names_y[k], vr_y + k, "output",
-            f"output {s} = y0 + C dx + D (u - u0) ({op} y0 = {float(y0[k])!r}; row of C, D: "
-            f"{methods[k]})", initial="calculated")  # fmt: skip
-    level = list(model.position_level) + [None] * n
-    for k, s in enumerate(sn):
-        kind = "" if level[k] is None else (" (a configuration)" if level[k] else " (a rate)")
-        var(names_x[k], vr_x + k, "local",
-            f"deviation of the state {s} from the operating point{kind}", xs[k],
-            initial="exact")  # fmt: skip
-    for k, _s in enumerate(sn):
-        var(f"der({names_x[k]})", vr_dx + k, "local", f"time derivative of {names_x[k]}",
-            initial="calculated", derivative=vr_x + k + 1)  # fmt: skip
-
     ms = SubElement(root, "ModelStructure")
-
-    def deps(Mx, Mu, row):
-        return " ".join(str(v + 1) for v in sorted(_deps(Mx, row, vr_x) + _deps(Mu, row, vr_u)))
-
-    rows_y = [(vr_y + i, deps(C, D, i)) for i in range(p)]
-    rows_dx = [(vr_dx + i, deps(A, B, i)) for i in range(n)]
-    if rows_y:
-        o = SubElement(ms, "Outputs")
-        for vr, d in rows_y:
-            SubElement(o, "Unknown", index=str(vr + 1), dependencies=d)
-    if rows_dx:
-        dv = SubElement(ms, "Derivatives")
-        for vr, d in rows_dx:
-            SubElement(dv, "Unknown", index=str(vr + 1), dependencies=d)
-    if rows_y or rows_dx:
-        iu = SubElement(ms, "InitialUnknowns")
-        for vr, d in rows_y + rows_dx:
-            SubElement(iu, "Unknown", index=str(vr + 1), dependencies=d)
+    rows_y = [vr for vr in deps if vr < vr_x]
+    rows_dx = [vr for vr in deps if vr >= vr_dx]
+    for tag, rows in (("Outputs", rows_y), ("Derivatives", rows_dx),
+                      ("InitialUnknowns", rows_y + rows_dx)):  # fmt: skip
+        if rows:
+            e = SubElement(ms, tag)
+            for vr in rows:  # indices: 1-based
+                SubElement(e, "Unknown", index=str(vr + 1),
+                           dependencies=" ".join(str(d + 1) for d in deps[vr]))  # fmt: skip
     indent(root)
-    xml = b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8")
+    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8")
 
-    cc = compiler()
-    with tempfile.TemporaryDirectory(prefix="titopfmu-linear-") as tmp:
-        tree = Path(tmp)
-        src = tree / "sources"
-        src.mkdir()
-        shutil.copy(SOURCE, src / SOURCE.name)
-        for f in HEADERS:
-            shutil.copy(FMI_HEADERS / f, src / f)
-        (src / CONFIG).write_text(header)
-        lib = tree / "binaries" / "linux64" / f"{ident}.so"
-        lib.parent.mkdir(parents=True)
-        _compile([cc, *FLAGS, "-fPIC", "-I", str(src), str(src / SOURCE.name), "-o", str(lib),
-                  "-lm"], ident)  # fmt: skip
-        if win64 is None:
-            win64 = shutil.which(MINGW) is not None
-        if win64:
-            dll = tree / "binaries" / "win64" / f"{ident}.dll"
-            dll.parent.mkdir(parents=True)
-            _compile([MINGW, *FLAGS, "-I", str(src), str(src / SOURCE.name), "-o", str(dll),
-                      "-static-libgcc"], ident)  # fmt: skip
-        (tree / "modelDescription.xml").write_bytes(xml)
-        doc = tree / "documentation" / "index.html"
-        doc.parent.mkdir()
-        doc.write_text(_documentation(ident, text, all_names, unit_of), encoding="utf-8")
-        return zip_fmu(tree, path)
+
+def _model_description3(ident: str, token: str, text: str, V: list[Var], unit_of: dict[str, str],
+                        deps: dict[int, list[int]], vr_x: int, vr_dx: int) -> bytes:  # fmt: skip
+    """The FMI 3.0 modelDescription.xml: value reference 0 is ``time``, slot k is the Float64
+    variable of value reference k + 1."""
+    root = Element("fmiModelDescription", {
+        "fmiVersion": "3.0", "modelName": ident, "instantiationToken": token,
+        "description": text, "generationTool": "titopfmu",
+        "variableNamingConvention": "structured",
+    })  # fmt: skip
+    caps = {"modelIdentifier": ident, "canGetAndSetFMUState": "true",
+            "canSerializeFMUState": "true", "providesDirectionalDerivatives": "true",
+            "providesAdjointDerivatives": "true"}  # fmt: skip
+    SubElement(root, "ModelExchange", {**caps, "needsCompletedIntegratorStep": "false"})
+    SubElement(root, "CoSimulation", {**caps, "canHandleVariableCommunicationStepSize": "true",
+                                      "maxOutputDerivativeOrder": "1",
+                                      "hasEventMode": "false"})  # fmt: skip
+    _units(root, {u for u in unit_of.values() if u} | {"s"})
+    SubElement(root, "DefaultExperiment", startTime="0", stopTime="10", stepSize="0.01")
+    mv = SubElement(root, "ModelVariables")
+    SubElement(mv, "Float64", name="time", valueReference="0", causality="independent",
+               variability="continuous", unit="s", description="simulation time")  # fmt: skip
+    for slot, (name, caus, desc, start, initial) in enumerate(V):
+        a = {"name": name, "valueReference": str(slot + 1), "causality": caus,
+             "variability": "continuous", "description": desc}  # fmt: skip
+        if initial:
+            a["initial"] = initial
+        if slot >= vr_dx:  # the value reference of its state
+            a["derivative"] = str(slot - vr_dx + vr_x + 1)
+        elif unit_of.get(name):
+            a["unit"] = unit_of[name]
+        if start is not None:
+            a["start"] = repr(float(start))
+        SubElement(mv, "Float64", a)
+    ms = SubElement(root, "ModelStructure")
+    rows_y = [vr for vr in deps if vr < vr_x]
+    rows_dx = [vr for vr in deps if vr >= vr_dx]
+    for tag, rows in (("Output", rows_y), ("ContinuousStateDerivative", rows_dx),
+                      ("InitialUnknown", rows_y + rows_dx)):  # fmt: skip
+        for vr in rows:  # value references: slot + 1
+            SubElement(ms, tag, valueReference=str(vr + 1),
+                       dependencies=" ".join(str(d + 1) for d in deps[vr]))  # fmt: skip
+    indent(root)
+    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8")
 
 
 def _default_description(model: LinearModel, ident: str, operating_point: bool,
-                         f0: np.ndarray) -> str:  # fmt: skip
+                         f0: np.ndarray, fmi_version: int = 2) -> str:  # fmt: skip
     n, m, p = len(model.state_names), len(model.input_names), len(model.output_names)
     if operating_point:
         drift = (" + F0 (the drift at a point that is not an equilibrium)"
@@ -349,8 +447,8 @@ def _default_description(model: LinearModel, ident: str, operating_point: bool,
             f"{n} states, {m} inputs, {p} outputs. Inputs u and outputs y are absolute: "
             f"y = y0 + C dx + D (u - u0), der(dx) = A dx + B (u - u0){drift}; the states dx are "
             "deviations from the operating point (attitudes as rotation vectors). "
-            "Co-simulation steps are exact (matrix exponential; inputs held, or ramped with "
-            "their derivatives)."
+            "Co-simulation steps are exact (matrix exponential; inputs held"
+            + (", or ramped with their derivatives)." if fmi_version == 2 else ").")
         )
     return (
         f"{ident}: linear state-space model (deviation form), {n} states, {m} inputs, {p} "

@@ -66,9 +66,10 @@ class LinearModel:
         )  # fmt: skip
 
     def to_fmu(self, path: str | os.PathLike, **options) -> Path:
-        """Export the model as a native FMI 2.0 FMU (co-simulation and model exchange, no
-        Python where it runs): inputs and outputs absolute, states the deviation from the
-        operating point. Options and the FMU's contents: :func:`titopfmu.linear.fmu.build_fmu`."""
+        """Export the model as a native FMI 2.0 FMU (``fmi_version=3``: FMI 3.0), co-simulation
+        and model exchange, no Python where it runs: inputs and outputs absolute, states the
+        deviation from the operating point. Options and the FMU's contents:
+        :func:`titopfmu.linear.fmu.build_fmu`."""
         from .fmu import build_fmu
 
         return build_fmu(self, path, **options)

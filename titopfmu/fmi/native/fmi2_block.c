@@ -1,20 +1,19 @@
 /*
- * fmi2_block.c -- the FMI 2.0 functions of a titopfmu block FMU (CoSimulation and
- * ModelExchange in one FMU), written once for every block type.
+ * fmi2_block.c -- the FMI 2.0 functions of every titopfmu FMU (CoSimulation and ModelExchange in
+ * one FMU): the block FMUs and the linear-model FMU alike, whatever the model.
  *
- * Thin: each function maps onto fmu_block.c (the instance, parameters, stepping, FMU state,
- * directional derivatives), which is shared with the FMI 3.0 functions (fmi3_block.c). A value
- * reference is a slot of fmu_block.c (one per scalar variable, fmu_config.h).
+ * Thin: each function maps onto the model-independent layer fmu.c (fmu.h: the instance, the
+ * variables by slot, stepping, FMU state, directional derivatives), which is shared with the
+ * FMI 3.0 functions (fmi3_block.c) and calls the model (FMU_MODEL: fmu_block.c,
+ * fmi2_state_space.c). A value reference is a slot of fmu.c (one per scalar variable,
+ * fmu_config.h).
  *
  * Refusals (bad value, wrong calling sequence, failed evaluation) log a message naming the
  * variable and return fmi2Error; the instance stays usable (reset, restore, free). fmi2Fatal is
  * only returned for a failed allocation.
  */
-#include <math.h>
-#include <string.h>
-
 #include "fmi2Functions.h"
-#include "fmu_block.h"
+#include "fmu.h"
 
 typedef FmuInstance Instance;
 
@@ -197,11 +196,7 @@ fmi2Status fmi2SerializedFMUstateSize(fmi2Component comp, fmi2FMUstate state, si
 fmi2Status fmi2SerializeFMUstate(fmi2Component comp, fmi2FMUstate state, fmi2Byte bytes[],
                                  size_t size)
 {
-    if (size < fmu_state_size())
-        return (fmi2Status)fmu_refuse(comp, "fmi2SerializeFMUstate: %zu bytes, %zu needed",
-                                      size, fmu_state_size());
-    memcpy(bytes, state, fmu_state_size());
-    return fmi2OK;
+    return (fmi2Status)fmu_state_serialize(comp, state, (unsigned char *)bytes, size);
 }
 
 fmi2Status fmi2DeSerializeFMUstate(fmi2Component comp, const fmi2Byte bytes[], size_t size,
@@ -210,7 +205,7 @@ fmi2Status fmi2DeSerializeFMUstate(fmi2Component comp, const fmi2Byte bytes[], s
     return (fmi2Status)fmu_state_deserialize(comp, (const unsigned char *)bytes, size, state);
 }
 
-/* ---- directional derivatives (exact: the core's complex step) ---- */
+/* ---- directional derivatives ---- */
 
 fmi2Status fmi2GetDirectionalDerivative(fmi2Component comp, const fmi2ValueReference vUnknown[],
                                         size_t nUnknown, const fmi2ValueReference vKnown[],
@@ -227,37 +222,14 @@ fmi2Status fmi2SetRealInputDerivatives(fmi2Component comp, const fmi2ValueRefere
                                        size_t n, const fmi2Integer order[],
                                        const fmi2Real value[])
 {
-    Instance *c = comp;
-    if (!c->cs || (c->mode != M_INIT && c->mode != M_STEP))
-        return (fmi2Status)fmu_refuse(c, "fmi2SetRealInputDerivatives called in %s%s",
-                                      FMU_MODE_NAME[c->mode],
-                                      c->cs ? "" : " of a model-exchange instance");
-    for (size_t i = 0; i < n; i++) {
-        if (fmu_check_slot(c, vr[i], T_REAL))
-            return fmi2Error;
-        if (FMU_VAR_CAUS[vr[i]] != C_INPUT)
-            return (fmi2Status)fmu_refuse(c, "'%s' is not an input", FMU_VAR_NAME[vr[i]]);
-        if (order[i] != 1)
-            return (fmi2Status)fmu_refuse(c, "input derivative of order %d: only order 1 "
-                                             "(maxOutputDerivativeOrder)", (int)order[i]);
-        if (!isfinite(value[i]))
-            return (fmi2Status)fmu_refuse(c, "derivative of input '%s' = %g is not finite",
-                                          FMU_VAR_NAME[vr[i]], value[i]);
-    }
-    for (size_t i = 0; i < n; i++)
-        c->du[vr[i]] = value[i];
-    return fmi2OK;
+    return (fmi2Status)fmu_set_input_derivatives(comp, vr, n, order, value);
 }
 
 fmi2Status fmi2GetRealOutputDerivatives(fmi2Component comp, const fmi2ValueReference vr[],
                                         size_t n, const fmi2Integer order[], fmi2Real value[])
 {
-    (void)vr;
-    (void)order;
-    (void)value;
-    if (n)
-        return (fmi2Status)fmu_refuse(comp, "output derivatives are not provided");
-    return fmi2OK;
+    return (fmi2Status)fmu_get_output_derivatives(comp, vr, n, order, value,
+                                                  "GetRealOutputDerivatives");
 }
 
 fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real currentCommunicationPoint,
@@ -377,8 +349,5 @@ fmi2Status fmi2GetContinuousStates(fmi2Component comp, fmi2Real x[], size_t nx)
 
 fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component comp, fmi2Real nominals[], size_t nx)
 {
-    (void)comp;
-    for (size_t k = 0; k < nx; k++)
-        nominals[k] = 1.0;
-    return fmi2OK;
+    return (fmi2Status)fmu_get_nominals(comp, nominals, nx, "GetNominalsOfContinuousStates");
 }

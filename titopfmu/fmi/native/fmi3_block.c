@@ -1,27 +1,27 @@
 /*
- * fmi3_block.c -- the FMI 3.0 functions of a titopfmu block FMU (ModelExchange and
- * CoSimulation in one FMU), written once for every block type.
+ * fmi3_block.c -- the FMI 3.0 functions of every titopfmu FMU (ModelExchange and CoSimulation in
+ * one FMU), whatever the model.
  *
- * Thin, like fmi2_block.c: everything maps onto fmu_block.c (instance, parameters, stepping,
- * FMU state, directional derivatives). What is FMI 3.0's own: value reference 0 is the
- * independent variable 'time'; a port or a vector/matrix parameter is one array variable (its
- * value reference covers consecutive slots of fmu_block.c, FMU3_VARS in fmu_config.h), so a
- * call's value references are expanded into slots and its nValues checked; Float64, Int32 and
- * Boolean variables (no others); the host's logger takes the finished message; memory comes
- * from calloc/free (FMI 3.0 has no allocation callbacks). Co-simulation holds the inputs over
- * a step (FMI 3.0 has no input derivatives); there is no event mode in co-simulation, no clock
- * and no configuration mode. fmi3GetAdjointDerivative is computed column by column from the
- * exact directional derivatives.
+ * Thin, like fmi2_block.c: everything maps onto the model-independent layer fmu.c (fmu.h:
+ * instance, variables, stepping, FMU state, directional derivatives), which calls the model
+ * (FMU_MODEL). What is FMI 3.0's own: value reference 0 is the independent variable 'time'; a
+ * port or a vector/matrix parameter is one array variable (its value reference covers
+ * consecutive slots of fmu.c, FMU3_VARS in fmu_config.h), so a call's value references are
+ * expanded into slots and its nValues checked; Float64, Int32 and Boolean variables (no
+ * others); the host's logger takes the finished message; memory comes from calloc/free (FMI
+ * 3.0 has no allocation callbacks). Co-simulation holds the inputs over a step (FMI 3.0 has no
+ * input derivatives); there is no event mode in co-simulation, no clock and no configuration
+ * mode. fmi3GetAdjointDerivative is computed column by column from the directional
+ * derivatives.
  *
  * Refusals log a message naming the variable and return fmi3Error; the instance stays usable.
  * fmi3Fatal only for a failed allocation.
  */
 #include <stdbool.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "fmi3Functions.h"
-#include "fmu_block.h"
+#include "fmu.h"
 
 typedef FmuInstance Instance;
 
@@ -504,11 +504,7 @@ fmi3Status fmi3SerializedFMUStateSize(fmi3Instance instance, fmi3FMUState state,
 fmi3Status fmi3SerializeFMUState(fmi3Instance instance, fmi3FMUState state, fmi3Byte bytes[],
                                  size_t size)
 {
-    if (size < fmu_state_size())
-        return (fmi3Status)fmu_refuse(instance, "fmi3SerializeFMUState: %zu bytes, %zu needed",
-                                      size, fmu_state_size());
-    memcpy(bytes, state, fmu_state_size());
-    return fmi3OK;
+    return (fmi3Status)fmu_state_serialize(instance, state, bytes, size);
 }
 
 fmi3Status fmi3DeserializeFMUState(fmi3Instance instance, const fmi3Byte bytes[], size_t size,
@@ -517,7 +513,7 @@ fmi3Status fmi3DeserializeFMUState(fmi3Instance instance, const fmi3Byte bytes[]
     return (fmi3Status)fmu_state_deserialize(instance, bytes, size, state);
 }
 
-/* ---- partial derivatives (exact: the core's complex step) ---- */
+/* ---- partial derivatives ---- */
 
 fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[],
                                         size_t nUnknowns, const fmi3ValueReference knowns[],
@@ -538,7 +534,7 @@ fmi3Status fmi3GetDirectionalDerivative(fmi3Instance instance, const fmi3ValueRe
     return (fmi3Status)st;
 }
 
-/* sensitivity = seed^T J (J: d unknowns / d knowns), one exact column of J per known element */
+/* sensitivity = seed^T J (J: d unknowns / d knowns), one column of J per known element */
 fmi3Status fmi3GetAdjointDerivative(fmi3Instance instance, const fmi3ValueReference unknowns[],
                                     size_t nUnknowns, const fmi3ValueReference knowns[],
                                     size_t nKnowns, const fmi3Float64 seed[], size_t nSeed,
@@ -641,10 +637,8 @@ fmi3Status fmi3GetContinuousStates(fmi3Instance instance, fmi3Float64 x[], size_
 fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance instance, fmi3Float64 nominals[],
                                              size_t nx)
 {
-    (void)instance;
-    for (size_t k = 0; k < nx; k++)
-        nominals[k] = 1.0;
-    return fmi3OK;
+    return (fmi3Status)fmu_get_nominals(instance, nominals, nx,
+                                        "GetNominalsOfContinuousStates");
 }
 
 fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance instance, size_t *n)
@@ -669,17 +663,30 @@ fmi3Status fmi3EnterStepMode(fmi3Instance instance)
                                             "co-simulation (hasEventMode is false)");
 }
 
+/* the order of each variable for each of its slots */
 fmi3Status fmi3GetOutputDerivatives(fmi3Instance instance, const fmi3ValueReference vr[],
                                     size_t nvr, const fmi3Int32 orders[], fmi3Float64 values[],
                                     size_t nValues)
 {
-    (void)vr;
-    (void)orders;
-    (void)values;
-    (void)nValues;
-    if (nvr)
-        return (fmi3Status)fmu_refuse(instance, "output derivatives are not provided");
-    return fmi3OK;
+    Instance *c = instance;
+    if (!nvr)
+        return fmi3OK;
+    Slots s;
+    int st = expand(c, vr, nvr, nValues, 0, "fmi3GetOutputDerivatives", &s);
+    if (st != FMU_OK)
+        return (fmi3Status)st;
+    int *order = c->alloc(s.n + 1, sizeof(int));
+    if (!order)
+        st = FMU_FATAL;
+    for (size_t i = 0, j = 0; order && i < nvr; i++)
+        for (int k = 0; k < FMU3_VARS[vr[i]][1]; k++)
+            order[j++] = orders[i];
+    if (order)
+        st = fmu_get_output_derivatives(c, s.slot, s.n, order, values, "GetOutputDerivatives");
+    if (order)
+        c->dealloc(order);
+    release(c, &s);
+    return (fmi3Status)st;
 }
 
 fmi3Status fmi3DoStep(fmi3Instance instance, fmi3Float64 currentCommunicationPoint,
