@@ -33,8 +33,9 @@ CORE_FILES = ("titop.h", "titop_scalar.h", "titop_spatial.h", "titop_core.c", "t
               "titop_complex.c")  # fmt: skip
 HEADERS = ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h")
 HEADERS3 = ("fmi3Functions.h", "fmi3FunctionTypes.h", "fmi3PlatformTypes.h")
-#: the FMI-version-independent part of every block FMU (instance, stepping, state, derivatives)
-MODEL_FILES = ("fmu_block.h", "fmu_block.c")
+#: the FMI-version-independent layer (fmu.c: instance, stepping, state, derivatives) and the
+#: block model on it (fmu_block.c, which includes fmu.c: the compile lists stay as they are)
+MODEL_FILES = ("fmu.h", "fmu.c", "fmu_block.h", "fmu_block.c")
 FLAGS = ["-std=c99", "-O3", "-Wall", "-Wextra", "-Werror", "-fvisibility=hidden", "-shared"]
 MINGW = "x86_64-w64-mingw32-gcc"
 #: the binaries' folders (Linux, Windows) by FMI version: FMI 3.0 names them by platform tuple
