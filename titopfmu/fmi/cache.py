@@ -37,8 +37,10 @@ def sources_hash() -> str:
     for rel in ("core/csrc", "fmi/native", "fmi/headers"):
         files += sorted(f for f in (root / rel).iterdir() if f.suffix in (".c", ".h", ".py"))
     files += [root / "fmi" / f for f in ("build.py", "catalog.py", "ports.py")]
-    # the lone-block model and the port channels the generator reads
-    files += [root / "core" / "model.py", root / "blocks" / "standalone.py"]
+    # the lone-block model, the port channels the generator reads, the block declarations the
+    # catalogue derives from and the classes an FMU type builds
+    files += [root / "core" / "model.py", root / "blocks" / "standalone.py",
+              root / "blocks" / "declarations.py", root / "blocks" / "bodies.py"]  # fmt: skip
     for f in files:
         h.update(str(f.relative_to(root)).encode())
         h.update(f.read_bytes())
