@@ -11,6 +11,9 @@ them; optional ``outputs`` (CSV column -> signal), ``units`` and ``experiment`` 
 ``titopfmu run`` simulates the model.
 
 Errors (:class:`ModelFileError`) name the file, the element (block or connection) and its line.
+Files are read as YAML 1.2 (``1e-8`` is a number, ``no`` a string) or JSON, by a reader whose
+nesting, alias expansion and numbers are bounded and which refuses duplicate keys (see
+:data:`MAX_DEPTH`, :data:`MAX_ALIAS_NODES` and the comment above ``_loader_class``).
 """
 
 from __future__ import annotations
@@ -117,50 +120,315 @@ def schema() -> dict:
     return generated_schema(json.loads(schema_path().read_text("utf-8")))
 
 
+# -- reading: a parser that cannot be made to explode ---------------------------------------------
+#
+# YAML: PyYAML's pure-Python parser (the C one composes recursively in C: a deep file could
+# overflow the C stack) with the YAML 1.2 Core schema of yamlcore (by PyYAML's maintainer; PyYAML
+# itself reads YAML 1.1, where ``1e-8`` is a string and ``no`` is false) and, in a subclass, what
+# no maintained Python YAML library offers (none of ruamel.yaml, strictyaml or PyYAML bounds
+# alias expansion or nesting; strictyaml also refuses the flow style that model files use): a
+# bound on the nesting (MAX_DEPTH), on the nodes that aliases bring in (MAX_ALIAS_NODES, the
+# "billion laughs"), recursive aliases refused, duplicate keys refused with both lines, numbers
+# beyond the float range refused by name. One composition gives the document and its line
+# numbers. JSON: the json module, with duplicate keys and numbers beyond the float range refused,
+# and the same composition for the lines.
+
+#: deepest nesting of mappings and sequences (a model file needs 7)
+MAX_DEPTH = 64
+#: most nodes that aliases may bring into a document (each alias counts the nodes it stands for)
+MAX_ALIAS_NODES = 100_000
+
+_FLOAT_MAX = 1.7976931348623157e308
+
+
+class _Refused(Exception):
+    """A bound of the reader exceeded (or a duplicate key) at ``line`` of element ``path``."""
+
+    def __init__(self, message: str, mark, path: tuple, names: dict) -> None:
+        super().__init__(message)
+        self.message, self.path, self.names = message, path, names
+        self.line = None if mark is None else mark.line + 1
+
+
+class _TooLarge:
+    """A number of the file beyond the float range (refused by :func:`_check_values`)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return _short(self.text)
+
+
+def _short(text, limit: int = 40) -> str:
+    """``text`` for a one-line message: control characters escaped, at most ``limit`` long."""
+    text = str(text)
+    if not text.isprintable():
+        text = repr(text)[1:-1]
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _number(text: str, kind: str):
+    """The int or float of a number's text (YAML 1.2 Core or JSON), or _TooLarge."""
+    if kind == "int":
+        body = text.lstrip("+-")
+        if body[:2] in ("0x", "0o"):
+            n = int(body[2:], 16 if body[1] == "x" else 8)  # linear in the digits: no limit
+        elif len(body.lstrip("0")) > 310:  # past 1.8e308 (and Python's int() digit limit)
+            return _TooLarge(text)
+        else:
+            n = int(body)
+        n = -n if text.startswith("-") else n
+        return _TooLarge(text) if abs(n) > _FLOAT_MAX else n
+    low = text.lower().lstrip("+-")
+    if low in (".inf", ".nan"):
+        v = float("nan") if low == ".nan" else float("inf")
+        return -v if text.startswith("-") else v
+    v = float(text)
+    return _TooLarge(text) if v in (float("inf"), float("-inf")) else v
+
+
+def _loader_class():
+    import yaml
+    from yamlcore import CoreLoader
+    from yamlcore.loader import CommonConstructor
+
+    class Loader(CoreLoader):
+        """YAML 1.2 Core schema (yamlcore) with the bounds of this module."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__(text)
+            self.depth = 0  # level of the node being composed (aliases expanded)
+            self.reach = 0  # deepest level seen inside it
+            self.nodes = 0  # nodes of the document so far, aliases expanded
+            self.aliased = 0  # of which brought in by aliases
+            self.path: list = []  # keys and indices from the root to the node being composed
+            self.lines: dict[tuple, int] = {}  # path -> 1-based line
+            self.names: dict[int, dict] = {}  # block index -> its name and type seen so far
+
+        def refuse(self, message: str, mark, extra: tuple = (), keep: int | None = None):
+            path = (tuple(self.path) + extra)[:keep]
+            return _Refused(message, mark, path, self.names)
+
+        def compose_node(self, parent, index):
+            event = self.peek_event()
+            if parent is None:
+                step = None  # the root
+            elif isinstance(index, int):
+                step = index
+            elif isinstance(index, yaml.ScalarNode):
+                step = index.value
+            else:
+                step = _KEY  # a key, or the value of a key that is not a scalar
+            if step is not None:
+                self.path.append(step)
+            if _KEY not in self.path:
+                mark = index.start_mark if isinstance(index, yaml.ScalarNode) else event.start_mark
+                self.lines[tuple(self.path)] = mark.line + 1
+            try:
+                if isinstance(event, yaml.AliasEvent):
+                    return self.compose_alias(parent, index, event)
+                level = self.depth + 1
+                if level > MAX_DEPTH:  # (the element: where the nesting starts, not all of it)
+                    raise self.refuse(
+                        f"nested deeper than {MAX_DEPTH} levels", event.start_mark, keep=4
+                    )
+                outer, self.depth, self.reach = self.reach, level, level
+                before = self.nodes
+                self.nodes += 1
+                node = super().compose_node(parent, index)
+                if event.anchor is not None:  # complete: an alias may stand for it now
+                    # (nodes of its expansion, levels)
+                    node.titopfmu_extent = (self.nodes - before, self.reach - level + 1)
+                self.depth, self.reach = level - 1, max(outer, self.reach)
+                if (
+                    len(self.path) == 3
+                    and self.path[0] == "blocks"
+                    and self.path[2] in ("name", "type")
+                    and isinstance(node, yaml.ScalarNode)
+                ):
+                    self.names.setdefault(self.path[1], {})[self.path[2]] = node.value
+                return node
+            finally:
+                if step is not None:
+                    self.path.pop()
+
+        def compose_alias(self, parent, index, event):
+            node = self.anchors.get(event.anchor)
+            if node is not None:
+                extent = getattr(node, "titopfmu_extent", None)
+                name = _short(event.anchor, 30)
+                if extent is None:
+                    raise self.refuse(
+                        f"the alias *{name} is inside the node it names (a recursive structure)",
+                        event.start_mark,
+                    )
+                size, height = extent
+                self.nodes += size
+                self.aliased += size
+                if self.aliased > MAX_ALIAS_NODES:
+                    raise self.refuse(
+                        f"aliases (here *{name}) stand for more than {MAX_ALIAS_NODES} nodes",
+                        event.start_mark,
+                    )
+                if self.depth + height > MAX_DEPTH:
+                    raise self.refuse(
+                        f"the alias *{name} nests deeper than {MAX_DEPTH} levels",
+                        event.start_mark,
+                        keep=4,
+                    )
+                self.reach = max(self.reach, self.depth + height)
+            return super().compose_node(parent, index)  # an undefined alias: PyYAML's error
+
+        def compose_mapping_node(self, anchor):
+            node = super().compose_mapping_node(anchor)
+            seen: dict[tuple, Any] = {}
+            for key, _ in node.value:
+                if not isinstance(key, yaml.ScalarNode):
+                    continue
+                first = seen.setdefault((key.tag, key.value), key)
+                if first is not key:
+                    a, b = first.start_mark, key.start_mark
+                    where = (
+                        f"lines {a.line + 1} and {b.line + 1}"
+                        if a.line != b.line
+                        else f"line {a.line + 1}, columns {a.column + 1} and {b.column + 1}"
+                    )
+                    raise self.refuse(
+                        f"duplicate key {_short(key.value)!r} ({where})", b, (key.value,)
+                    )
+            return node
+
+        # numbers, booleans, nulls: yamlcore's, with bad text under an explicit tag (!!int x)
+        # and numbers beyond the float range refused
+        def construct_checked(self, node, kind):
+            value = self.construct_scalar(node)
+            try:
+                if kind in ("int", "float"):
+                    return _number(value, kind)
+                return getattr(CommonConstructor, f"construct_yaml_{kind}_core")(self, node)
+            except (ValueError, KeyError, IndexError):
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"{_short(value)!r} is not a valid {kind}", node.start_mark
+                ) from None
+
+    for kind in ("int", "float", "bool", "null"):
+        Loader.add_constructor(
+            f"tag:yaml.org,2002:{kind}", lambda self, node, k=kind: self.construct_checked(node, k)
+        )
+    return Loader
+
+
+_KEY = object()  # a path step that is no key of the document (inside a mapping's key)
+
+
+_LOADER = None
+
+
+def _compose(text: str, construct: bool):
+    """(document or None, line map) of a YAML (or JSON) text; raises _Refused, yaml.YAMLError."""
+    global _LOADER
+    if _LOADER is None:
+        _LOADER = _loader_class()
+    loader = _LOADER(text)
+    try:
+        node = loader.get_single_node()
+        doc = loader.construct_document(node) if construct and node is not None else None
+    finally:
+        loader.dispose()
+    return doc, loader.lines
+
+
 def _line_map(text: str) -> dict[tuple, int]:
-    """Path (tuple of keys and indices) -> 1-based line of every node of a YAML/JSON text."""
+    """Path (tuple of keys and indices) -> 1-based line of every node of a YAML/JSON text
+    ({} if the text cannot be composed)."""
     import yaml
 
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
+        return _compose(text, construct=False)[1]
+    except (yaml.YAMLError, _Refused, RecursionError):
         return {}
-    lines: dict[tuple, int] = {}
 
-    def walk(node, path):
-        lines[path] = node.start_mark.line + 1
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                lines[path + (k.value,)] = k.start_mark.line + 1
-                walk(v, path + (k.value,))
-                lines[path + (k.value,)] = k.start_mark.line + 1
-        elif isinstance(node, yaml.SequenceNode):
-            for i, v in enumerate(node.value):
-                walk(v, path + (i,))
 
-    if root is not None:
-        walk(root, ())
-    return lines
+def _json(text: str, file: str, lines: dict) -> Any:
+    """The document of a JSON text: duplicate keys and numbers beyond the float range refused."""
+    duplicate: list = []
+
+    def pairs(items):
+        out: dict = {}
+        for k, v in items:
+            if k in out and not duplicate:
+                duplicate.append(k)
+            out[k] = v
+        return out
+
+    try:
+        doc = json.loads(
+            text,
+            object_pairs_hook=pairs,
+            parse_int=lambda s: _number(s, "int"),
+            parse_float=lambda s: _number(s, "float"),
+        )
+    except json.JSONDecodeError as exc:
+        raise ModelFileError(f"not valid JSON: {exc.msg}", file, None, exc.lineno) from None
+    except RecursionError:
+        raise ModelFileError(f"nested deeper than {MAX_DEPTH} levels", file) from None
+    if duplicate:  # (the composition, when it could read the text, named the lines already)
+        raise ModelFileError(f"duplicate key {_short(duplicate[0])!r}", file)
+    return doc
 
 
 def _parse(text: str, file: str, is_json: bool) -> tuple[Any, dict]:
     import yaml
 
-    if is_json:
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ModelFileError(f"not valid JSON: {exc.msg}", file, None, exc.lineno) from None
-    else:
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            msg = " ".join(str(getattr(exc, "problem", None) or exc).split())
-            raise ModelFileError(
-                f"not valid YAML: {msg}", file, None, None if mark is None else mark.line + 1
-            ) from None
-    return doc, _line_map(text)
+    try:
+        if is_json:
+            try:  # the lines, the bounds and duplicate keys with their lines
+                lines = _compose(text, construct=False)[1]
+            except yaml.YAMLError:  # JSON that YAML cannot read (tabs...): no lines
+                lines = {}
+            return _json(text, file, lines), lines
+        return _compose(text, construct=True)
+    except _Refused as r:
+        names = {"blocks": r.names}  # what the block's entry said before the refusal
+        raise _Where(names, {}, file).error(r.message, r.path, r.line) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        msg = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        raise ModelFileError(
+            f"not valid YAML: {msg}", file, None, None if mark is None else mark.line + 1
+        ) from None
+    except RecursionError:  # not expected within MAX_DEPTH; never a traceback all the same
+        raise ModelFileError(f"nested deeper than {MAX_DEPTH} levels", file) from None
+
+
+def _check_values(doc, where: _Where) -> None:
+    """Nesting within MAX_DEPTH (JSON, documents given as dicts) and every number within the
+    float range (an int beyond it would overflow in a block; 1e400 would read as inf)."""
+    stack = [(doc, ())]
+    while stack:
+        x, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            raise where.error(f"nested deeper than {MAX_DEPTH} levels", path[:4])
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if isinstance(k, _TooLarge):
+                    raise where.error(f"the number {k!r} is beyond the float range", path)
+                stack.append((v, path + (k,)))
+        elif isinstance(x, list):
+            stack.extend((v, path + (i,)) for i, v in enumerate(x))
+        elif isinstance(x, _TooLarge) or (
+            isinstance(x, int) and not isinstance(x, bool) and abs(x) > _FLOAT_MAX
+        ):
+            if isinstance(x, int) and x.bit_length() > 4000:  # (Python refuses str() of it)
+                what = f"an integer of about {int(x.bit_length() * 0.30103)} digits"
+            else:
+                n = x.text if isinstance(x, _TooLarge) else str(x)
+                size = f" ({len(n)} characters)" if len(n) > 40 else ""
+                what = f"the number {_short(n)}{size}"
+            raise where.error(f"{what} is beyond the float range (+-1.8e308)", path)
 
 
 class _Where:
@@ -178,24 +446,27 @@ class _Where:
         if len(path) >= 2 and path[0] == "blocks" and isinstance(path[1], int):
             try:
                 b = self.doc["blocks"][path[1]]
-                name = b.get("name", f"#{path[1] + 1}")
-                typ = f" ({b['type']})" if isinstance(b.get("type"), str) else ""
+                name = _short(b.get("name", f"#{path[1] + 1}"), 80)  # one line, not too long
+                typ = f" ({_short(b['type'])})" if isinstance(b.get("type"), str) else ""
             except (KeyError, IndexError, TypeError, AttributeError):
                 name, typ = f"#{path[1] + 1}", ""
             # element indices 1-based, as everywhere a user reads them (signals, blocks, lines)
             rest = "".join(f"[{p + 1}]" if isinstance(p, int) else f".{p}" for p in path[2:])
+            rest = _short(rest, 120)
             return f"block '{name}'{typ}" + (f", parameter {rest.lstrip('.')}" if rest else "")
         if len(path) >= 2 and path[0] == "connections" and isinstance(path[1], int):
             try:
-                return f"connection {path[1] + 1} {self.doc['connections'][path[1]]}"
+                return f"connection {path[1] + 1} {_short(self.doc['connections'][path[1]], 120)}"
             except (IndexError, TypeError, KeyError):
                 return f"connection {path[1] + 1}"
         if not path:
             return None
-        return "'" + ".".join(str(p + 1 if isinstance(p, int) else p) for p in path) + "'"
+        dotted = ".".join(str(p + 1 if isinstance(p, int) else p) for p in path)
+        return "'" + _short(dotted, 120) + "'"
 
-    def error(self, message, path) -> ModelFileError:
-        return ModelFileError(message, self.file, self.element(path), self.line(path))
+    def error(self, message, path, line: int | None = None) -> ModelFileError:
+        line = self.line(path) if line is None else line
+        return ModelFileError(message, self.file, self.element(path), line)
 
 
 def _validate(doc, where: _Where) -> None:
@@ -203,6 +474,7 @@ def _validate(doc, where: _Where) -> None:
 
     if not isinstance(doc, dict):
         raise where.error("a model file is a mapping with keys format, version, blocks...", ())
+    _check_values(doc, where)
     if doc.get("format") != FORMAT:
         raise where.error(f"'format' must be '{FORMAT}' (got {doc.get('format')!r})", ("format",))
     if doc.get("version") != VERSION:
@@ -210,8 +482,10 @@ def _validate(doc, where: _Where) -> None:
             f"unsupported version {doc.get('version')!r}; this titopfmu reads version {VERSION}",
             ("version",),
         )
-    for i, b in enumerate(doc.get("blocks") or []):  # a clear message for an unknown type
-        if isinstance(b, dict) and "type" in b and b["type"] not in BLOCK_TYPES:
+    blocks = doc.get("blocks")
+    for i, b in enumerate(blocks if isinstance(blocks, list) else []):  # unknown types: clearly
+        typ = b.get("type") if isinstance(b, dict) else None
+        if typ is not None and not isinstance(typ, (list, dict)) and typ not in BLOCK_TYPES:
             hint = (
                 " (a Function runs Python code: not expressible in a file)"
                 if b["type"] == "Function"
@@ -228,11 +502,13 @@ def _validate(doc, where: _Where) -> None:
         e = max(errors, key=lambda e: (len(e.absolute_path), -len(str(e.message))))
         e = jsonschema.exceptions.best_match([e]) or e
         path = list(e.absolute_path)
-        msg = e.message
+        msg = _short(e.message, 200)  # (it quotes the value, which may be long)
         if e.validator == "additionalProperties" and isinstance(e.instance, dict):
             extra = [k for k in e.instance if k not in e.schema.get("properties", {})]
             if extra:
-                msg = f"unknown key(s) {', '.join(map(repr, extra))}; allowed: " + ", ".join(
+                shown = ", ".join(repr(_short(k)) for k in extra[:5])
+                shown += f" and {len(extra) - 5} more" if len(extra) > 5 else ""
+                msg = f"unknown key(s) {shown}; allowed: " + ", ".join(
                     k for k in e.schema.get("properties", {}) if k not in ("name", "type")
                 )
                 path.append(extra[0])
@@ -255,9 +531,17 @@ def from_dict(
             kwargs["gravity"] = gravity
         if cls is TimeFunction:
             try:
-                kwargs = {"f": TimeExpression(kwargs["expression"]), "size": kwargs["size"]}
+                f = TimeExpression(kwargs["expression"])
             except ValueError as exc:
-                raise where.error(str(exc), ("blocks", i, "expression")) from None
+                path = ("blocks", i, "expression")
+                index = getattr(exc, "index", None)  # the component of a list of expressions
+                raise where.error(str(exc), path if index is None else path + (index,)) from None
+            if f.size != kwargs["size"]:  # (also bounds the port's size by the expression's)
+                raise where.error(
+                    f"the expression gives {f.size} value(s), size says {kwargs['size']}",
+                    ("blocks", i, "size"),
+                )
+            kwargs = {"f": f, "size": kwargs["size"]}
         try:
             system.add(cls(spec["name"], **kwargs))
         except TitopError as exc:
@@ -310,9 +594,16 @@ def load(path: str | Path, check: bool = True) -> System:
     """The System of the model file at ``path`` (``.json``: JSON, otherwise YAML)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except OSError as exc:
         raise ModelFileError(f"cannot read the file: {exc.strerror}", str(p)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ModelFileError(
+            f"not UTF-8 text (byte {exc.start + 1}: {exc.reason})", str(p), None, line
+        ) from None
     return loads(text, str(p), "json" if p.suffix.lower() == ".json" else None, check)
 
 
