@@ -199,7 +199,10 @@ def dumps(system, fmt: str = "yaml") -> str:
         raise ValueError(f"fmt must be 'yaml' or 'json', not {fmt!r}")
     import yaml
 
-    class Dumper(yaml.SafeDumper):
+    from yamlcore import CoreDumper  # YAML 1.2 resolution, as the reader's: a string that
+    # YAML 1.2 reads as a number ("1e-3", a block named 1e3) is written quoted
+
+    class Dumper(CoreDumper):
         pass
 
     def flat(v) -> bool:  # vectors, pairs of port names and matrices in flow style
