@@ -197,10 +197,10 @@ def dumps(system, fmt: str = "yaml") -> str:
         return json.dumps(doc, indent=2) + "\n"
     if fmt != "yaml":
         raise ValueError(f"fmt must be 'yaml' or 'json', not {fmt!r}")
+    # YAML 1.2 resolution, as the reader's: a string that YAML 1.2 reads as a number ("1e-3",
+    # a block named 1e3) is written quoted
     import yaml
-
-    from yamlcore import CoreDumper  # YAML 1.2 resolution, as the reader's: a string that
-    # YAML 1.2 reads as a number ("1e-3", a block named 1e3) is written quoted
+    from yamlcore import CoreDumper
 
     class Dumper(CoreDumper):
         pass
