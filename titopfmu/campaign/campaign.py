@@ -32,10 +32,10 @@ from .. import progress as _progress
 from ..assembly.engine import METHODS as INTEGRATORS
 from ..assembly.system import System
 from ..blocks.base import InertiaWarning, TitopError
-from . import _signals, store
+from . import _signals, isolation, store
 from .distributions import METHODS, check_distribution, draw, grid_size, spec_of
 from .results import CampaignResult, consolidate
-from .runs import BACKENDS, META, REDUCTIONS, ModelSource, RunSpec, run_batch
+from .runs import BACKENDS, META, REDUCTIONS, ModelSource, RunSpec
 from .store import CampaignError
 
 #: Seconds to wait for a Dask scheduler given by address before giving up.
@@ -101,6 +101,22 @@ def _fingerprint(system: System | None, build: Callable | None) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _first_step(system: System, h: float, record: Mapping[str, str]) -> str | None:
+    """A run of ``system`` over ``h`` s recording ``record``: None, or why the record is wrong
+    (a model that fails at once passes: each run will record it)."""
+    from ..assembly.engine import Engine, SimulationError
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InertiaWarning)
+            Engine(system).simulate(h, output_interval=h, record=record)
+    except SimulationError:
+        return None
+    except TitopError as exc:
+        return str(exc)
+    return None
+
+
 class Campaign:
     """A campaign: ``model`` run ``samples`` times with the parameters of ``vary`` drawn from
     their distributions.
@@ -130,7 +146,10 @@ class Campaign:
     output interval) and ``fmus`` (a folder of FMUs; default the per-user cache, filled once
     before the runs): the co-simulation's. ``timeout``: s of wall-clock time each run may take
     (None: no limit); a run past it is stopped and recorded as failed (its error says so, its
-    outcomes are left empty) and the campaign goes on. It is not part of what identifies the
+    outcomes are left empty) and the campaign goes on. With a timeout, each run (and the checks
+    of the model before the runs) executes in a helper process that is ended if the run is
+    still going :func:`~titopfmu.campaign.isolation.hard_deadline` s after it started (stuck in
+    one evaluation: :mod:`titopfmu.campaign.isolation`). It is not part of what identifies the
     campaign: a resumed campaign may change it (finished runs, failed ones included, are kept).
     """
 
@@ -203,9 +222,19 @@ class Campaign:
             raise CampaignError(f"seed must be a non-negative integer, got {seed!r}")
         self.seed = int(seed)
         self.values = draw(self.vary, self.n, method, self.seed)
+        self._timeout = None if timeout is None else float(timeout)
         if self.build is not None:  # the builder's first system: checks it before any run
             try:
-                probe = self.build(self.sample(0))
+                probe = self._bounded(self.build, self.sample(0))
+            except isolation.Stuck:
+                raise CampaignError(
+                    f"the model function did not return within the run timeout of {timeout:g} s "
+                    f"on the first sample {self.sample(0)} (its process was ended)"
+                ) from None
+            except isolation.CallFailed as exc:
+                raise CampaignError(
+                    f"the model function failed on the first sample {self.sample(0)}: {exc}"
+                ) from None
             except Exception as exc:
                 raise CampaignError(
                     f"the model function failed on the first sample {self.sample(0)}: "
@@ -283,19 +312,33 @@ class Campaign:
 
     # -- specification -------------------------------------------------------------------------
 
-    def _check_record(self, system: System) -> None:
-        """The recorded signals exist: a run of the base model over its first output step."""
-        from ..assembly.engine import Engine, SimulationError
+    def _bounded(self, fn: Callable, *args):
+        """``fn(*args)``: here without a run timeout; with one, in a helper process ended past
+        it (:func:`~titopfmu.campaign.isolation.call`: a stuck model cannot hold the checks
+        before the runs), the model and ``fn`` picklable."""
+        if self._timeout is None:
+            return fn(*args)
+        try:
+            isolation.dumps((fn, args))
+        except Exception as exc:
+            raise CampaignError(
+                "with a run timeout each run goes to a process of its own: the model (and the "
+                f"custom reductions) must be picklable: {type(exc).__name__}: {exc}"
+            ) from None
+        return isolation.call(fn, *args, timeout=self._timeout)
 
+    def _check_record(self, system: System) -> None:
+        """The recorded signals exist: a run of the base model over its first output step. A
+        model stuck in it (past the run timeout) is let through: each run records its own."""
         h = min(self.spec.output_interval, self.spec.t_final)
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", InertiaWarning)
-                Engine(system).simulate(h, output_interval=h, record=self.spec.record)
-        except SimulationError:
-            pass  # a model that fails at once: each run will record it
-        except TitopError as exc:
-            raise CampaignError(f"recorded outputs: {exc}") from None
+            problem = self._bounded(_first_step, system, h, self.spec.record)
+        except isolation.Stuck:
+            return
+        except isolation.CallFailed as exc:
+            problem = str(exc)
+        if problem is not None:
+            raise CampaignError(f"recorded outputs: {problem}")
 
     def _check_cosim(self, system: System) -> None:
         """Before any run, for backend ``cosim``: the step divides the output interval and the
@@ -416,6 +459,8 @@ class Campaign:
         except BaseException:
             _close(client, cluster)
             raise
+        finally:
+            isolation.close()  # the helper process of the checks before the runs, if any
         return CampaignResult(self.out, resumed=len(done), executed=executed)
 
     def _interrupted(self, exc: KeyboardInterrupt, resumed: int) -> CampaignInterrupted:
@@ -453,10 +498,11 @@ class Campaign:
         try:
             if client is None:
                 for i in pending:
-                    record(run_batch(self.model, self.spec, [(i, self.sample(i))]))
+                    record(isolation.run_batch(self.model, self.spec, [(i, self.sample(i))]))
             else:
                 self._dask(pending, client, record, batch_size)
         finally:
+            isolation.close()  # this thread's helper process (a run timeout's), if any
             log.close()
             if bar is not None:
                 bar.close()
@@ -476,7 +522,8 @@ class Campaign:
         spec = client.submit(_value, self.spec, pure=False)
         futures = {}
         for b in batches:
-            f = client.submit(run_batch, model, spec, [(i, self.sample(i)) for i in b], pure=False)
+            f = client.submit(isolation.run_batch, model, spec, [(i, self.sample(i)) for i in b],
+                              pure=False)  # fmt: skip
             futures[f] = b
         try:
             for f in as_completed(list(futures)):

@@ -135,7 +135,8 @@ def add_campaign_parser(subparsers) -> argparse.ArgumentParser:
         default=None,
         metavar="S",
         help="wall-clock seconds each run may take: a run past it is stopped and recorded as "
-        "failed, the campaign goes on (default: no limit)",
+        "failed, the campaign goes on; each run then goes to a helper process, ended if the run "
+        "is still going max(1, S/10) s later (default: no limit)",
     )
     p.add_argument("--no-plots", action="store_true", help="do not write the plots")
     p.add_argument(

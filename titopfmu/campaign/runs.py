@@ -48,7 +48,8 @@ class RunSpec:
     ``name`` or ``name.key``). ``integrator``, ``rtol``, ``atol``: the engine's (backend
     ``inprocess``); ``step`` (s) and ``fmus`` (a folder of FMUs, None: the per-user cache): the
     co-simulation's (backend ``cosim``). ``timeout``: s of wall-clock time a run may take (None:
-    no limit); a run past it stops and is recorded as failed, with the results so far."""
+    no limit); a run past it stops and is recorded as failed, with the results so far (a run
+    that does not stop has its process ended: :mod:`titopfmu.campaign.isolation`)."""
 
     t_final: float
     output_interval: float

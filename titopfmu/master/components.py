@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from fmpy import calloc, extract, free, read_model_description
+from fmpy import calloc, free, read_model_description
 from fmpy.fmi2 import (
     FMU2Slave,
     fmi2CallbackAllocateMemoryTYPE,
@@ -32,6 +32,7 @@ from fmpy.fmi2 import (
 )
 from fmpy.logging import addLoggerProxy
 
+from ..archives import ArchiveError, Limits, check, extract
 from ..blocks.base import TitopError
 
 M = 18  # motion vector components
@@ -81,18 +82,30 @@ class FmuFile:
     variables: dict[str, object] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: str | Path) -> FmuFile:
+    def load(cls, path: str | Path, *, limits: Limits | None = None) -> FmuFile:
+        """The FMU at ``path``, unpacked by :func:`titopfmu.archives.extract` into a temporary
+        folder removed with the returned object: bounded (``limits`` over the ones in force),
+        encrypted, absolute, ``..`` and symbolic-link members refused in one line, before fmpy
+        reads the model description."""
         path = Path(path)
         if not path.is_file():
             raise CosimError(f"FMU file '{path}' not found")
+        try:
+            check(path, limits=limits)
+        except ArchiveError as exc:
+            raise CosimError(str(exc)) from None
         try:
             md = read_model_description(str(path))
         except Exception as exc:  # fmpy raises several kinds
             raise CosimError(f"'{path}' is not a readable FMU: {exc}") from None
         if md.coSimulation is None:
             raise CosimError(f"'{path}' is not a co-simulation FMU")
-        f = cls(path, md, extract(str(path)))
-        # fmpy extracts into a new temporary folder: remove it with the FmuFile
+        try:
+            directory = extract(path, limits=limits, prefix="titopfmu_fmu_")
+        except ArchiveError as exc:
+            raise CosimError(str(exc)) from None
+        f = cls(path, md, str(directory))
+        # a new temporary folder: removed with the FmuFile
         weakref.finalize(f, shutil.rmtree, f.directory, True)
         f.vr = {v.name: v.valueReference for v in md.modelVariables}
         f.variables = {v.name: v for v in md.modelVariables}

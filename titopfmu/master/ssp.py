@@ -63,7 +63,6 @@ import math
 import os
 import re
 import shutil
-import tempfile
 import weakref
 import zipfile
 import zlib
@@ -75,6 +74,7 @@ from urllib.parse import unquote, urlparse
 from lxml import etree
 
 from .._version import __version__
+from ..archives import ArchiveError, Limits, bounded, check, extract
 from .components import CosimError, M, W
 from .cosim import CoSimulation
 
@@ -407,9 +407,10 @@ def _local(el) -> str:
     return etree.QName(el).localname if isinstance(el.tag, str) else str(el.tag)
 
 
-def _unpack(path: Path) -> Path:
-    """Extract the archive ``path`` into a new temporary folder (removed again on an error)."""
-    tmp = Path(tempfile.mkdtemp(prefix="titopfmu_ssp_"))
+def _unpack(path: Path, limits: Limits | None = None) -> Path:
+    """Extract the archive ``path`` into a new temporary folder (removed again on an error):
+    :func:`titopfmu.archives.extract`, bounded in size and member count, refusing encrypted,
+    absolute, ``..`` and symbolic-link members."""
     try:
         with zipfile.ZipFile(path) as z:
             names = z.namelist()
@@ -422,20 +423,12 @@ def _unpack(path: Path) -> Path:
                     hint = " (the archive looks truncated: the only zip directory found is " \
                            "that of an embedded file)"  # fmt: skip
                 raise CosimError(f"'{path}': no {SSD_NAME} at the root of the archive{hint}")
-            bad = z.testzip()
-            if bad is not None:
-                raise CosimError(f"'{path}': member '{bad}' is corrupt (CRC mismatch)")
-            z.extractall(tmp)
-    except CosimError:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError) as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
         raise CosimError(f"'{path}' is not a readable SSP (zip) archive: {exc}") from None
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return tmp
+    try:
+        return extract(path, limits=limits, prefix="titopfmu_ssp_")
+    except ArchiveError as exc:
+        raise CosimError(str(exc)) from None
 
 
 @dataclass
@@ -468,6 +461,10 @@ class _Reader:
         if fmu not in self.mds:
             from fmpy import read_model_description
 
+            try:  # before fmpy opens it: bounded, no encrypted or misplaced member
+                check(fmu, label=f"'{source}'")
+            except ArchiveError as exc:
+                raise self.fail(el, f"component '{comp}': {exc}") from None
             try:
                 md = read_model_description(str(fmu))
             except Exception as exc:  # noqa: BLE001 - fmpy raises several kinds
@@ -606,16 +603,27 @@ def _parse_value(r: _Reader, comp: str, name: str, var, entry: tuple[str, str, i
     return value, var.causality == "input" and fmi == "Real"
 
 
-def read_ssp(path: str | os.PathLike) -> SspSystem:
+def read_ssp(path: str | os.PathLike, *, limits: Limits | None = None) -> SspSystem:
     """Read an SSP: an ``.ssp`` archive, a folder holding ``SystemStructure.ssd``, or an
     ``.ssd`` file; returns ``(cosim, experiment)`` (module docstring for the mapping).
 
     An archive is extracted to a temporary folder that lives as long as the returned
     co-simulation (its components' ``file.path`` point into it, so the system can be written
-    again). Raises :class:`~titopfmu.master.CosimError` naming the file, line and element on any
-    problem, before any FMU is instantiated.
+    again). The archive and each FMU in it are unpacked by :func:`titopfmu.archives.extract`:
+    bounded in expanded size, member count and compression ratio (``limits``, a
+    :class:`titopfmu.archives.Limits`, over the environment's ``TITOPFMU_ARCHIVE_MAX_*`` and the
+    defaults), encrypted, absolute, ``..`` and symbolic-link members refused; nothing is left
+    behind on a refusal. Raises :class:`~titopfmu.master.CosimError` naming the file, line and
+    element (or the archive and member) on any problem, before any FMU is instantiated.
     """
-    path = Path(path)
+    try:
+        with bounded(limits):
+            return _read_ssp(Path(path), limits)
+    except ArchiveError as exc:  # a bad bound (the environment's)
+        raise CosimError(str(exc)) from None
+
+
+def _read_ssp(path: Path, limits: Limits | None) -> SspSystem:
     if not path.exists():
         raise CosimError(f"SSP file '{path}' not found")
     tmp = None
@@ -626,7 +634,7 @@ def read_ssp(path: str | os.PathLike) -> SspSystem:
     elif path.suffix.lower() == ".ssd":
         ssd_path, origin = path, str(path.parent)
     else:
-        tmp = _unpack(path)
+        tmp = _unpack(path, limits)
         ssd_path, origin = tmp / SSD_NAME, str(path)
     label = f"{origin}: {ssd_path.name}"
     try:
