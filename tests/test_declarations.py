@@ -185,3 +185,17 @@ def test_old_fmu_parameter_names_still_work_with_a_deprecation_warning():
     assert p["theta0"] == 0.3 and p["axis[1]"] == 1.0 and p["axis[3]"] == 0.0
     with pytest.raises(Exception, match="no variable 'joint.nope'"):
         cs.add("arm2", folder / "TitopRevoluteBodyC0.fmu", {"joint.nope": 1.0})
+
+
+def test_a_users_subclass_keeps_its_own_signature_and_warnings_point_at_the_caller():
+    class Arm(titopfmu.RevoluteBody):
+        def __init__(self, name: str, length: float) -> None:
+            super().__init__(name, 1.0, np.diag([0.01, 0.1, 0.1]), com=[length, 0.0, 0.0])
+
+    assert list(inspect.signature(Arm).parameters) == ["name", "length"]
+    assert list(inspect.signature(titopfmu.RevoluteBodyInverse).parameters)[:3] == [
+        "name", "mass", "inertia"]  # fmt: skip
+    assert Arm("a", 2.0).com.tolist() == [2.0, 0.0, 0.0]
+    with pytest.warns(titopfmu.InertiaWarning) as record:
+        titopfmu.RevoluteBodyInverse("b", 1.0, np.diag([3.0, 5.0, 17.0]))  # violates I1+I2>=I3
+    assert record[0].filename == __file__

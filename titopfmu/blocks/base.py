@@ -217,6 +217,20 @@ def check_nonnegative(block: str, parameter: str, value) -> float:
     return v
 
 
+def _caller_level() -> int:
+    """The ``stacklevel`` of a warning issued two calls below here (by a check called from this
+    module) that points at the first frame outside the ``titopfmu.blocks`` package: the code
+    that built the block, however deep the constructors' chain."""
+    import os
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    f, level = sys._getframe(1), 2  # the caller, check_parameter: level 2 of check_inertia
+    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == here:
+        f, level = f.f_back, level + 1
+    return level
+
+
 def check_parameter(block: str, p, value):
     """``value`` of the declared parameter ``p`` (:class:`~titopfmu.blocks.declarations.
     Parameter`) checked by its declared check; the checked value (arrays as floats)."""
@@ -225,7 +239,8 @@ def check_parameter(block: str, p, value):
         return check_mass(block, value)
     if c in ("inertia", "inertia_pd"):
         # the warning of a dubious inertia points at the code that built the block
-        return check_inertia(block, value, positive_definite=c == "inertia_pd", stacklevel=5)
+        return check_inertia(block, value, positive_definite=c == "inertia_pd",
+                             stacklevel=_caller_level())  # fmt: skip
     if c == "dcm":
         return check_dcm(block, p.name, value)
     if c == "axis":
@@ -253,12 +268,20 @@ class DeclaredBlock(Block):
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         decl = cls.__dict__.get("declaration")
-        if decl is not None:
-            cls._signature = declared_signature(decl)
-            cls.__signature__ = cls._signature.replace(
-                parameters=list(cls._signature.parameters.values())[1:]
-            )  # what help(), inspect and IDEs show
-            cls.kind = decl.key
+        if decl is None:
+            return
+        cls._signature = declared_signature(decl)
+        cls.kind = decl.key
+        init = cls.__dict__.get("__init__")
+        if init is None:  # its own __init__, so that its signature is its own (a user's
+            base = cls.__init__  # subclass with another __init__ shows that one's)
+
+            def init(self, name, *args, **kwargs):
+                base(self, name, *args, **kwargs)
+
+            init.__doc__, init.__qualname__ = base.__doc__, f"{cls.__qualname__}.__init__"
+            cls.__init__ = init
+        init.__signature__ = cls._signature  # what help(), inspect and IDEs show
 
     def _bind(self, name: str, args: tuple, kwargs: dict) -> dict:
         """The constructor's arguments by parameter name, defaults applied."""
