@@ -73,10 +73,14 @@ def add_linearize_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument(
         "--fmu",
         default=None,
-        help="also (or only, without --out) write the model as a native FMI 2.0 FMU "
+        help="also (or only, without --out) write the model as a native FMU "
         "(co-simulation and model exchange; inputs and outputs absolute, states the deviation "
         "from the operating point)",
     )
+    p.add_argument(
+        "--fmi-version", type=int, choices=(2, 3), default=2,
+        help="FMI version of the --fmu file: 2 (FMI 2.0, default) or 3 (FMI 3.0)",
+    )  # fmt: skip
     p.add_argument("--modes", action="store_true", help="print the modes")
     p.set_defaults(handler=linearize_command)
     return p
@@ -113,7 +117,7 @@ def linearize_command(args) -> int:
             if args.out is not None or args.fmu is None:
                 paths.append(model.save(args.out or "model.npz"))
             if args.fmu is not None:
-                paths.append(model.to_fmu(args.fmu))
+                paths.append(model.to_fmu(args.fmu, fmi_version=args.fmi_version))
     except (TitopError, ValueError, FileNotFoundError, ImportError) as exc:
         return error(str(exc), EXIT_USAGE)
     except OSError as exc:
