@@ -96,17 +96,6 @@ def _is_eye(m) -> bool:
     return np.array_equal(np.asarray(m, dtype=float), np.eye(3))
 
 
-#: the order of a body's common keys in a written file (then the type's own, as declared)
-_WRITE_FIRST = ("mass", "inertia", "com", "children", "external", "gravity")
-
-
-def _written_order(decl: BlockType) -> list[Parameter]:
-    ps = list(decl.stored)
-    first = [n for n in _WRITE_FIRST if n in decl.names]
-    return sorted(ps, key=lambda p: (first.index(p.name) if p.name in first else len(first),
-                                     ps.index(p)))  # fmt: skip
-
-
 def _is_default(p: Parameter, v) -> bool:
     if p.structural:
         return not v
@@ -158,7 +147,7 @@ def block_to_dict(block, gravity=None) -> dict:
         return d
     decl: BlockType = block.declaration
     values = declared_values(block)
-    for p in _written_order(decl):
+    for p in decl.file_parameters():
         v = values[p.name]
         if p.name == "gravity":
             if gravity is not None and np.array_equal(v, gravity):

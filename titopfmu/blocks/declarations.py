@@ -151,23 +151,33 @@ class BlockType:
         """The parameters a block holds and a model file saves (no alternative forms)."""
         return tuple(p for p in self.parameters if p.alternative is None)
 
-    def fmu_parameters(self) -> tuple[Parameter, ...]:
-        """The FMU's parameters, in value-reference order: the body's common ones first (mass,
-        inertia, com, child points, gravity, external wrench), then the type's own."""
-        ps = [p for p in self.parameters if p.fmu]
-        first = [n for n in _BODY_FIRST if any(p.name == n for p in ps)]
+    def common_first(self, params, first: tuple[str, ...]) -> tuple[Parameter, ...]:
+        """``params`` (of this type) with the body's common ones first, in the order ``first``
+        (:data:`FMU_ORDER`, :data:`FILE_ORDER`), then the type's own in declared order."""
 
         def order(p: Parameter) -> tuple[int, int]:
             return (first.index(p.name) if p.name in first else len(first),
                     self.names.index(p.name))  # fmt: skip
 
-        return tuple(sorted(ps, key=order))
+        return tuple(sorted(params, key=order))
+
+    def fmu_parameters(self) -> tuple[Parameter, ...]:
+        """The FMU's parameters, in value-reference order (:data:`FMU_ORDER`)."""
+        return self.common_first([p for p in self.parameters if p.fmu], FMU_ORDER)
+
+    def file_parameters(self) -> tuple[Parameter, ...]:
+        """The stored parameters in the order a written model file lists them
+        (:data:`FILE_ORDER`)."""
+        return self.common_first(self.stored, FILE_ORDER)
 
     def port(self, name: str) -> PortDecl | None:
         return next((p for p in self.ports if p.name == name), None)
 
 
-_BODY_FIRST = ("mass", "inertia", "com", "children", "gravity", "external")
+#: the body's common parameters first, in the FMUs' value-reference order (that of titopfmu 0.1's
+#: FMUs) and in a written model file's key order (that of 0.1's files)
+FMU_ORDER = ("mass", "inertia", "com", "children", "gravity", "external")
+FILE_ORDER = ("mass", "inertia", "com", "children", "external", "gravity")
 
 # -- the parameters shared by the body types -----------------------------------------------------
 

@@ -107,6 +107,44 @@ def _reissue_logged(component: Component, messages: list[tuple[int, str]],
                           cat, stacklevel=_user_stacklevel())  # fmt: skip
 
 
+def start_components(cs, start_time: float, *, instantiate=None, tolerance: float | None = None,
+                     what: str = "initialization", then=None) -> None:
+    """Instantiate every component of the co-simulation ``cs`` (``instantiate(c)``, default
+    ``c.instantiate()``), set up the experiment, its parameters and held inputs, and leave
+    initialization mode (where an FMU checks its parameters; what it logged is reissued); then
+    ``then()``. On any failure every unit is freed and a CosimError names the component
+    (``what`` says which initialization: co-simulation or model exchange)."""
+    comps = cs.components
+    setup = {} if tolerance is None else {"tolerance": tolerance}
+    current = None
+    try:
+        for c in comps.values():
+            current = c
+            c.instantiate() if instantiate is None else instantiate(c)
+            c.slave.setupExperiment(startTime=start_time, **setup)
+            c.slave.enterInitializationMode()
+            c.apply_parameters()
+        for (cn, n), v in cs.inputs.items():
+            current = comps[cn]
+            comps[cn].slave.setReal([comps[cn].vr[n]], [v])
+        for c in comps.values():
+            current = c
+            seen = len(c.messages)
+            c.slave.exitInitializationMode()  # the FMU checks its parameters here
+            _reissue_logged(c, c.messages[seen:], cs.system_mapping is None)
+        current = None
+        if then is not None:
+            then()
+    except CosimError:
+        cs.free()
+        raise
+    except Exception as exc:
+        detail = current.last_error() if current is not None else ""
+        name = current.name if current is not None else "?"
+        cs.free()
+        raise CosimError(f"{what} of component '{name}' failed: {exc}{detail}") from None
+
+
 class Binding(Plan):
     """FMU instances, channels and arrays for the plan (:meth:`initialize`, :meth:`_bind`)."""
 
@@ -116,33 +154,7 @@ class Binding(Plan):
             self._plan()
         self.check_inputs()
         self.t = float(start_time)
-        comps = self.components
-        current = None
-        try:
-            for c in comps.values():
-                current = c
-                c.instantiate()
-                c.slave.setupExperiment(startTime=self.t)
-                c.slave.enterInitializationMode()
-                c.apply_parameters()
-            for (cn, n), v in self.inputs.items():
-                current = comps[cn]
-                comps[cn].slave.setReal([comps[cn].vr[n]], [v])
-            for c in comps.values():
-                current = c
-                seen = len(c.messages)
-                c.slave.exitInitializationMode()  # the FMU checks its parameters here
-                _reissue_logged(c, c.messages[seen:], self.system_mapping is None)
-        except CosimError:
-            self.free()
-            raise
-        except Exception as exc:
-            detail = current.last_error() if current is not None else ""
-            name = current.name if current is not None else "?"
-            self.free()
-            raise CosimError(
-                f"initialization of component '{name}' failed: {exc}{detail}"
-            ) from None
+        start_components(self, self.t)
         self.stats = StepStats()
         self._bind()
         self.stats.fmu_calls = 0

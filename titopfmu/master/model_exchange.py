@@ -485,37 +485,10 @@ class ModelExchange:
         self.t = float(start_time)
         self._tolerance = tolerance
         self.stats = MEStats()
-        comps = cs.components
-        current = None
-        try:
-            for c in comps.values():
-                current = c
-                _instantiate_me(c)
-                c.slave.setupExperiment(tolerance=self.rtol, startTime=self.t)
-                c.slave.enterInitializationMode()
-                c.apply_parameters()
-            for (cn, n), v in cs.inputs.items():
-                current = comps[cn]
-                comps[cn].slave.setReal([comps[cn].vr[n]], [v])
-            from .binding import _reissue_logged
+        from .binding import start_components
 
-            for c in comps.values():
-                current = c
-                seen = len(c.messages)
-                c.slave.exitInitializationMode()  # the FMU checks its parameters here
-                _reissue_logged(c, c.messages[seen:], cs.system_mapping is None)
-            current = None
-            self._bind()
-        except CosimError:
-            self.free()
-            raise
-        except Exception as exc:
-            detail = current.last_error() if current is not None else ""
-            name = current.name if current is not None else "?"
-            self.free()
-            raise CosimError(
-                f"model-exchange initialization of component '{name}' failed: {exc}{detail}"
-            ) from None
+        start_components(cs, self.t, instantiate=_instantiate_me, tolerance=self.rtol,
+                         what="model-exchange initialization", then=self._bind)  # fmt: skip
         try:
             terminate, self._next_event = self._event_iteration()  # units start in event mode
         except CosimError:
