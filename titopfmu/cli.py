@@ -121,7 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
         "block type",
         description="Build one native FMI 2.0 (or 3.0) FMU (co-simulation and model exchange, "
         "compiled from the C core; it needs a C compiler) per block type and child-port variant, "
-        "each validated with fmpy's validator when fmpy is installed (the 'fmi' extra).",
+        "each validated with fmpy's validator when fmpy is installed (the 'fmi' extra). The FMUs "
+        "carry Linux binaries, and Windows ones when the MinGW-w64 cross compiler "
+        "(x86_64-w64-mingw32-gcc) is on the PATH; without it the build says that no Windows "
+        "binaries are included.",
     )
     b.add_argument("--out", default="fmus", help="output folder (default fmus/)")
     b.add_argument(
@@ -392,9 +395,16 @@ def _build(args) -> int:
     missing = None if args.no_validate else missing_extra("validating the FMUs", ("fmpy",))
     if missing:
         return error(missing + " (or --no-validate)", EXIT_USAGE)
-    from .fmi.build import build_fmus, build_notice, selected_variants
+    from .fmi.build import (
+        build_fmus,
+        build_notice,
+        fmu_platforms,
+        selected_variants,
+        win64_default,
+        win64_notice,
+    )
     from .fmi.catalog import FMU_TYPES
-    from .fmi.native.build import BuildError
+    from .fmi.native.build import PLATFORMS, BuildError
 
     if args.types is not None:
         unknown = sorted(set(args.types) - set(FMU_TYPES))
@@ -403,7 +413,11 @@ def _build(args) -> int:
                 f"unknown FMU type(s) {unknown}; choose from {sorted(FMU_TYPES)}", EXIT_USAGE
             )
     n = len(selected_variants(args.types, args.max_children))
-    notice(build_notice(n, args.out, args.jobs, fmi_version=args.fmi_version))
+    win64 = win64_default()  # looked for once: the notices and the build agree
+    notice(build_notice(n, args.out, args.jobs, win64, args.fmi_version))
+    without = None if win64 else win64_notice(None, args.fmi_version)
+    if without is not None:  # no MinGW-w64: say that the FMUs run on Linux only
+        notice(without)
     try:
         paths = build_fmus(
             args.out,
@@ -411,6 +425,7 @@ def _build(args) -> int:
             max_children=args.max_children,
             progress=progress.wanted(args.progress),
             fmi_version=args.fmi_version,
+            win64=win64,
             jobs=args.jobs,
         )
     except ValueError as exc:
@@ -428,8 +443,14 @@ def _build(args) -> int:
             problems += len(found)
             for text in found:
                 print(f"{p.name}: {text}", file=sys.stderr)
+    carried = sorted({plat for path in paths for plat in fmu_platforms(path)})
+    windows = PLATFORMS[args.fmi_version][1]
+    binaries = ""
+    if carried:  # what the FMUs written carry, read back from them
+        only = "" if windows in carried else f" only, no {windows}"
+        binaries = f" (binaries: {' + '.join(carried)}{only})"
     print(
-        f"built {len(paths)} FMUs in {args.out}"
+        f"built {len(paths)} FMU{'' if len(paths) == 1 else 's'} in {args.out}{binaries}"
         + ("" if args.no_validate else f"; fmpy validator: {problems} problems")
     )
     return EXIT_FAILED if problems else EXIT_OK

@@ -35,10 +35,50 @@ def default_jobs() -> int:
     return jobs()
 
 
-def _win64_default(win64: bool | None) -> bool:
+def win64_default(win64: bool | None = None) -> bool:
+    """Whether a build with ``win64`` includes Windows binaries: ``win64`` itself when given,
+    else (None, every default) whether MinGW-w64's cross compiler
+    (``x86_64-w64-mingw32-gcc``) is on the PATH."""
     from .native.build import MINGW
 
     return shutil.which(MINGW) is not None if win64 is None else bool(win64)
+
+
+def platforms(win64: bool | None = None, fmi_version: int = 2) -> tuple[str, ...]:
+    """The ``binaries/`` folders of the FMUs a build with ``win64`` (None: when MinGW-w64 is
+    installed, :func:`win64_default`) writes: ``("linux64", "win64")`` or ``("linux64",)``;
+    FMI 3.0: ``x86_64-linux`` and ``x86_64-windows``."""
+    from .native.build import PLATFORMS
+
+    linux, windows = PLATFORMS[fmi_version]
+    return (linux, windows) if win64_default(win64) else (linux,)
+
+
+def fmu_platforms(path: str | Path) -> tuple[str, ...]:
+    """The platforms an FMU file carries binaries for: the folders under its ``binaries/``,
+    sorted."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        return tuple(sorted({n.split("/")[1] for n in z.namelist()
+                             if n.startswith("binaries/") and n.count("/") >= 2}))  # fmt: skip
+
+
+def win64_notice(win64: bool | None = None, fmi_version: int = 2) -> str | None:
+    """None when a build with ``win64`` (None: when MinGW-w64 is installed) includes Windows
+    binaries; else the line saying that it does not, and why, e.g. ``no win64 binaries: the
+    FMUs carry binaries/linux64 only (MinGW-w64's x86_64-w64-mingw32-gcc is not on the PATH;
+    install it, e.g. apt-get install gcc-mingw-w64-x86-64, for FMUs that also run on
+    Windows)``. No ``titopfmu:`` prefix: the caller adds its own."""
+    from .native.build import MINGW, PLATFORMS
+
+    if win64_default(win64):
+        return None
+    linux, windows = PLATFORMS[fmi_version]
+    why = ("not asked for (win64=False)" if win64 is not None else
+           f"MinGW-w64's {MINGW} is not on the PATH; install it, e.g. apt-get install "
+           "gcc-mingw-w64-x86-64, for FMUs that also run on Windows")  # fmt: skip
+    return f"no {windows} binaries: the FMUs carry binaries/{linux} only ({why})"
 
 
 def estimate_seconds(n_fmus: int, jobs: int | None = None, win64: bool | None = None,
@@ -51,7 +91,7 @@ def estimate_seconds(n_fmus: int, jobs: int | None = None, win64: bool | None = 
     if n_fmus <= 0:
         return 0.0
     jobs = default_jobs() if jobs is None else max(1, int(jobs))
-    win64 = _win64_default(win64)
+    win64 = win64_default(win64)
     core = list(CORE_SECONDS["linux"]) + (list(CORE_SECONDS["win64"]) if win64 else [])
     core_wall = max(max(core), sum(core) / min(jobs, len(core)))
     per_fmu = FMU_SECONDS["linux"] + (FMU_SECONDS["win64"] if win64 else 0.0)
@@ -73,15 +113,14 @@ def build_notice(n_fmus: int, out_dir: str | Path, jobs: int | None = None,
     """The one line announcing a build, with its estimate (:func:`estimate_seconds`), e.g.
     ``building 14 FMUs (FMI 2.0, linux64 + win64) into fmus on 2 cores, about 35 s``;
     ``cached`` adds ``(once; later runs reuse them)``. ``jobs`` None: all cores; ``win64`` None:
-    when MinGW-w64 is installed. No ``titopfmu:`` prefix: the caller adds its own."""
-    from .native.build import PLATFORMS
-
+    when MinGW-w64 is installed. No ``titopfmu:`` prefix: the caller adds its own. Without the
+    Windows binaries the platforms are the Linux one alone: :func:`win64_notice` says so in
+    words."""
     jobs = default_jobs() if jobs is None else max(1, int(jobs))
-    win64 = _win64_default(win64)
-    linux, windows = PLATFORMS[fmi_version]
-    platforms = f"{linux} + {windows}" if win64 else linux
+    win64 = win64_default(win64)
+    binaries = " + ".join(platforms(win64, fmi_version))
     text = (f"building {n_fmus} FMU{'s' if n_fmus != 1 else ''} (FMI {fmi_version}.0, "
-            f"{platforms}) into {out_dir} on {jobs} core{'s' if jobs != 1 else ''}, about "
+            f"{binaries}) into {out_dir} on {jobs} core{'s' if jobs != 1 else ''}, about "
             f"{_duration(estimate_seconds(n_fmus, jobs, win64, fmi_version))}")  # fmt: skip
     return text + (" (once; later runs reuse them)" if cached else "")
 
@@ -110,7 +149,7 @@ def build_variants(out_dir: str | Path, variants: list[tuple[FmuType, int]], *,
     out_dir = Path(out_dir)
     if not variants:
         return []
-    win64 = _win64_default(win64)
+    win64 = win64_default(win64)
     cc = compiler()
     out_dir.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=".titopfmu-build-", dir=out_dir))
@@ -174,11 +213,12 @@ def build_fmus(
     :class:`~titopfmu.fmi.native.build.BuildError` says which one to install. ``log`` is kept
     for compatibility (unused). ``fmi_version``: 2 (FMI 2.0, default) or 3 (FMI 3.0: the same
     units with each port and vector or matrix parameter as one array variable); ``win64``: also
-    cross-compile the Windows binaries (default: when MinGW-w64 is installed); ``jobs``: how
-    many compiles run at once (None: every core, :func:`default_jobs`; 1: one after the other).
-    A failed or interrupted build leaves none of its FMUs in ``out_dir``
-    (:func:`build_variants`). It prints nothing but the bar: announce it with
-    :func:`build_notice`.
+    cross-compile the Windows binaries (default: when MinGW-w64 is installed, see
+    :func:`win64_default`); ``jobs``: how many compiles run at once (None: every core,
+    :func:`default_jobs`; 1: one after the other). A failed or interrupted build leaves none of
+    its FMUs in ``out_dir`` (:func:`build_variants`). It prints nothing but the bar: announce it
+    with :func:`build_notice`, and a build without Windows binaries with :func:`win64_notice`
+    (what ``titopfmu build`` does); :func:`fmu_platforms` reads what an FMU carries.
     """
     if fmi_version not in (2, 3):
         raise ValueError(f"fmi_version must be 2 or 3, not {fmi_version!r}")

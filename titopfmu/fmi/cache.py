@@ -1,11 +1,15 @@
 """A per-user cache of built FMUs, so that ``titopfmu example --engine cosim`` builds them once.
 
 The folder is ``$XDG_CACHE_HOME/titopfmu/fmus/<key>`` (``~/.cache`` when ``XDG_CACHE_HOME`` is
-not set; ``TITOPFMU_CACHE_DIR`` replaces ``$XDG_CACHE_HOME/titopfmu``). The key is titopfmu's
-version and a hash of every source an FMU is built from (the C core, the FMI wrapper and its
-generator, the FMI headers, the catalog of types): editing any of them builds a fresh set. A set
-is built in a temporary folder next to its final place and renamed into it once complete, so an
-interrupted build leaves no half set behind.
+not set; ``TITOPFMU_CACHE_DIR`` replaces ``$XDG_CACHE_HOME/titopfmu``). The key
+(:func:`cache_key`) is titopfmu's version, a hash of every source an FMU is built from (the C
+core, the FMI wrapper and its generator, the FMI headers, the catalog of types), the FMI version
+and the platforms the FMUs carry binaries for, e.g. ``0.3.0-0123456789abcdef-fmi2-linux64+win64``
+or, without MinGW-w64, ``...-fmi2-linux64``: editing any source builds a fresh set, and a folder
+never mixes FMUs with and without Windows binaries (a set built before MinGW-w64 was installed
+is not taken for one with them once it is, nor the reverse). A set is built in a temporary
+folder next to its final place and renamed into it once complete, so an interrupted build leaves
+no half set behind.
 """
 
 from __future__ import annotations
@@ -47,6 +51,20 @@ def sources_hash() -> str:
     return h.hexdigest()[:16]
 
 
+def cache_key(win64: bool | None = None, fmi_version: int = 2) -> str:
+    """The name of the cache folder of the FMUs built with ``win64`` (None: when MinGW-w64 is
+    installed, :func:`~titopfmu.fmi.build.win64_default`) as FMI ``fmi_version``:
+    ``<titopfmu version>-<sources hash>-fmi<2|3>-<platforms>``, the platforms being the FMUs'
+    ``binaries/`` folders joined by ``+`` (``linux64+win64``, ``linux64``; FMI 3.0:
+    ``x86_64-linux+x86_64-windows``, ``x86_64-linux``)."""
+    from .build import platforms
+
+    if fmi_version not in (2, 3):
+        raise ValueError(f"fmi_version must be 2 or 3, not {fmi_version!r}")
+    return (f"{__version__}-{sources_hash()}-fmi{fmi_version}-"
+            f"{'+'.join(platforms(win64, fmi_version))}")  # fmt: skip
+
+
 def fmu_file_names(types: list[str], max_children: int | None = None) -> list[str]:
     """The FMU files ``build_fmus(types=..., max_children=...)`` writes."""
     from .catalog import all_variants
@@ -65,18 +83,23 @@ def cached_fmus(
     progress: bool = False,
     notice=None,
     jobs: int | None = None,
+    win64: bool | None = None,
+    fmi_version: int = 2,
 ) -> Path:
     """The cache folder holding the FMUs of ``types`` (built there first if missing).
 
     ``notice`` (a function of one string) is told once before a build starts, what it builds
     where and about how long it takes (:func:`~titopfmu.fmi.build.build_notice`); None: nothing
-    is said. ``jobs``: compiles at once (None: every core)."""
-    from .build import build_fmus, build_notice, selected_variants
+    is said. ``jobs``: compiles at once (None: every core). ``win64``: FMUs with Windows
+    binaries (None: when MinGW-w64 is installed); ``fmi_version``: 2 or 3. Each combination
+    has a folder of its own (:func:`cache_key`)."""
+    from .build import build_fmus, build_notice, selected_variants, win64_default
 
     unknown = sorted(set(types) - set(FMU_TYPES))
     if unknown:
         raise ValueError(f"unknown FMU type(s) {unknown}")
-    key = f"{__version__}-{sources_hash()}"
+    win64 = win64_default(win64)  # decided once: the folder and the build agree
+    key = cache_key(win64, fmi_version)
     names = fmu_file_names(types, max_children)
     folder = cache_root() / key
     missing = [n for n in names if not (folder / n).is_file()]
@@ -93,9 +116,9 @@ def cached_fmus(
                                                 for n in FMU_TYPES[k].variants)]  # fmt: skip
         if notice is not None:
             n = len(selected_variants(wanted_types, max_children))
-            notice(build_notice(n, folder, jobs, cached=True))
+            notice(build_notice(n, folder, jobs, win64, fmi_version, cached=True))
         build_fmus(stage, types=wanted_types, max_children=max_children, progress=progress,
-                   jobs=jobs)  # fmt: skip
+                   jobs=jobs, win64=win64, fmi_version=fmi_version)  # fmt: skip
         old = None
         if folder.is_dir():
             old = folder.with_name(f".{key}-old-{os.getpid()}")
@@ -119,13 +142,16 @@ def cached_variants(
     progress: bool = False,
     notice=None,
     jobs: int | None = None,
+    win64: bool | None = None,
+    fmi_version: int = 2,
 ) -> Path:
     """The cache folder holding the FMUs of the (type key, number of child ports) pairs
     ``variants``, built there first if missing. Unlike :func:`cached_fmus` the port counts are
     not limited to the variants ``titopfmu build`` writes: a body with 7 child ports gets its
     ``...C7`` FMU (the C core and the FMI wrapper have no cap; the generator sizes every array).
-    ``notice``, ``jobs``: as for :func:`cached_fmus`."""
-    from .build import build_notice, build_variants
+    ``notice``, ``jobs``, ``win64``, ``fmi_version``: as for :func:`cached_fmus` (the same
+    folders)."""
+    from .build import build_notice, build_variants, win64_default
 
     for key, n in variants:
         if key not in FMU_TYPES:
@@ -133,8 +159,8 @@ def cached_variants(
         t = FMU_TYPES[key]
         if t.variants == (0,) and n != 0 or n < min(t.variants):
             raise ValueError(f"FMU type {key!r} has no variant with {n} child ports")
-    key = f"{__version__}-{sources_hash()}"
-    folder = cache_root() / key
+    win64 = win64_default(win64)
+    folder = cache_root() / cache_key(win64, fmi_version)
     wanted = sorted(set(variants))
     missing = [(k, n) for k, n in wanted
                if not (folder / f"{FMU_TYPES[k].model_name(n)}.fmu").is_file()]  # fmt: skip
@@ -142,9 +168,9 @@ def cached_variants(
         return folder
     folder.mkdir(parents=True, exist_ok=True)
     if notice is not None:
-        notice(build_notice(len(missing), folder, jobs, cached=True))
+        notice(build_notice(len(missing), folder, jobs, win64, fmi_version, cached=True))
     # built in a hidden folder inside `folder` and moved in once all are: no half file is ever
     # visible, and a concurrent process building the same ones replaces them with the same bytes
     build_variants(folder, [(FMU_TYPES[k], n) for k, n in missing], jobs=jobs,
-                   progress=progress)  # fmt: skip
+                   progress=progress, fmi_version=fmi_version, win64=win64)  # fmt: skip
     return folder
