@@ -84,6 +84,12 @@ class NativeTree:
     it: its parent port's motion vector (18, parent frame) and the wrenches at its child ports
     (6 each, its frame) are inputs too, after the others (:attr:`parent_input`,
     :attr:`port_inputs`).
+
+    ``boundary_parent`` / ``boundary_ports``: the same for a subsystem (a whole-model FMU cut
+    out of a larger model at TITOP ports): the root, block 0, hangs from a parent port whose
+    motion vector is an input (:attr:`parent_input`), and the child ports ``(body, slot)``
+    listed, where the rest of the model hangs, take their wrenches as inputs
+    (:attr:`port_inputs`, in that order).
     """
 
     def __init__(
@@ -95,6 +101,8 @@ class NativeTree:
         laws: Sequence = (),
         n_states: int | None = None,
         lone: bool = False,
+        boundary_parent: bool = False,
+        boundary_ports: Sequence[tuple[int, int]] = (),
     ) -> None:
         self.blocks = list(blocks)
         law_dst = {dst for _, _, dst in laws}
@@ -152,20 +160,26 @@ class NativeTree:
                 bd[i, 16:19] = getattr(joint, "axis", (0.0, 0.0, 0.0))
                 R0 = joint.R_ab if kind in (WELD, PRISMATIC) else joint.R_a0b
                 bd[i, 19:28] = R0.reshape(9)
-        #: lone block: offset of the parent motion vector input (or None) and of each port wrench
+        #: offset of the parent motion vector input (or None) and of each boundary port wrench
         self.parent_input: int | None = None
         self.port_inputs: list[int] = []
         if lone:
             if n != 1 or closures or laws:
                 raise ValueError("a lone block model has one block, no closure and no law")
-            if blocks[0].has_parent:
-                self.parent_input = nin
-                bi[0, 2], bi[0, 10] = PARENT_INPUT, nin
-                nin += 18
-            for j in range(blocks[0].n_children):
-                port_i[j] = (-1, nin)
-                self.port_inputs.append(nin)
-                nin += 6
+            boundary_parent = blocks[0].has_parent
+            boundary_ports = [(0, j) for j in range(blocks[0].n_children)]
+        if boundary_parent:
+            if parents[0] is not None or not blocks[0].has_parent:
+                raise ValueError("a boundary parent port is the parent port of block 0, a root")
+            self.parent_input = nin
+            bi[0, 2], bi[0, 10] = PARENT_INPUT, nin
+            nin += 18
+        for i, j in boundary_ports:
+            if children[i][j] != -1:
+                raise ValueError(f"child port {j} of block {i} has a child: not a boundary")
+            port_i[port0[i] + j] = (-1, nin)
+            self.port_inputs.append(nin)
+            nin += 6
         self.nin = nin
         clo_i = [(port0[left[0]] + left[1], port0[right[0]] + right[1])
                  for _, left, right in closures]  # fmt: skip
@@ -184,6 +198,11 @@ class NativeTree:
         def dbls(rows, w):
             return np.ascontiguousarray(np.array(rows, dtype=float).reshape(-1, w))
 
+        #: the model's structure as the core takes it (titop.h): per body (kind, inverse, parent,
+        #: slot, port0, nports, ext0, next, x0, in0, pm0); per port (child, w0); per external
+        #: wrench (inertial, w0); per closure (left, right port); per law (source, destination)
+        self.structure = {"bodies": bi.copy(), "ports": ints(port_i, 2), "exts": ints(ext_i, 2),
+                          "closures": ints(clo_i, 2), "laws": ints(law_i, 2)}  # fmt: skip
         try:
             self.model = _titop.Model(
                 bi, bd, ints(port_i, 2), dbls(port_d, 3), ints(ext_i, 2), dbls(ext_d, 3),

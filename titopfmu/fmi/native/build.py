@@ -24,6 +24,7 @@ from typing import TypeVar
 
 from ...blocks.base import TitopError
 from ..catalog import FmuType
+from .documentation import documentation_html
 from .generate import describe
 
 HERE = Path(__file__).resolve().parent
@@ -36,6 +37,9 @@ HEADERS3 = ("fmi3Functions.h", "fmi3FunctionTypes.h", "fmi3PlatformTypes.h")
 #: the FMI-version-independent layer (fmu.c: instance, stepping, state, derivatives) and the
 #: block model on it (fmu_block.c, which includes fmu.c: the compile lists stay as they are)
 MODEL_FILES = ("fmu.h", "fmu.c", "fmu_block.h", "fmu_block.c")
+#: the whole-model FMU (titopfmu.fmi.model): fmu_model.c on the same layer, with the internal
+#: integrator of co-simulation (ode.c)
+MODEL_FILES_WHOLE = ("fmu.h", "fmu.c", "fmu_model.h", "fmu_model.c", "ode.h", "ode.c")
 FLAGS = ["-std=c99", "-O3", "-Wall", "-Wextra", "-Werror", "-fvisibility=hidden", "-shared"]
 MINGW = "x86_64-w64-mingw32-gcc"
 #: the binaries' folders (Linux, Windows) by FMI version: FMI 3.0 names them by platform tuple
@@ -238,71 +242,106 @@ def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None
     if fmi_version not in (2, 3):
         raise ValueError(f"fmi_version must be 2 or 3, not {fmi_version!r}")
     fmu = describe(ftype, n, fmi_version=fmi_version)
-    wrapper = f"fmi{fmi_version}_block.c"
-    name = fmu.model_name
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="titopfmu-native-") as tmp:
+        plib = _compile(fmu, "fmu_block.c", MODEL_FILES, tmp, win64, core, compiles)
+        fmu.deps = measure_dependencies(fmu, plib)
+        return _finish(fmu, tmp, plib, out_dir, documentation_html(ftype, n, fmi_version))
+
+
+def build_model_native(fmu, plan, out_dir: str | Path, win64: bool | None = None,
+                       core: CoreObjects | None = None, *,
+                       compiles: Compiles | None = None) -> Path:  # fmt: skip
+    """Build the whole-model FMU described by ``fmu`` (:func:`titopfmu.fmi.model.describe_model`
+    of the plan ``plan``) into ``out_dir``; returns its path. As :func:`build_native`: private
+    temporary folder, relative paths, written under a temporary name then renamed."""
+    from .documentation import model_documentation_html
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="titopfmu-native-") as tmp:
+        plib = _compile(fmu, "fmu_model.c", MODEL_FILES_WHOLE, tmp, win64, core, compiles,
+                        extra_units=("ode.c",))  # fmt: skip
+        fmu.deps = measure_dependencies(fmu, plib, random_parameters=False)
+        return _finish(fmu, tmp, plib, out_dir, model_documentation_html(fmu, plan))
+
+
+def _compile(fmu, model_c: str, model_files: Sequence[str], tmp: str, win64: bool | None,
+             core: CoreObjects | None, compiles: Compiles | None,
+             extra_units: Sequence[str] = ()) -> Path:  # fmt: skip
+    """Lay out ``sources/`` in ``tmp`` (the core, the FMI headers and functions, the model
+    files, the generated fmu_config.h) and compile the binaries (Linux; Windows with ``win64``,
+    default: when MinGW-w64 is installed). Returns the library on which to measure the
+    dependencies: the Linux one (FMI 2.0), or an FMI 2.0 build of the same sources (FMI 3.0;
+    removed by :func:`_finish`)."""
+    fmi_version = fmu.fmi_version
+    wrapper = f"fmi{fmi_version}_block.c"
+    name = fmu.model_name
     cc = compiler()
     compiles = Compiles() if compiles is None else compiles
-    with tempfile.TemporaryDirectory(prefix="titopfmu-native-") as tmp:
-        src = Path(tmp) / "sources"
-        src.mkdir()
-        for f in CORE_FILES:
-            shutil.copy(CORE / f, src / f)
-        for f in HEADERS if fmi_version == 2 else HEADERS3:
-            shutil.copy(FMI_HEADERS / f, src / f)
-        for f in (wrapper, *MODEL_FILES):
-            shutil.copy(HERE / f, src / f)
-        units = [f"sources/{wrapper}", "sources/fmu_block.c"]
-        (src / "fmu_config.h").write_text(fmu.config_header())
-        if win64 is None:
-            win64 = shutil.which(MINGW) is not None
-        own = core is None
+    src = Path(tmp) / "sources"
+    src.mkdir()
+    for f in CORE_FILES:
+        shutil.copy(CORE / f, src / f)
+    for f in HEADERS if fmi_version == 2 else HEADERS3:
+        shutil.copy(FMI_HEADERS / f, src / f)
+    for f in (wrapper, *model_files):
+        shutil.copy(HERE / f, src / f)
+    units = [f"sources/{wrapper}", f"sources/{model_c}", *(f"sources/{u}" for u in extra_units)]
+    (src / "fmu_config.h").write_text(fmu.config_header())
+    if win64 is None:
+        win64 = shutil.which(MINGW) is not None
+    own = core is None
+    if own:
+        core = CoreObjects(cc, win64, compiles=compiles)
+    try:
+        linux, windows = PLATFORMS[fmi_version]
+        lib = f"binaries/{linux}/{name}.so"
+        (Path(tmp) / lib).parent.mkdir(parents=True)
+        compiles.run([cc, *FLAGS, "-fPIC", "-I", "sources", *units, *map(str, core.linux),
+                      "-o", lib, "-lm"], name, cwd=tmp)  # fmt: skip
+        if win64 and core.win64:
+            dll = f"binaries/{windows}/{name}.dll"
+            (Path(tmp) / dll).parent.mkdir(parents=True)
+            cmd = [MINGW, *FLAGS, "-I", "sources", *units, *map(str, core.win64)]
+            compiles.run([*cmd, "-o", dll, "-static-libgcc", "-Wl,--no-insert-timestamp"],
+                         name, cwd=tmp)  # fmt: skip
+        plib = Path(tmp) / lib
+        if fmi_version == 3:  # dependencies measured on the same sources behind the FMI 2
+            probe = Path(tmp) / "probe"  # functions (not shipped)
+            probe.mkdir()
+            for f in HEADERS:
+                shutil.copy(FMI_HEADERS / f, probe / f)
+            shutil.copy(HERE / "fmi2_block.c", probe / "fmi2_block.c")
+            plib = probe / f"{name}.so"
+            compiles.run([cc, *FLAGS, "-fPIC", "-I", "probe", "-I", "sources",
+                          "probe/fmi2_block.c", *units[1:], *map(str, core.linux),
+                          "-o", f"probe/{name}.so", "-lm"], name, cwd=tmp)  # fmt: skip
+    finally:
         if own:
-            core = CoreObjects(cc, win64, compiles=compiles)
-        try:
-            linux, windows = PLATFORMS[fmi_version]
-            lib = f"binaries/{linux}/{name}.so"
-            (Path(tmp) / lib).parent.mkdir(parents=True)
-            compiles.run([cc, *FLAGS, "-fPIC", "-I", "sources", *units, *map(str, core.linux),
-                          "-o", lib, "-lm"], name, cwd=tmp)  # fmt: skip
-            if win64 and core.win64:
-                dll = f"binaries/{windows}/{name}.dll"
-                (Path(tmp) / dll).parent.mkdir(parents=True)
-                cmd = [MINGW, *FLAGS, "-I", "sources", *units, *map(str, core.win64)]
-                compiles.run([*cmd, "-o", dll, "-static-libgcc", "-Wl,--no-insert-timestamp"],
-                             name, cwd=tmp)  # fmt: skip
-            plib = Path(tmp) / lib
-            if fmi_version == 3:  # dependencies measured on the same sources behind the FMI 2
-                probe = Path(tmp) / "probe"  # functions (not shipped)
-                probe.mkdir()
-                for f in HEADERS:
-                    shutil.copy(FMI_HEADERS / f, probe / f)
-                shutil.copy(HERE / "fmi2_block.c", probe / "fmi2_block.c")
-                plib = probe / f"{name}.so"
-                compiles.run([cc, *FLAGS, "-fPIC", "-I", "probe", "-I", "sources",
-                              "probe/fmi2_block.c", "sources/fmu_block.c",
-                              *map(str, core.linux), "-o", f"probe/{name}.so", "-lm"], name,
-                             cwd=tmp)  # fmt: skip
-        finally:
-            if own:
-                core.close()
-        fmu.deps = measure_dependencies(fmu, plib)
-        if plib != Path(tmp) / lib:
-            shutil.rmtree(plib.parent)
-        (Path(tmp) / "modelDescription.xml").write_bytes(fmu.model_description())
-        from .documentation import documentation_html
-
-        doc = Path(tmp) / "documentation" / "index.html"
-        doc.parent.mkdir()
-        doc.write_text(documentation_html(ftype, n, fmi_version), encoding="utf-8")
-        return zip_fmu(tmp, out_dir / f"{name}.fmu")
+            core.close()
+    return plib
 
 
-def measure_dependencies(fmu, lib: Path) -> dict[int, list[int]]:
+def _finish(fmu, tmp: str, plib: Path, out_dir: Path, documentation: str) -> Path:
+    """modelDescription.xml (with the dependencies measured) and documentation into ``tmp``,
+    the probe library removed, the FMU zipped into ``out_dir``."""
+    if plib.parent.name == "probe":
+        shutil.rmtree(plib.parent)
+    (Path(tmp) / "modelDescription.xml").write_bytes(fmu.model_description())
+    doc = Path(tmp) / "documentation" / "index.html"
+    doc.parent.mkdir()
+    doc.write_text(documentation, encoding="utf-8")
+    return zip_fmu(tmp, out_dir / f"{fmu.model_name}.fmu")
+
+
+def measure_dependencies(fmu, lib: Path, random_parameters: bool = True
+                         ) -> dict[int, list[int]]:  # fmt: skip
     """Which inputs and states each output and state derivative depends on, from the built
-    binary's exact directional derivatives at three random points (random parameters, states and
-    inputs): ``{unknown vr: [input and state vrs]}``."""
+    binary's exact directional derivatives at three random points (random parameters, or the
+    FMU's own with ``random_parameters=False``; random states and inputs):
+    ``{unknown vr: [input and state vrs]}``."""
     import ctypes
 
     import numpy as np
@@ -338,7 +377,7 @@ def measure_dependencies(fmu, lib: Path) -> dict[int, list[int]]:
     unknowns += list(range(dx0, dx0 + nx))
     deps: dict[int, set[int]] = {u: set() for u in unknowns}
     rng = np.random.default_rng(20261123)
-    params = fmu.ftype.params(fmu.n_children)
+    params = fmu.ftype.params(fmu.n_children) if random_parameters else []
     names = {v.name: vr for vr, v in enumerate(V)}
     Vr = ctypes.c_uint * 1
 

@@ -12,6 +12,8 @@
  * variable and return fmi2Error; the instance stays usable (reset, restore, free). fmi2Fatal is
  * only returned for a failed allocation.
  */
+#include <math.h>
+
 #include "fmi2Functions.h"
 #include "fmu.h"
 
@@ -63,9 +65,7 @@ fmi2Status fmi2SetupExperiment(fmi2Component comp, fmi2Boolean toleranceDefined,
 {
     (void)toleranceDefined;
     (void)tolerance;
-    (void)stopTimeDefined;
-    (void)stopTime;
-    return (fmi2Status)fmu_setup(comp, startTime);
+    return (fmi2Status)fmu_setup(comp, startTime, stopTimeDefined ? stopTime : INFINITY);
 }
 
 fmi2Status fmi2EnterInitializationMode(fmi2Component comp)

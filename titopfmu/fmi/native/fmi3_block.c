@@ -20,6 +20,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include <math.h>
+
 #include "fmi3Functions.h"
 #include "fmu.h"
 
@@ -166,9 +168,7 @@ fmi3Status fmi3EnterInitializationMode(fmi3Instance instance, fmi3Boolean tolera
 {
     (void)toleranceDefined;
     (void)tolerance;
-    (void)stopTimeDefined;
-    (void)stopTime;
-    int st = fmu_setup(instance, startTime);
+    int st = fmu_setup(instance, startTime, stopTimeDefined ? stopTime : INFINITY);
     return (fmi3Status)(st ? st : fmu_enter_init(instance));
 }
 

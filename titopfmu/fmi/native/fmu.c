@@ -134,6 +134,7 @@ FmuInstance *fmu_new(const char *api, const char *name, int cs, const char *toke
     }
     c->cs = cs;
     c->mode = M_INSTANTIATED;
+    c->stop = INFINITY;
     start_values(c);
     c->m = alloc(1, FMU_MODEL.size);
     if (!c->m || (FMU_MODEL.init && FMU_MODEL.init(c) != FMU_OK)) {
@@ -158,7 +159,7 @@ void fmu_free(Instance *c)
     fr(c);
 }
 
-int fmu_setup(Instance *c, double startTime)
+int fmu_setup(Instance *c, double startTime, double stopTime)
 {
     if (c->mode != M_INSTANTIATED)
         return fmu_refuse(c, "%s%s called in %s", c->api,
@@ -166,7 +167,11 @@ int fmu_setup(Instance *c, double startTime)
                           MODE_NAME[c->mode]);
     if (!isfinite(startTime))
         return fmu_refuse(c, "start time %s is not finite", num(startTime).s);
+    if (isnan(stopTime) || stopTime < startTime)
+        return fmu_refuse(c, "stop time %s is before the start time %s", num(stopTime).s,
+                          num(startTime).s);
     c->t = startTime;
+    c->stop = stopTime;
     return FMU_OK;
 }
 
@@ -206,6 +211,7 @@ int fmu_reset(Instance *c)
     c->t = 0.0;
     fmu_touch(c, 1);
     c->mode = M_INSTANTIATED;
+    c->stop = INFINITY;
     return FMU_OK;
 }
 
@@ -309,6 +315,7 @@ typedef struct {
     double v[FMU_NVARS];
     double du[FMU_NVARS];
     double x[FMU_NX1];
+    double extra[FMU_EXTRA1]; /* the model's own (FMU_MODEL.save / load), e.g. its integrator */
 } Snapshot;
 
 int fmu_state_get(Instance *c, void **state)
@@ -326,6 +333,8 @@ int fmu_state_get(Instance *c, void **state)
     memcpy(s->v, c->v, sizeof s->v);
     memcpy(s->du, c->du, sizeof s->du);
     memcpy(s->x, c->x, sizeof s->x);
+    if (FMU_MODEL.save)
+        FMU_MODEL.save(c, s->extra);
     *state = s;
     return FMU_OK;
 }
@@ -387,6 +396,8 @@ static int restore(Instance *c, const Snapshot *s)
     c->t = s->t;
     c->mode = (int)s->mode;
     fmu_touch(c, 0);
+    if (FMU_MODEL.load)
+        FMU_MODEL.load(c, s->extra);
     return FMU_OK;
 }
 

@@ -38,6 +38,12 @@ enum { C_PARAM = 0, C_INPUT = 1, C_OUTPUT = 2, C_LOCAL = 3, C_STATE = 4 };
 enum { M_INSTANTIATED, M_INIT, M_STEP, M_EVENT, M_CONT, M_TERMINATED, M_ERROR };
 
 #define FMU_NX1 (FMU_NX > 0 ? FMU_NX : 1)
+/* doubles of the model's own data kept in an FMU state (FMU_MODEL.save / load; fmu_config.h
+   may define FMU_EXTRA) */
+#ifndef FMU_EXTRA
+#define FMU_EXTRA 0
+#endif
+#define FMU_EXTRA1 (FMU_EXTRA > 0 ? FMU_EXTRA : 1)
 /* the slot of the independent variable (FMI 3.0 'time'): readable, never settable */
 #define FMU_TIME_SLOT 0xFFFFFFFFu
 #define IN_MODES(a) (1u << (a))
@@ -63,6 +69,7 @@ struct FmuInstance {
     void (*host_logger)(void);
     void *host_env;
     double t;
+    double stop; /* the experiment's stop time (s), INFINITY if none */
     double v[FMU_NVARS];  /* every variable by slot (ints and booleans too); the states and
                              their derivatives are x and dx */
     double du[FMU_NVARS]; /* CS input derivatives (fmi2SetRealInputDerivatives) */
@@ -112,6 +119,11 @@ typedef struct {
     /* optional (NULL: none, maxOutputDerivativeOrder 0): first time derivatives of the output
        slots slot[0..n) into value */
     int (*output_derivatives)(FmuInstance *c, const unsigned slot[], size_t n, double value[]);
+    /* optional: the model's own run-time data that an FMU state keeps (FMU_EXTRA doubles):
+       save writes them; load, after the rest of the state is restored, takes them back (a
+       model that finds them unusable recomputes what they held: never an error) */
+    void (*save)(const FmuInstance *c, double extra[]);
+    void (*load)(FmuInstance *c, const double extra[]);
 } FmuModel;
 
 extern const FmuModel FMU_MODEL;
@@ -131,7 +143,9 @@ FmuInstance *fmu_new(const char *api, const char *name, int cs, const char *toke
                      void *(*alloc)(size_t, size_t), void (*dealloc)(void *), FmuEmit emit,
                      void (*host_logger)(void), void *host_env);
 void fmu_free(FmuInstance *c);
-int fmu_setup(FmuInstance *c, double start);
+/* the start time, and the stop time (INFINITY: none) that an internal integrator never steps
+   over */
+int fmu_setup(FmuInstance *c, double start, double stop);
 int fmu_enter_init(FmuInstance *c);
 int fmu_exit_init(FmuInstance *c);
 int fmu_terminate(FmuInstance *c);

@@ -93,10 +93,24 @@ class NativeFmu:
     deps: dict[int, list[int]] = field(default_factory=dict)  # output vr -> input vrs
     fmi_version: int = 2
     arrays: list[Array] = field(default_factory=list)  # the FMI 3.0 variables, after 'time'
+    #: a whole-model FMU (titopfmu.fmi.model): its modelIdentifier, description, default
+    #: experiment (startTime, stopTime, stepSize, tolerance) and more fmu_config.h lines
+    name: str = ""
+    title: str = ""
+    experiment: tuple[float, float, float, float | None] = (0.0, 1.0, 0.001, None)
+    config_lines: list[str] = field(default_factory=list)
 
     @property
     def model_name(self) -> str:
-        return self.ftype.model_name(self.n_children)
+        return self.name or self.ftype.model_name(self.n_children)
+
+    def _experiment(self, root: Element) -> None:
+        start, stop, step, tol = self.experiment
+        attrs = {"startTime": repr(float(start)), "stopTime": repr(float(stop)),
+                 "stepSize": repr(float(step))}  # fmt: skip
+        if tol is not None:
+            attrs["tolerance"] = repr(float(tol))
+        SubElement(root, "DefaultExperiment", attrs)
 
     @property
     def guid(self) -> str:
@@ -151,6 +165,7 @@ class NativeFmu:
             lines.append("    {-1, 1}, /* time */")
             lines += [f"    {{{a.slot0}, {a.size}}}, /* {a.name} */" for a in self.arrays]
             lines.append("};")
+        lines += self.config_lines
         lines.append("#endif")
         return "\n".join(lines) + "\n"
 
@@ -162,7 +177,8 @@ class NativeFmu:
         nx = int(self.defines["FMU_NX"])
         root = Element("fmiModelDescription", {
             "fmiVersion": "2.0", "modelName": self.model_name, "guid": "{" + self.guid + "}",
-            "description": description or self.ftype.title, "generationTool": "titopfmu",
+            "description": description or self.title or self.ftype.title,
+            "generationTool": "titopfmu",
             "variableNamingConvention": "structured",
             "numberOfEventIndicators": "0",
         })  # fmt: skip
@@ -180,7 +196,7 @@ class NativeFmu:
                 if name in used:
                     u = SubElement(units, "Unit", name=name)
                     SubElement(u, "BaseUnit", {k: str(e) for k, e in exps.items()})
-        SubElement(root, "DefaultExperiment", startTime="0", stopTime="1", stepSize="0.001")
+        self._experiment(root)
         mv = SubElement(root, "ModelVariables")
         caus = {C_PARAM: "parameter", C_INPUT: "input", C_OUTPUT: "output", C_LOCAL: "local"}
         for vr, x in enumerate(self.variables):
@@ -249,7 +265,8 @@ class NativeFmu:
         root = Element("fmiModelDescription", {
             "fmiVersion": "3.0", "modelName": self.model_name,
             "instantiationToken": "{" + self.guid + "}",
-            "description": description or self.ftype.title, "generationTool": "titopfmu",
+            "description": description or self.title or self.ftype.title,
+            "generationTool": "titopfmu",
             "variableNamingConvention": "structured",
         })  # fmt: skip
         caps = {"modelIdentifier": self.model_name, "canGetAndSetFMUState": "true",
@@ -275,7 +292,7 @@ class NativeFmu:
             if name in units:
                 SubElement(SubElement(u, "Unit", name=name), "BaseUnit",
                            {k: str(e) for k, e in exps.items()})  # fmt: skip
-        SubElement(root, "DefaultExperiment", startTime="0", stopTime="1", stepSize="0.001")
+        self._experiment(root)
         mv = SubElement(root, "ModelVariables")
         SubElement(
             mv,

@@ -342,6 +342,7 @@ void ode_default_options(ode_options *o)
 size_t ode_work_size(int n) { return n > 0 ? (size_t)WORK_VECS * (size_t)n : 0; }
 
 size_t ode_save_size(int n) { return n > 0 ? HDR + (size_t)SAVED_VECS * (size_t)n : 0; }
+typedef char ode_save_size_macro_matches[ODE_SAVE_SIZE(3) == HDR + SAVED_VECS * 3 ? 1 : -1];
 
 static void set_pointers(ode_state *s, double *work)
 {

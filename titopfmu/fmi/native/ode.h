@@ -131,6 +131,7 @@ int ode_restart(ode_state *s, double t, const double *x, int flags);
    ode_init with the same n (any options, its own work array): the integration then goes on
    bit-identically to the one saved. ode_load returns ODE_OK or ODE_ESTATE (nothing changed). */
 size_t ode_save_size(int n);
+#define ODE_SAVE_SIZE(n) ((n) > 0 ? 24 + 11 * (n) : 0) /* ode_save_size(n), as a constant */
 int ode_save(const ode_state *s, double *buf);
 int ode_load(ode_state *s, const double *buf);
 
