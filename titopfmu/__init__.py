@@ -82,12 +82,21 @@ def import_mjcf(source, gravity=None, **kwargs) -> System:
     return _import(source, gravity=gravity, **kwargs)
 
 
+def export_fmu(system: System, path, fmi_version: int = 2, **kwargs):
+    """Write ``system`` as one native FMU, its algebraic loop solved inside (co-simulation and
+    model exchange; see :func:`titopfmu.fmi.model.build_model_fmu`, which takes ``blocks``,
+    ``outputs``, ``signals``, ``name`` and ``win64``); returns the path written."""
+    from .fmi.model import build_model_fmu
+
+    return build_model_fmu(system, path, fmi_version=fmi_version, **kwargs)
+
+
 __all__ = [
     "AssemblyError", "Constant", "Engine", "ExternalWrench", "FreeBody", "FreeBodyInverse",
     "Function", "Ground", "ImposedMotionBody", "InertiaWarning", "JointSpringDamper",
     "LinearModel", "LinearizationError", "LoopClosure", "ParameterError", "PrismaticBody",
     "PrismaticBodyInverse", "RevoluteBody", "RevoluteBodyInverse", "RigidBody", "RunInterrupted",
     "SimulationError", "SimulationResult", "SphericalBody", "SphericalBodyInverse", "System",
-    "TimeFunction", "TitopError", "TrimError", "WeldedBody", "import_mjcf", "import_urdf",
-    "linearize", "linearize_family", "load", "loads", "simulate", "trim",
+    "TimeFunction", "TitopError", "TrimError", "WeldedBody", "export_fmu", "import_mjcf",
+    "import_urdf", "linearize", "linearize_family", "load", "loads", "simulate", "trim",
 ]  # fmt: skip

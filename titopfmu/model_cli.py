@@ -149,14 +149,36 @@ def add_parsers(subparsers) -> None:
 
     e = subparsers.add_parser(
         "export",
-        help="write a model as an SSP file of FMUs (for other tools)",
-        description="Write a model (model file, URDF, MJCF or shipped name) as an SSP 1.0 archive: "
-        "one native FMU per block (included), parameters bound, connections, and a default "
-        "experiment. It runs in titopfmu's master (titopfmu cosim FILE.ssp), OMSimulator, "
-        "libcosim and other SSP tools.",
+        help="write a model as one FMU (--fmu) or as an SSP file of block FMUs (--ssp)",
+        description="Write a model (model file, URDF, MJCF or shipped name) for other tools. "
+        "--fmu: one native FMU of the whole model (co-simulation and model exchange), its "
+        "algebraic loop solved inside, so that any FMI host runs it exactly (docs/fmus.md, "
+        "'Model FMUs'). --ssp: an SSP 1.0 archive of one native FMU per block, parameters bound, "
+        "connections and a default experiment, for hosts that iterate algebraic loops "
+        "(titopfmu cosim FILE.ssp).",
     )
     e.add_argument("model", metavar="MODEL", help=MODEL_HELP)
-    e.add_argument("--ssp", required=True, help="SSP file to write (e.g. model.ssp)")
+    dest = e.add_mutually_exclusive_group(required=True)
+    dest.add_argument("--fmu", help="FMU file to write: the whole model as one FMU")
+    dest.add_argument("--ssp", help="SSP file to write (e.g. model.ssp): one FMU per block")
+    e.add_argument(
+        "--fmi-version", type=int, choices=(2, 3), default=2, help="--fmu: FMI version (default 2)"
+    )
+    e.add_argument(
+        "--signal",
+        action="append",
+        default=[],
+        metavar="SIGNAL",
+        help="--fmu: also export this signal as outputs (e.g. pend1.joint.m, or NAME=SIGNAL to "
+        "name them; repeatable); the model file's outputs are always exported",
+    )
+    e.add_argument(
+        "--blocks",
+        default=None,
+        metavar="A,B,...",
+        help="--fmu: export only these blocks (a subsystem); the TITOP ports at the cut become "
+        "the FMU's ports (parent motion in / wrench out, child motion out / wrench in)",
+    )
     e.add_argument("--fmus", default=None, help="folder of FMUs (default: the per-user cache)")
     e.add_argument(
         "--t-final", type=positive, default=None, help="stop time of the default experiment (s)"
@@ -309,7 +331,9 @@ def _run_cosim(args, system, record, s):
 
 def export_command(args) -> int:
     """``titopfmu export MODEL --ssp out.ssp``: the model's FMUs, parameters, connections and
-    default experiment as an SSP archive."""
+    default experiment as an SSP archive; ``--fmu out.fmu``: the whole model as one FMU."""
+    if args.fmu:
+        return _export_fmu(args)
     missing = missing_extra("export", ("fmpy",))
     if missing:
         return error(missing, EXIT_USAGE)
@@ -334,6 +358,31 @@ def export_command(args) -> int:
             f"{len({c.file.path for c in cs.components.values()})} FMUs; default experiment "
             f"0-{float(s['t_final']):g} s, step {float(args.step):g} s)"
         )
+    return EXIT_OK
+
+
+def _export_fmu(args) -> int:
+    """``titopfmu export MODEL --fmu out.fmu``: the model FMU (titopfmu.fmi.model)."""
+    from .fmi.model import build_model_fmu
+
+    try:
+        with warnings.catch_warnings():
+            if args.quiet:
+                warnings.simplefilter("ignore", InertiaWarning)
+            system = load_model(args.model, args.floating_base)
+            blocks = None
+            if args.blocks is not None:
+                blocks = [b.strip() for b in args.blocks.split(",") if b.strip()]
+            if not args.quiet:
+                notice(f"building the model FMU of '{system.name}' (FMI {args.fmi_version}.0), "
+                       "about 40 s")  # fmt: skip
+            path = build_model_fmu(system, args.fmu, fmi_version=args.fmi_version, blocks=blocks,
+                                   signals=args.signal)  # fmt: skip
+    except (TitopError, FileNotFoundError, OSError) as exc:
+        return error(str(exc), EXIT_USAGE)
+    if not args.quiet:
+        print(f"{system.name}: wrote {path} (FMI {args.fmi_version}.0, co-simulation and model "
+              "exchange)")  # fmt: skip
     return EXIT_OK
 
 

@@ -17,8 +17,9 @@ Variables (docs/fmus.md, "Model FMUs"):
 - **inputs**: each input of the bodies fed from outside the FMU (a joint effort, an external
   wrench, an imposed motion vector) by its System name (``pend1.joint.tau``,
   ``balloon.buoyancy``); one fed by a ``Constant`` starts at its value. A part of a model
-  (``blocks=``) keeps its TITOP ports at the cut: the root's parent port (``arm.P.m`` in,
-  ``arm.P.W`` out) and the child ports where the rest hangs (``base.C.m`` out, ``base.C.W`` in);
+  (``blocks=``) keeps its TITOP ports at the cut: the root's parent port, named ``P`` as a block
+  FMU's (``P.m`` in, ``P.W`` out), and the child ports where the rest hangs, by System name
+  (``base.C.m`` out, ``base.C.W`` in);
 - **outputs**: the model file's ``outputs:`` (one scalar per CSV column of ``titopfmu run``, by
   its column name) and any ``signals`` asked for (every component, ``pend1.joint.m[1]``..);
 - **states** (model exchange): ``block.state.NAME`` and their derivatives, in the engine's
@@ -250,7 +251,7 @@ def _plan_inputs(mp: ModelPlan, keep: set[str]) -> None:
         mp.inputs.append((sname, off, w, start, units_of(system, sname, w), desc))
     if nt.parent_input is not None:
         n = mp.body_names[0]
-        mp.inputs.append((f"{n}.P.m", nt.parent_input, 18, np.zeros(18),
+        mp.inputs.append(("P.m", nt.parent_input, 18, np.zeros(18),
                           units_of(system, f"{n}.P.m", 18),
                           f"TITOP parent port of '{n}': the motion vector of the parent's port "
                           "[v̇_P, ω̇, v_P, ω, IP, Θ], in the parent's frame R_b"))  # fmt: skip
@@ -369,7 +370,7 @@ def _plan_outputs(mp: ModelPlan, columns: Mapping[str, str], signals: list[str],
     system, nt = mp.system, mp.tree
     if nt.parent_input is not None:
         n = mp.body_names[0]
-        mp.outputs.append(_Output(f"{n}.P.W", "MOUT_WRENCH_PARENT", 0, 6, 0, 6,
+        mp.outputs.append(_Output("P.W", "MOUT_WRENCH_PARENT", 0, 6, 0, 6,
                                   units_of(system, f"{n}.P.W", 6),
                                   f"TITOP parent port of '{n}': the wrench W_{{A/B,P}} applied by "
                                   "the model on its parent at P, in the parent's frame R_b",
@@ -398,14 +399,18 @@ def _plan_outputs(mp: ModelPlan, columns: Mapping[str, str], signals: list[str],
         mp.outputs.append(_Output(col, role, arg, w, idx, 1, [unit], f"{sig} (model output)",
                                   True))  # fmt: skip
     for sig in signals:
+        alias, _, rest = sig.partition("=")
+        if rest:  # NAME=SIGNAL: an output (or outputs NAME[k]) of that name
+            sig = rest.strip()
         base, idx = split_index(sig)
         role, arg, w = _signal_role(mp, base)
         first, count = (0, w) if idx is None else (idx, 1)
         if not 0 <= first < w:
             raise ModelFmuError(f"signal '{sig}': '{base}' has {w} components")
         us = units_of(system, base, w)[first : first + count]
-        mp.outputs.append(_Output(sig if idx is not None else base, role, arg, w, first, count,
-                                  us, f"signal {base}", idx is not None or w == 1))  # fmt: skip
+        oname = alias.strip() if rest else sig if idx is not None else base
+        mp.outputs.append(_Output(oname, role, arg, w, first, count, us, f"signal {sig}",
+                                  idx is not None or w == 1))  # fmt: skip
 
 
 def describe_model(mp: ModelPlan, fmi_version: int = 2) -> NativeFmu:
@@ -430,7 +435,12 @@ def describe_model(mp: ModelPlan, fmi_version: int = 2) -> NativeFmu:
             dims = tuple(shape)
         for k, cn in enumerate(comp):
             if cn in names:
-                raise ModelFmuError(f"two variables of the model FMU are named '{cn}'")
+                raise ModelFmuError(
+                    f"two variables of the model FMU are named '{cn}' (a parameter and an "
+                    "output signal of the same name, e.g. a root's initial 'position' and its "
+                    "'position' signal): name the output, signal 'NAME=SIGNAL' (titopfmu "
+                    "export --signal NAME=SIGNAL)"
+                )
             names.add(cn)
             V.append(Var(cn, vtype, causality, float(flat[k]), units[k] if k < len(units) else "",
                          desc))  # fmt: skip

@@ -196,13 +196,25 @@ class CoreObjects:
 
     ``jobs`` compiles run at once (the objects are independent); ``compiles`` is the build's
     :class:`Compiles` (a fresh one when None). The objects are only read afterwards: the FMUs of
-    one build may link them from several threads."""
+    one build may link them from several threads.
+
+    With ``cache`` (the default), the objects are kept in the per-user cache
+    (``<cache root>/core/<key>``, :func:`titopfmu.fmi.cache.cache_root`), the key a hash of the
+    core's sources, the flags and the compilers' versions: a later build with the same core and
+    compilers links them instead of compiling the core again (most of a model FMU's build
+    time)."""
 
     def __init__(self, cc: str, win64: bool, *, jobs: int = 1,
-                 compiles: Compiles | None = None) -> None:  # fmt: skip
+                 compiles: Compiles | None = None, cache: bool = True) -> None:  # fmt: skip
         self._tmp = tempfile.TemporaryDirectory(prefix="titopfmu-core-")
         d = Path(self._tmp.name)
         compiles = Compiles() if compiles is None else compiles
+        kept = _core_cache(cc, win64) if cache else None
+        if kept is not None and all((kept / n).is_file() for n in _CORE_OBJECTS[: 4 if win64
+                                                                              else 2]):  # fmt: skip
+            self.linux = [kept / n for n in _CORE_OBJECTS[:2]]
+            self.win64 = [kept / n for n in _CORE_OBJECTS[2:4]] if win64 else []
+            return
         self.linux = [d / "titop_double.o", d / "titop_complex.o"]
         cmds = [([cc, *FLAGS[:-1], "-fPIC", "-c", "-I", str(CORE), str(CORE / f"{o.stem}.c"),
                   "-o", str(o)], f"core:{o.stem}.c") for o in self.linux]  # fmt: skip
@@ -220,9 +232,44 @@ class CoreObjects:
         except BaseException:
             self.close()
             raise
+        if kept is not None:  # into the cache under a temporary name, then renamed: whole or none
+            try:
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                part = Path(tempfile.mkdtemp(prefix=kept.name + ".", dir=kept.parent))
+                for o in self.linux + self.win64:
+                    shutil.copy(o, part / o.name)
+                try:
+                    part.replace(kept)
+                except OSError:  # another build put it there first (or a partial one is there)
+                    shutil.rmtree(part, ignore_errors=True)
+            except OSError:
+                pass  # no cache: the objects of this build still serve it
 
     def close(self) -> None:
         self._tmp.cleanup()
+
+
+_CORE_OBJECTS = ("titop_double.o", "titop_complex.o", "titop_double.w64.o", "titop_complex.w64.o")
+
+
+def _core_cache(cc: str, win64: bool) -> Path | None:
+    """The cache folder of the core's objects for these sources, flags and compilers, or None
+    when a compiler's version cannot be read."""
+    import hashlib
+
+    from ..cache import cache_root
+
+    h = hashlib.sha256()
+    for f in CORE_FILES:
+        h.update(f.encode() + b"\0" + (CORE / f).read_bytes())
+    h.update(" ".join(FLAGS).encode())
+    for c in [cc] + ([MINGW] if win64 else []):
+        try:
+            v = subprocess.run([c, "--version"], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        h.update(c.encode() + v.stdout.encode())
+    return cache_root() / "core" / (h.hexdigest()[:24] + ("-w64" if win64 else ""))
 
 
 def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None = None,
@@ -262,14 +309,14 @@ def build_model_native(fmu, plan, out_dir: str | Path, win64: bool | None = None
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="titopfmu-native-") as tmp:
         plib = _compile(fmu, "fmu_model.c", MODEL_FILES_WHOLE, tmp, win64, core, compiles,
-                        extra_units=("ode.c",))  # fmt: skip
+                        extra_units=("ode.c",), jobs=default_jobs())  # fmt: skip
         fmu.deps = measure_dependencies(fmu, plib, random_parameters=False)
         return _finish(fmu, tmp, plib, out_dir, model_documentation_html(fmu, plan))
 
 
 def _compile(fmu, model_c: str, model_files: Sequence[str], tmp: str, win64: bool | None,
              core: CoreObjects | None, compiles: Compiles | None,
-             extra_units: Sequence[str] = ()) -> Path:  # fmt: skip
+             extra_units: Sequence[str] = (), jobs: int = 1) -> Path:  # fmt: skip
     """Lay out ``sources/`` in ``tmp`` (the core, the FMI headers and functions, the model
     files, the generated fmu_config.h) and compile the binaries (Linux; Windows with ``win64``,
     default: when MinGW-w64 is installed). Returns the library on which to measure the
@@ -294,7 +341,7 @@ def _compile(fmu, model_c: str, model_files: Sequence[str], tmp: str, win64: boo
         win64 = shutil.which(MINGW) is not None
     own = core is None
     if own:
-        core = CoreObjects(cc, win64, compiles=compiles)
+        core = CoreObjects(cc, win64, compiles=compiles, jobs=jobs)
     try:
         linux, windows = PLATFORMS[fmi_version]
         lib = f"binaries/{linux}/{name}.so"

@@ -93,13 +93,26 @@ static int check_inertia(FmuInstance *c, int slot, int definite)
     return FMU_OK;
 }
 
+/* n initial values into the states of body B from its state `at` (checked against the state
+   vector: a configuration that does not match is refused, never written out of bounds) */
+static int put_state(FmuInstance *c, const titop_body *B, int at, const double *v, int n)
+{
+    int k0 = B->x0 + at;
+    if (B->x0 < 0 || k0 + n > FMU_NX)
+        return fmu_refuse(c, "internal: initial condition of body %d out of the state vector",
+                          (int)(B - c->m->bodies));
+    for (int k = 0; k < n && k0 + k < FMU_NX; k++) /* (the bound again, for the compiler) */
+        c->x[k0 + k] = v[k];
+    return FMU_OK;
+}
+
 /* one parameter row into the core model (its checks first); initial conditions into c->x */
 static int apply(FmuInstance *c, int role, int arg, int slot)
 {
     FmuModelData *b = c->m;
     const double *v = &c->v[slot];
     titop_body *B = &b->bodies[arg < FMU_NBODIES ? arg : 0];
-    double *x = c->x + (B->x0 >= 0 ? B->x0 : 0);
+    double q[4];
     Name n = par_name(slot);
     switch (role) {
     case PAR_MASS:
@@ -164,27 +177,22 @@ static int apply(FmuInstance *c, int role, int arg, int slot)
     /* initial conditions: the states of the body (x0 in its record) */
     case PAR_POSITION0: /* rigid root: [IP_i (3), q (4), twist (6)] */
     case PAR_JPOSITION0: /* free joint: [OP_b (3), q (4), v (3), omega (3)] */
-        memcpy(x, v, 3 * sizeof(double));
-        return FMU_OK;
+        return put_state(c, B, 0, v, 3);
     case PAR_EULER0:
-        titop_euler_quaternion(v, x + 3);
-        return FMU_OK;
+        titop_euler_quaternion(v, q);
+        return put_state(c, B, 3, q, 4);
     case PAR_TWIST0:
-        memcpy(x + 7, v, 6 * sizeof(double));
-        return FMU_OK;
+        return put_state(c, B, 7, v, 6);
     case PAR_Q0:
     case PAR_QD0:
-        x[role == PAR_Q0 ? 0 : 1] = v[0];
-        return FMU_OK;
+        return put_state(c, B, role == PAR_Q0 ? 0 : 1, v, 1);
     case PAR_JEULER0: /* spherical: [q (4), omega (3)]; free: after OP */
-        titop_euler_quaternion(v, x + (B->kind == TITOP_FREE ? 3 : 0));
-        return FMU_OK;
+        titop_euler_quaternion(v, q);
+        return put_state(c, B, B->kind == TITOP_FREE ? 3 : 0, q, 4);
     case PAR_JVELOCITY0:
-        memcpy(x + 7, v, 3 * sizeof(double));
-        return FMU_OK;
+        return put_state(c, B, 7, v, 3);
     case PAR_JOMEGA0:
-        memcpy(x + (B->kind == TITOP_FREE ? 10 : 4), v, 3 * sizeof(double));
-        return FMU_OK;
+        return put_state(c, B, B->kind == TITOP_FREE ? 10 : 4, v, 3);
     default: /* solver parameters: read by build */
         return FMU_OK;
     }
