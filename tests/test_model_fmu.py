@@ -337,7 +337,6 @@ def test_a_closed_chain_with_laws_matches_the_engine(tmp_path):
 
 def test_the_ur5_from_urdf_matches_the_engine(tmp_path):
     pytest.importorskip("pinocchio")
-    pytest.importorskip("example_robot_data")
     from test_urdf import erd
 
     from titopfmu import import_urdf
@@ -430,3 +429,41 @@ def test_blocks_a_model_fmu_cannot_compute_are_refused_by_name(tmp_path):
     with pytest.raises(ModelFmuError, match="fore.*joint.tau"):
         export_fmu(base_and_arm(), tmp_path / "z.fmu", signals=["fore.joint.tau"], win64=False)
     assert not list(tmp_path.glob("*.fmu*"))  # nothing half-written
+
+
+def test_the_model_fmus_sources_run_clean_under_sanitizers_and_valgrind(tmp_path, balloon_fmu):
+    """``sources/`` compiles the model FMU on its own (one command, docs/fmus.md), here under
+    AddressSanitizer and UBSan; the C host's run then reports no error and the plain binary's
+    numbers; valgrind finds no error and no leak in the plain binary."""
+    import shutil
+
+    cols = list(balloon().model_info.outputs)
+    plain, _ = _host(tmp_path, balloon_fmu, 1e-2, cols, t_final=2.0)
+    src = tmp_path / balloon_fmu.stem / "sources"
+    md = read_model_description(str(balloon_fmu))
+    flags = ["-g", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+             "-fno-omit-frame-pointer"]  # fmt: skip
+    lib = tmp_path / "san.so"
+    subprocess.run([compiler(), "-std=c99", "-shared", "-fPIC", *flags, "-I", str(src),
+                    *(str(src / f) for f in ("fmi2_block.c", "fmu_model.c", "ode.c",
+                                              "titop_double.c", "titop_complex.c")),
+                    "-o", str(lib), "-lm"], check=True)  # fmt: skip
+    exe = tmp_path / "host_san"
+    subprocess.run([compiler(), "-std=c99", *flags, "-I", str(FMI_HEADERS), str(HOST), "-o",
+                    str(exe), "-ldl", "-lm"], check=True)  # fmt: skip
+    vr = {x.name: x.valueReference for x in md.modelVariables}
+    args = [md.guid, "2.0", "0.01", "10", *(str(vr[c]) for c in cols)]
+    p = subprocess.run([str(exe), str(lib), *args], capture_output=True, text=True,
+                       env={"ASAN_OPTIONS": "detect_leaks=1"})  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "runtime error" not in p.stderr and "AddressSanitizer" not in p.stderr
+    san = np.array([[float(x) for x in line.split()] for line in p.stdout.splitlines()])
+    assert np.allclose(san, plain, rtol=1e-12, atol=1e-13)
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed")
+    so = next((tmp_path / balloon_fmu.stem / "binaries" / "linux64").glob("*.so"))
+    p = subprocess.run(["valgrind", "--error-exitcode=7", "--leak-check=full",
+                        "--errors-for-leak-kinds=definite,indirect", str(tmp_path / "model_host"),
+                        str(so), md.guid, "0.3", "0.01", "10", *(str(vr[c]) for c in cols)],
+                       capture_output=True, text=True)  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
