@@ -467,3 +467,25 @@ def test_the_model_fmus_sources_run_clean_under_sanitizers_and_valgrind(tmp_path
                         str(so), md.guid, "0.3", "0.01", "10", *(str(vr[c]) for c in cols)],
                        capture_output=True, text=True)  # fmt: skip
     assert p.returncode == 0, p.stderr[-3000:]
+
+
+def test_the_ports_at_a_cut_are_declared_for_other_tools(tmp_path):
+    """FMI 3.0: terminalsAndIcons.xml has the parent port P and the child port base... as TITOP
+    terminals, valid against the FMI 3.0 schema; FMI 2.0: the OSP-IS model description beside
+    the FMU is valid against the OSP-IS schema and groups the port's force and velocity."""
+    xmlschema = pytest.importorskip("xmlschema")
+    from test_terminals_osp import FMI3_XSD, OSP_XSD
+
+    s = base_and_arm()
+    f3 = export_fmu(s, tmp_path / "arm3.fmu", fmi_version=3, blocks=["arm", "fore", "tau1", "tau2"],
+                    name="arm_part", win64=False)  # fmt: skip
+    with zipfile.ZipFile(f3) as z:
+        terminals = z.read("terminalsAndIcons/terminalsAndIcons.xml")
+    xmlschema.XMLSchema(str(FMI3_XSD)).validate(terminals.decode())
+    assert b'name="P"' in terminals and b"P.m" in terminals and b"P.W" in terminals
+    f2 = export_fmu(s, tmp_path / "base.fmu", blocks=["base"], win64=False)
+    osp = tmp_path / "base_OspModelDescription.xml"
+    xmlschema.XMLSchema(str(OSP_XSD)).validate(osp.read_text())
+    text = osp.read_text()
+    assert "base.C.W[1]" in text and "LinearMechanicalPort" in text
+    assert f2.exists()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .catalog import FMU_TYPES, FmuType, all_variants
 from .native.documentation import documentation_html as documentation_html
+from .terminals import osp_file_name
 
 #: Build times (s) measured on a 2-core x86-64 server (AMD EPYC, gcc 12 and MinGW-w64 gcc 12):
 #: the C core's objects (titop_double.c, titop_complex.c), compiled once per build, for Linux
@@ -174,8 +175,11 @@ def build_variants(out_dir: str | Path, variants: list[tuple[FmuType, int]], *,
         finally:
             core.close()
         paths = []
-        for p in built:  # every one built: now under their names
+        for p in built:  # every one built: now under their names (with their OSP-IS files)
             os.replace(p, out_dir / p.name)
+            osp = p.with_name(osp_file_name(p.stem))
+            if osp.exists():
+                os.replace(osp, out_dir / osp.name)
             paths.append(out_dir / p.name)
         return paths
     finally:

@@ -22,15 +22,12 @@ from pathlib import Path
 
 from .._version import __version__
 from .catalog import FMU_TYPES
+from .native.build import user_cache_dir
 
 
 def cache_root() -> Path:
-    """The folder holding the cached FMU sets."""
-    explicit = os.environ.get("TITOPFMU_CACHE_DIR")
-    if explicit:
-        return Path(explicit) / "fmus"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "titopfmu" / "fmus"
+    """The folder holding the cached FMU sets (``fmus/`` in :func:`user_cache_dir`)."""
+    return user_cache_dir() / "fmus"
 
 
 def sources_hash() -> str:

@@ -46,6 +46,7 @@ from ..spatial.rotations import dcm_from_quaternion, euler_from_dcm
 from .catalog import Param
 from .native.generate import C_INPUT, C_LOCAL, C_OUTPUT, C_PARAM, T_INT, T_REAL, Array, NativeFmu
 from .native.generate import Variable as Var
+from .terminals import osp_file_name
 
 #: the output roles of fmu_model.c (MOUT_*), in the order of their codes
 MODEL_OUT_ROLES = ["MOUT_POSITION", "MOUT_EULER", "MOUT_TWIST", "MOUT_ACC", "MOUT_JOINT_MOTION",
@@ -548,5 +549,8 @@ def build_model_fmu(
         path.parent.mkdir(parents=True, exist_ok=True)
         part = path.with_name(path.name + ".part")
         shutil.copyfile(built, part)
+        osp = built.with_name(osp_file_name(built.stem))
+        if osp.exists():  # FMI 2.0: the OSP-IS model description beside the FMU, by its name
+            shutil.copyfile(osp, path.with_name(osp_file_name(path.stem)))
         part.replace(path)
     return path

@@ -199,7 +199,7 @@ class CoreObjects:
     one build may link them from several threads.
 
     With ``cache`` (the default), the objects are kept in the per-user cache
-    (``<cache root>/core/<key>``, :func:`titopfmu.fmi.cache.cache_root`), the key a hash of the
+    (``<user cache>/core/<key>``, :func:`user_cache_dir`), the key a hash of the
     core's sources, the flags and the compilers' versions: a later build with the same core and
     compilers links them instead of compiling the core again (most of a model FMU's build
     time)."""
@@ -257,8 +257,6 @@ def _core_cache(cc: str, win64: bool) -> Path | None:
     when a compiler's version cannot be read."""
     import hashlib
 
-    from ..cache import cache_root
-
     h = hashlib.sha256()
     for f in CORE_FILES:
         h.update(f.encode() + b"\0" + (CORE / f).read_bytes())
@@ -269,7 +267,18 @@ def _core_cache(cc: str, win64: bool) -> Path | None:
         except (OSError, subprocess.SubprocessError):
             return None
         h.update(c.encode() + v.stdout.encode())
-    return cache_root() / "core" / (h.hexdigest()[:24] + ("-w64" if win64 else ""))
+    return user_cache_dir() / "core" / (h.hexdigest()[:24] + ("-w64" if win64 else ""))
+
+
+def user_cache_dir() -> Path:
+    """titopfmu's per-user cache folder: ``$TITOPFMU_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/titopfmu`` (``~/.cache/titopfmu``). The FMU sets are in its ``fmus/``
+    (:mod:`titopfmu.fmi.cache`), the core's compiled objects in its ``core/``."""
+    explicit = os.environ.get("TITOPFMU_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "titopfmu"
 
 
 def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None = None,
@@ -292,7 +301,7 @@ def build_native(ftype: FmuType, n: int, out_dir: str | Path, win64: bool | None
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="titopfmu-native-") as tmp:
-        plib = _compile(fmu, "fmu_block.c", MODEL_FILES, tmp, win64, core, compiles)
+        plib = _compile_sources(fmu, "fmu_block.c", MODEL_FILES, tmp, win64, core, compiles)
         fmu.deps = measure_dependencies(fmu, plib)
         return _finish(fmu, tmp, plib, out_dir, documentation_html(ftype, n, fmi_version))
 
@@ -308,13 +317,13 @@ def build_model_native(fmu, plan, out_dir: str | Path, win64: bool | None = None
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="titopfmu-native-") as tmp:
-        plib = _compile(fmu, "fmu_model.c", MODEL_FILES_WHOLE, tmp, win64, core, compiles,
+        plib = _compile_sources(fmu, "fmu_model.c", MODEL_FILES_WHOLE, tmp, win64, core, compiles,
                         extra_units=("ode.c",), jobs=default_jobs())  # fmt: skip
         fmu.deps = measure_dependencies(fmu, plib, random_parameters=False)
         return _finish(fmu, tmp, plib, out_dir, model_documentation_html(fmu, plan))
 
 
-def _compile(fmu, model_c: str, model_files: Sequence[str], tmp: str, win64: bool | None,
+def _compile_sources(fmu, model_c: str, model_files: Sequence[str], tmp: str, win64: bool | None,
              core: CoreObjects | None, compiles: Compiles | None,
              extra_units: Sequence[str] = (), jobs: int = 1) -> Path:  # fmt: skip
     """Lay out ``sources/`` in ``tmp`` (the core, the FMI headers and functions, the model
@@ -372,10 +381,29 @@ def _compile(fmu, model_c: str, model_files: Sequence[str], tmp: str, win64: boo
 
 
 def _finish(fmu, tmp: str, plib: Path, out_dir: Path, documentation: str) -> Path:
-    """modelDescription.xml (with the dependencies measured) and documentation into ``tmp``,
-    the probe library removed, the FMU zipped into ``out_dir``."""
+    """modelDescription.xml (with the dependencies measured), the FMI 3.0 terminals of the TITOP
+    ports and documentation into ``tmp``, the probe library removed, the FMU zipped into
+    ``out_dir``; for FMI 2.0, the OSP-IS model description beside it
+    (``<id>_OspModelDescription.xml``, :mod:`titopfmu.fmi.terminals`)."""
+    from ..terminals import (
+        TERMINALS_PATH,
+        osp_file_name,
+        osp_model_description_xml,
+        terminals_and_icons_xml,
+        titop_ports,
+    )
+
     if plib.parent.name == "probe":
         shutil.rmtree(plib.parent)
+    ports = titop_ports(fmu.variables)
+    if fmu.fmi_version == 3 and ports:
+        t = Path(tmp) / TERMINALS_PATH
+        t.parent.mkdir(parents=True, exist_ok=True)
+        t.write_bytes(terminals_and_icons_xml(ports, [a.name for a in fmu.arrays]))
+    if fmu.fmi_version == 2:
+        (out_dir / osp_file_name(fmu.model_name)).write_bytes(
+            osp_model_description_xml(fmu.model_name, fmu.variables, ports)
+        )
     (Path(tmp) / "modelDescription.xml").write_bytes(fmu.model_description())
     doc = Path(tmp) / "documentation" / "index.html"
     doc.parent.mkdir()

@@ -367,6 +367,9 @@ static int restore(Instance *c, const Snapshot *s)
         if (k < FMU_NX ? !isfinite(s->x[k]) : s->x[k] != 0.0)
             return fmu_refuse(c, "corrupt FMU state (state %d %s)", k,
                               k < FMU_NX ? "not finite" : "set, but the FMU has no state");
+    for (int k = 0; k < FMU_EXTRA1; k++) /* the model's data: +-inf allowed (no bound), no NaN */
+        if (k < FMU_EXTRA ? isnan(s->extra[k]) : s->extra[k] != 0.0)
+            return fmu_refuse(c, "corrupt FMU state (model data %d)", k);
     /* the parameters it holds must build the model: try them, put everything back if not */
     Snapshot *was = NULL;
     if ((int)s->mode != M_INSTANTIATED && FMU_MODEL.build) {
