@@ -334,6 +334,18 @@ def test_refusals_name_the_variable_and_the_instance_goes_on(revolute3):
     fmu.doStep(0.0, 1e-3)
 
 
+def _checksummed(data: bytearray) -> bytes:
+    """``data`` with its checksum (the first 8 bytes: FNV-1a 64 of the state with them zero, as
+    fmu.c computes it) made right again."""
+    data = bytearray(data)
+    data[:8] = bytes(8)
+    h = 14695981039346656037
+    for b in data:
+        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    data[:8] = h.to_bytes(8, "little")
+    return bytes(data)
+
+
 def test_corrupt_states_are_refused_and_a_good_one_replays(revolute3):
     unit, fmu = revolute3
     fmu.enterInitializationMode()
@@ -344,14 +356,19 @@ def test_corrupt_states_are_refused_and_a_good_one_replays(revolute3):
     fmu.doStep(0.0, 0.01)
     after = fmu.getFloat64([unit.vr("C1.m")], 18)
     refused(unit, lambda: fmu.deserializeFMUState(blob[:-8]), "corrupt FMU state", "bytes")
+    flipped = bytearray(blob)
+    flipped[100] ^= 4
+    refused(unit, lambda: fmu.deserializeFMUState(bytes(flipped)), "corrupt FMU state",
+            "checksum")  # fmt: skip
+    # states well formed (their checksum right) but wrong: each refused by what is wrong
     other = bytearray(blob)
-    other[16:40] = b"TitopRigidBodyC1".ljust(24, b"\0")
-    refused(unit, lambda: fmu.deserializeFMUState(bytes(other)), "not an FMU state of this")
+    other[24:48] = b"TitopRigidBodyC1".ljust(24, b"\0")
+    refused(unit, lambda: fmu.deserializeFMUState(_checksummed(other)), "not an FMU state of this")
     nan = bytearray(blob)
-    # a NaN in the first variable slot (P.m[1]) after the header and the time
-    off = 16 + 64 + 8
+    # a NaN in the first variable slot (P.m[1]) after the checksum, the header and the time
+    off = 8 + 16 + 64 + 8
     nan[off : off + 8] = np.array([np.nan]).tobytes()
-    s = fmu.deserializeFMUState(bytes(nan))
+    s = fmu.deserializeFMUState(_checksummed(nan))
     refused(unit, lambda: fmu.setFMUState(s), "corrupt FMU state", "P.m[1]")
     fmu.freeFMUState(s)
     s = fmu.deserializeFMUState(blob)

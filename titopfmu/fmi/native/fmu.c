@@ -309,6 +309,10 @@ int fmu_set(Instance *c, const unsigned vr[], size_t n, int type, const double *
 /* ---- FMU state: mode, time, states, every variable; validated completely before use ---- */
 
 typedef struct {
+    /* FNV-1a (64 bits) of every byte of the snapshot with this field zero: any change of one
+       byte (one flipped bit, in transit or in storage) changes it, so a corrupted state is
+       refused before anything is restored */
+    unsigned long long check;
     unsigned magic, nvars, nx, mode;
     char model[64];
     double t;
@@ -317,6 +321,18 @@ typedef struct {
     double x[FMU_NX1];
     double extra[FMU_EXTRA1]; /* the model's own (FMU_MODEL.save / load), e.g. its integrator */
 } Snapshot;
+
+static unsigned long long checksum(const Snapshot *s)
+{
+    Snapshot z;
+    memcpy(&z, s, sizeof z);
+    z.check = 0;
+    const unsigned char *b = (const unsigned char *)&z;
+    unsigned long long h = 14695981039346656037ull;
+    for (size_t i = 0; i < sizeof z; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
 
 int fmu_state_get(Instance *c, void **state)
 {
@@ -335,6 +351,7 @@ int fmu_state_get(Instance *c, void **state)
     memcpy(s->x, c->x, sizeof s->x);
     if (FMU_MODEL.save)
         FMU_MODEL.save(c, s->extra);
+    s->check = checksum(s);
     *state = s;
     return FMU_OK;
 }
@@ -343,6 +360,9 @@ int fmu_state_get(Instance *c, void **state)
    everything as it was */
 static int restore(Instance *c, const Snapshot *s)
 {
+    if (s->check != checksum(s))
+        return fmu_refuse(c, "corrupt FMU state (checksum mismatch: the state was changed "
+                             "after %sGetFMUState)", c->api);
     if (s->magic != STATE_MAGIC || strncmp(s->model, FMU_MODEL_NAME, sizeof s->model) != 0 ||
         s->nvars != FMU_NVARS)
         return fmu_refuse(c, "not an FMU state of this FMU type (%s)", FMU_MODEL_NAME);
@@ -437,6 +457,10 @@ int fmu_state_deserialize(Instance *c, const unsigned char bytes[], size_t size,
                           sizeof(Snapshot));
     Snapshot probe;
     memcpy(&probe, bytes, sizeof probe);
+    if (probe.check != checksum(&probe))
+        return fmu_refuse(c, "corrupt FMU state (checksum mismatch: the bytes are not those "
+                             "%sSerializeFMU%s wrote)", c->api,
+                          c->api[3] == '3' ? "State" : "state");
     if (probe.magic != STATE_MAGIC || strncmp(probe.model, FMU_MODEL_NAME, sizeof probe.model))
         return fmu_refuse(c, "not an FMU state of this FMU type (%s)", FMU_MODEL_NAME);
     Snapshot *s = c->alloc(1, sizeof(Snapshot));
@@ -508,7 +532,10 @@ static int runge_kutta(Instance *c, double t0, double h, double xn[])
                           c->api, h, nsteps, c->max_step, c->max_substeps);
     long n = (long)nsteps;
     double dt = h / (double)n;
-    double x[FMU_NX1], k1[FMU_NX1], k2[FMU_NX1], k3[FMU_NX1], k4[FMU_NX1], y[FMU_NX1];
+    /* initialised: a failed evaluation may leave a stage unwritten (the step is then refused,
+       and nothing reads an undefined value on the way) */
+    double x[FMU_NX1] = {0}, k1[FMU_NX1] = {0}, k2[FMU_NX1] = {0}, k3[FMU_NX1] = {0},
+           k4[FMU_NX1] = {0}, y[FMU_NX1] = {0};
     const int nx = FMU_NX;
     int bad = 0;
     memcpy(x, c->x, sizeof x);
@@ -558,8 +585,11 @@ int fmu_do_step(Instance *c, double currentCommunicationPoint, double communicat
     if (bs != FMU_OK)
         return bs;
     double t0 = currentCommunicationPoint;
+    if (!isfinite(t0 + h))
+        return fmu_refuse(c, "%sDoStep: the time %s + %s overflows", c->api, num(t0).s,
+                          num(h).s);
     if (FMU_NX) {
-        double x[FMU_NX1];
+        double x[FMU_NX1] = {0};
         int st = FMU_MODEL.step ? FMU_MODEL.step(c, t0, h, x) : runge_kutta(c, t0, h, x);
         for (int k = 0; st == FMU_OK && k < FMU_NX; k++)
             if (!isfinite(x[k]))
