@@ -106,3 +106,33 @@ def test_the_win64_dll_runs_under_wine_like_the_engine(tmp_path, dlls):
     assert abs(cs_q - ref[0]) < 1e-9 and abs(cs_qd - ref[1]) < 1e-9, (cs_q, cs_qd, ref)
     assert abs(me_q - ref[0]) < 1e-9 and abs(me_qd - ref[1]) < 1e-9, (me_q, me_qd, ref)
     assert abs(ref[0] - Q0) > 0.1
+
+
+def test_a_model_fmus_dll_runs_under_wine_like_the_linux_binary(tmp_path):
+    """The whole-model FMU's win64 DLL (fmu_model.c and ode.c cross-compiled), run by the model
+    host cross-compiled with MinGW under wine, gives the Linux binary's numbers."""
+    w = wine()
+    if w is None:
+        pytest.skip("wine is not installed (apt-get install wine64)")
+    from test_model_fmu import HOST as MODEL_HOST
+    from test_model_fmu import _host, balloon
+
+    from titopfmu import export_fmu
+
+    fmu = export_fmu(balloon(), tmp_path / "balloon.fmu", win64=True)
+    cols = list(balloon().model_info.outputs)
+    linux, _ = _host(tmp_path, fmu, 0.01, cols, t_final=1.0)
+    md = read_model_description(str(fmu))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    dll = tmp_path / fmu.stem / "binaries" / "win64" / f"{fmu.stem}.dll"
+    exe = tmp_path / "model_host.exe"
+    subprocess.run([MINGW, "-std=c99", "-O2", "-I", str(FMI_HEADERS), str(MODEL_HOST), "-o",
+                    str(exe), "-static-libgcc"], check=True)  # fmt: skip
+    p = subprocess.run([w, str(exe), str(dll), md.guid, "1.0", "0.01", "10",
+                        *(str(vr[c]) for c in cols)], capture_output=True, text=True,
+                       env={**os.environ, "WINEDEBUG": "-all"}, timeout=300)  # fmt: skip
+    assert p.returncode == 0, p.stderr[-2000:]
+    rows = [[float(x) for x in line.split()] for line in p.stdout.splitlines() if line.strip()]
+    assert len(rows) == len(linux)
+    for a, b in zip(rows, linux, strict=True):
+        assert max(abs(x - y) for x, y in zip(a, b, strict=True)) < 1e-12

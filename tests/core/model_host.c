@@ -8,7 +8,8 @@
  * it from 0 to STOP (s) in communication steps of STEP (s), and prints "t y1 y2 ..." (the real
  * variables VR..., %.17g) at t = 0 and after every EVERY-th step (and at the end); on stderr,
  * "elapsed S" (wall-clock seconds of the simulation loop, instantiation excluded). Exit status
- * 0, or 2 for a refused call (the FMU's messages on stderr), 9 for bad arguments.
+ * 0, or 2 for a refused call (the FMU's messages on stderr), 9 for bad arguments. Compiled
+ * with MinGW-w64 it loads a win64 DLL instead (LoadLibrary), to run under wine.
  */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
@@ -17,8 +18,13 @@
 
 #include "fmi2Functions.h"
 
+#ifdef _WIN32
+#include <windows.h>
+#define F(name) name##TYPE *name = (name##TYPE *)(void (*)(void))GetProcAddress(lib, #name)
+#else
 #include <dlfcn.h>
 #define F(name) name##TYPE *name = (name##TYPE *)dlsym(lib, #name)
+#endif
 
 static void logger(fmi2ComponentEnvironment e, fmi2String inst, fmi2Status st, fmi2String cat,
                    fmi2String msg, ...)
@@ -31,20 +37,35 @@ static void logger(fmi2ComponentEnvironment e, fmi2String inst, fmi2Status st, f
 
 static double now(void)
 {
+#ifdef _WIN32
+    LARGE_INTEGER f, t;
+    QueryPerformanceFrequency(&f);
+    QueryPerformanceCounter(&t);
+    return (double)t.QuadPart / (double)f.QuadPart;
+#else
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+#endif
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 6)
         return 9;
+#ifdef _WIN32
+    HMODULE lib = LoadLibraryA(argv[1]);
+    if (!lib) {
+        fprintf(stderr, "LoadLibrary(%s) failed: error %lu\n", argv[1], GetLastError());
+        return 1;
+    }
+#else
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         fprintf(stderr, "%s\n", dlerror());
         return 1;
     }
+#endif
     F(fmi2Instantiate);
     F(fmi2SetupExperiment);
     F(fmi2EnterInitializationMode);
@@ -89,6 +110,10 @@ int main(int argc, char **argv)
     fprintf(stderr, "elapsed %.9f\n", now() - t0);
     fmi2Terminate(c);
     fmi2FreeInstance(c);
+#ifdef _WIN32
+    FreeLibrary(lib);
+#else
     dlclose(lib);
+#endif
     return 0;
 }
