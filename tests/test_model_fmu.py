@@ -489,3 +489,27 @@ def test_the_ports_at_a_cut_are_declared_for_other_tools(tmp_path):
     text = osp.read_text()
     assert "base.C.W[1]" in text and "LinearMechanicalPort" in text
     assert f2.exists()
+
+
+@pytest.mark.parametrize("big", [1e200, 1e305])
+def test_a_step_past_a_non_finite_state_is_refused_naming_state_and_time(balloon_fmu, big):
+    from fmpy.fmi1 import FMICallException
+
+    inst, vr, messages = _instance(balloon_fmu)
+    try:
+        inst.setupExperiment(startTime=0.0)
+        inst.enterInitializationMode()
+        inst.exitInitializationMode()
+        inst.doStep(0.0, 0.1)
+        before = inst.getReal([vr["x"], vr["theta1"]])
+        inst.setReal([vr["balloon.buoyancy[2]"]], [big])
+        with pytest.raises(FMICallException):
+            inst.doStep(0.1, 1.0)
+        msg = messages[-1]
+        assert "balloon.state." in msg and "t = " in msg and "kept" in msg, msg
+        assert inst.getReal([vr["x"], vr["theta1"]]) == before  # the state before the step
+        inst.setReal([vr["balloon.buoyancy[2]"]], [156.96])
+        inst.doStep(0.1, 0.1)  # and the instance goes on
+    finally:
+        inst.terminate()
+        inst.freeInstance()

@@ -548,6 +548,51 @@ static int rhs(void *ctx, double t, const double *x, double *dx)
     return titop_eval(&b->model, b->data, t, x, in, 0, dx, &bad);
 }
 
+/* Why the integrator stopped, naming the state and the time: a state that is not finite, else
+   the model's evaluation at the last state reached (the block that failed, or the state
+   derivative that is not finite), else the state changing fastest for its tolerance. */
+static int step_failure(FmuInstance *c, int r, const double *x)
+{
+    FmuModelData *b = c->m;
+    const double t = b->ode.t;
+    const char *tail = "; the state before the step is kept";
+    for (int k = 0; k < FMU_NX; k++)
+        if (!isfinite(x[k]))
+            return fmu_refuse(c, "state '%s' became non-finite at t = %.9g s%s",
+                              FMU_VAR_NAME[FMU_X_VR0 + k], t, tail);
+    double dx[ONE(FMU_NX)];
+    int bad = -1;
+    int st = rhs(c, t, x, dx);
+    if (st == TITOP_OK)
+        for (int k = 0; k < FMU_NX; k++)
+            if (!isfinite(dx[k]))
+                return fmu_refuse(c, "the derivative of state '%s' is not finite at t = %.9g s "
+                                     "(inputs or states out of range)%s",
+                                  FMU_VAR_NAME[FMU_X_VR0 + k], t, tail);
+    if (st != TITOP_OK) {
+        titop_eval(&b->model, b->data, t, x, b->step_in, 0, dx, &bad);
+        return fmu_refuse(c, "evaluation failed at t = %.9g s, block '%s': %s%s", t,
+                          body_name(bad), failure(st), tail);
+    }
+    int fast = 0;
+    double worst = -1.0;
+    for (int k = 0; k < FMU_NX; k++) {
+        double s = fabs(dx[k]) / (b->ode.atol + b->ode.rtol * fabs(x[k]));
+        if (s > worst) {
+            worst = s;
+            fast = k;
+        }
+    }
+    if (r == ODE_ERHS) /* inside a step, at a stage the integrator tried */
+        return fmu_refuse(c, "evaluation failed within the step from t = %.9g s: %s (state "
+                             "'%s' changes fastest)%s", t, failure(b->ode.rhs_status),
+                          FMU_VAR_NAME[FMU_X_VR0 + fast], tail);
+    return fmu_refuse(c, "the internal integrator stopped at t = %.9g s: %s%s (state '%s' "
+                         "changes fastest)%s", t, ode_strerror(r),
+                      r == ODE_EMAXSTEPS ? ", raise solver.max_substeps" : "",
+                      FMU_VAR_NAME[FMU_X_VR0 + fast], tail);
+}
+
 static int model_step(FmuInstance *c, double t0, double h, double x[])
 {
     FmuModelData *b = c->m;
@@ -590,14 +635,7 @@ static int model_step(FmuInstance *c, double t0, double h, double x[])
     clear(c); /* the data buffer holds the integrator's last stage */
     if (r != ODE_OK) {
         b->ode_ready = 0;
-        for (int k = 0; k < FMU_NX; k++)
-            if (!isfinite(x[k]))
-                return fmu_refuse(c, "state '%s' became non-finite at t = %.9g s; the state "
-                                     "before the step is kept", FMU_VAR_NAME[FMU_X_VR0 + k],
-                                  b->ode.t);
-        return fmu_refuse(c, "the internal integrator stopped at t = %.9g s: %s%s; the state "
-                             "before the step is kept", b->ode.t, ode_strerror(r),
-                          r == ODE_EMAXSTEPS ? " (raise solver.max_substeps)" : "");
+        return step_failure(c, r, x);
     }
     b->ode_tc = t0 + h;
     memcpy(b->ode_x, x, sizeof b->ode_x);
