@@ -51,6 +51,10 @@ DEFAULTS = {
 }
 
 
+#: ``export --implementation`` -> the SSD components' ``implementation``
+IMPLEMENTATIONS = {"cosimulation": "CoSimulation", "modelexchange": "ModelExchange"}
+
+
 def add_parsers(subparsers) -> None:
     """Add the ``run`` and ``crosscheck`` sub-commands to an argparse sub-parsers object."""
     r = subparsers.add_parser(
@@ -155,14 +159,35 @@ def add_parsers(subparsers) -> None:
         "algebraic loop solved inside, so that any FMI host runs it exactly (docs/fmus.md, "
         "'Model FMUs'). --ssp: an SSP 1.0 archive of one native FMU per block, parameters bound, "
         "connections and a default experiment, for hosts that iterate algebraic loops "
-        "(titopfmu cosim FILE.ssp).",
+        "(titopfmu cosim FILE.ssp); --implementation modelexchange writes it for one "
+        "integrator over the FMUs' model-exchange interfaces, --fmi-version 3 with FMI 3.0 "
+        "FMUs (an SSP 2.0 file).",
     )
     e.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     dest = e.add_mutually_exclusive_group(required=True)
     dest.add_argument("--fmu", help="FMU file to write: the whole model as one FMU")
     dest.add_argument("--ssp", help="SSP file to write (e.g. model.ssp): one FMU per block")
     e.add_argument(
-        "--fmi-version", type=int, choices=(2, 3), default=2, help="--fmu: FMI version (default 2)"
+        "--fmi-version",
+        type=int,
+        choices=(2, 3),
+        default=2,
+        help="FMI version of the FMU (--fmu) or of the block FMUs (--ssp; 3: an SSP 2.0 file, "
+        "which titopfmu's master does not run) (default 2)",
+    )
+    e.add_argument(
+        "--implementation",
+        choices=tuple(IMPLEMENTATIONS),
+        default=None,
+        help="--ssp: the FMU interface the file says to use: cosimulation (default) or "
+        "modelexchange (one integrator for the whole system)",
+    )
+    e.add_argument(
+        "--rtol",
+        type=positive,
+        default=None,
+        help="--ssp --implementation modelexchange: relative tolerance of the default "
+        "experiment (default: the model's experiment, else 1e-8)",
     )
     e.add_argument(
         "--signal",
@@ -179,7 +204,12 @@ def add_parsers(subparsers) -> None:
         help="--fmu: export only these blocks (a subsystem); the TITOP ports at the cut become "
         "the FMU's ports (parent motion in / wrench out, child motion out / wrench in)",
     )
-    e.add_argument("--fmus", default=None, help="folder of FMUs (default: the per-user cache)")
+    e.add_argument(
+        "--fmus",
+        default=None,
+        help="--ssp: folder of the block FMUs to include, of the --fmi-version (default: built "
+        "once into the per-user cache)",
+    )
     e.add_argument(
         "--t-final", type=positive, default=None, help="stop time of the default experiment (s)"
     )
@@ -331,32 +361,53 @@ def _run_cosim(args, system, record, s):
 
 def export_command(args) -> int:
     """``titopfmu export MODEL --ssp out.ssp``: the model's FMUs, parameters, connections and
-    default experiment as an SSP archive; ``--fmu out.fmu``: the whole model as one FMU."""
+    default experiment as an SSP archive (``--implementation``, ``--fmi-version``: which FMUs and
+    interface); ``--fmu out.fmu``: the whole model as one FMU."""
     if args.fmu:
+        for option, given in (("--implementation", args.implementation),
+                              ("--rtol", args.rtol)):  # fmt: skip
+            if given is not None:
+                return error(f"{option} applies to --ssp (a model FMU offers co-simulation and "
+                             "model exchange)", EXIT_USAGE)  # fmt: skip
         return _export_fmu(args)
+    interface = IMPLEMENTATIONS[args.implementation or "cosimulation"]
+    if args.rtol is not None and interface != "ModelExchange":
+        return error("--rtol applies to --implementation modelexchange", EXIT_USAGE)
     missing = missing_extra("export", ("fmpy",))
     if missing:
         return error(missing, EXIT_USAGE)
     from .master import write_ssp
 
+    def say(message: str) -> None:
+        if not args.quiet:
+            notice(message)
+
+    fmi3 = args.fmi_version == 3
     try:
         with warnings.catch_warnings():
             if args.quiet:
                 warnings.simplefilter("ignore", InertiaWarning)
             system = load_model(args.model, args.floating_base)
-            cs = _cosim_of(system, args.fmus, args.quiet)
+            # the co-simulation is made of FMI 2.0 FMUs (the master's); FMI 3.0 ones replace
+            # them in the file (write_ssp's fmi_version=3), from --fmus or the cache
+            cs = _cosim_of(system, None if fmi3 else args.fmus, args.quiet)
             s = _settings(args, system)
+            tolerance = float(s["rtol"]) if interface == "ModelExchange" else None
             path = write_ssp(
                 cs, args.ssp, stop_time=float(s["t_final"]), step=float(args.step),
-                name=system.name,
+                name=system.name, interface=interface, tolerance=tolerance,
+                fmi_version=args.fmi_version, fmus=args.fmus if fmi3 else None, notice=say,
             )  # fmt: skip
     except (TitopError, FileNotFoundError, ImportError, OSError) as exc:
         return error(str(exc), EXIT_USAGE)
     if not args.quiet:
+        how = (f"model exchange, rtol {tolerance:g}" if tolerance is not None
+               else f"step {float(args.step):g} s")  # fmt: skip
+        kind = "SSP 2.0, FMI 3.0 FMUs" if fmi3 else "SSP 1.0, FMI 2.0 FMUs"
         print(
-            f"{system.name}: wrote {path} ({len(cs.components)} components, "
+            f"{system.name}: wrote {path} ({kind}; {len(cs.components)} components, "
             f"{len({c.file.path for c in cs.components.values()})} FMUs; default experiment "
-            f"0-{float(s['t_final']):g} s, step {float(args.step):g} s)"
+            f"0-{float(s['t_final']):g} s, {how})"
         )
     return EXIT_OK
 

@@ -8,7 +8,8 @@ loop, order of the FMU calls), :mod:`.binding` (FMUs instantiated, channels and 
 :mod:`titopfmu.master.components` loads FMUs and recognises their TITOP ports;
 :class:`~titopfmu.master.model_exchange.ModelExchange` runs the same system through the FMUs'
 model-exchange interfaces, one integrator for all; :mod:`titopfmu.master.ssp` reads and writes
-SSP 1.0 system files. Needs the ``fmi`` extra (fmpy).
+SSP 1.0 system files (and writes SSP 2.0 files of FMI 3.0 FMUs). Needs the ``fmi`` extra
+(fmpy).
 """
 
 from .components import CosimError

@@ -98,6 +98,9 @@ class FmuFile:
             md = read_model_description(str(path))
         except Exception as exc:  # fmpy raises several kinds
             raise CosimError(f"'{path}' is not a readable FMU: {exc}") from None
+        if md.fmiVersion != "2.0":
+            raise CosimError(f"'{path}' is an FMI {md.fmiVersion} FMU: titopfmu's master runs "
+                             "FMI 2.0 FMUs ('titopfmu build' writes them by default)")  # fmt: skip
         if md.coSimulation is None:
             raise CosimError(f"'{path}' is not a co-simulation FMU")
         try:

@@ -1,4 +1,5 @@
-"""SSP 1.0 system structure packages: a co-simulation written as ``.ssp``, and read back.
+"""SSP system structure packages: a co-simulation written as ``.ssp`` (SSP 1.0; SSP 2.0 with
+FMI 3.0 FMUs), and read back.
 
 An ``.ssp`` is a zip archive with ``SystemStructure.ssd`` at its root and the FMUs under
 ``resources/``. :func:`write_ssp` writes a :class:`~titopfmu.master.CoSimulation` as one;
@@ -47,9 +48,18 @@ How titopfmu's notions map onto SSP 1.0 (which knows only scalar connectors):
   for model-exchange units a strongly coupled system integrated by CVODE,
   ``oms:VariableStepSolver`` (3: method ``cvode``) with the relative tolerance. Files written by
   titopfmu 0.1 (the ``titopfmu`` annotation at the root) are read as well.
+* **FMI 3.0** (``write_ssp(..., fmi_version=3)``): the same system with each FMU replaced by the
+  FMI 3.0 FMU of the same model identifier, as an SSP 2.0 file (``version="2.0"`` in the SSD and
+  the parameter sets; SSP 1.0 knows neither FMI 3.0's types nor arrays). The FMI 2.0 scalars
+  ``X[i]`` / ``X[i,j]`` of an array are elements of the FMI 3.0 array variable ``X``: connectors
+  of FMI 3.0 type (``ssc:Float64``, ``ssc:Int32``, ``ssc:Boolean``) with ``ssc:Dimension``,
+  values as row-major lists with ``ssc:Dimension`` (unset elements at the FMU's start values),
+  connections between whole arrays (SSP 2.0 leaves the base of ``startIndices`` open, so a link
+  between parts of arrays is refused). Everything else is written as for FMI 2.0.
 
 Reading is strict: every problem (malformed zip or XML, no ``SystemStructure.ssd``, an SSP
-feature titopfmu does not implement, a missing component, FMU, connector or variable, connected
+feature titopfmu does not implement, an FMU other than FMI 2.0, which the master does not run,
+a missing component, FMU, connector or variable, connected
 kinds that do not make an output -> input pair, an input fed twice, a parameter value that does
 not parse or does not fit its variable, a bad default experiment) raises a
 :class:`~titopfmu.master.CosimError` naming the file, the SSD line and the element or variable,
@@ -202,17 +212,6 @@ def _connections(cs: CoSimulation) -> list[tuple[str, str, str, str]]:
     return out + list(cs.signal_links)
 
 
-def _parameter_set(c, inputs: dict[str, float], name: str, nsmap: dict | None = None):
-    """The ``ssv:ParameterSet`` of component ``c``: its parameters, then its held inputs."""
-    ps = etree.Element(_q("ssv", "ParameterSet"), version="1.0", name=name, nsmap=nsmap)
-    params = etree.SubElement(ps, _q("ssv", "Parameters"))
-    for var, value in [*c.parameters.items(), *inputs.items()]:
-        kind, text = _format_value(value, c.variables[var].type)
-        p = etree.SubElement(params, _q("ssv", "Parameter"), name=var)
-        etree.SubElement(p, _q("ssv", kind), value=text)
-    return ps
-
-
 def _oms_annotation(interface: str, step: float | None, tolerance: float | None):
     """OMSimulator's system annotation (module docstring): how it must run the system.
 
@@ -253,6 +252,256 @@ def _oms_annotation(interface: str, step: float | None, tolerance: float | None)
     return ann
 
 
+#: SSP version written for the FMUs of each FMI version: SSP 1.0 knows only scalar connectors
+#: and FMI 2.0 types; SSP 2.0 adds FMI 3.0's types and array connectors and values
+SSP_VERSION = {2: "1.0", 3: "2.0"}
+#: FMI 3.0 variable types an SSP 2.0 connector or value can have (the same element names)
+_SSP2_TYPES = ("Float64", "Float32", "Int8", "UInt8", "Int16", "UInt16", "Int32", "UInt32",
+               "Int64", "UInt64", "Boolean")  # fmt: skip
+#: FMI 2.0 type -> the FMI 3.0 types of the same variable in a twin FMU
+_FMI3_OF = {"Real": ("Float64", "Float32"), "Integer": _SSP2_TYPES[2:10], "Boolean": ("Boolean",)}
+_ELEMENT = re.compile(r"(.+)\[(\d+(?:,\d+)*)\]")
+
+
+@dataclass
+class _Written:
+    """A component as written: its FMU file, its connectors (name, kind, SSP type, array shape)
+    and its bound values (name, SSV type, lexical value, array shape; parameters first, then
+    held inputs)."""
+
+    source: Path
+    connectors: list[tuple[str, str, str, tuple[int, ...]]]
+    values: list[tuple[str, str, str, tuple[int, ...]]]
+
+
+def _parameter_set(values, name: str, version: str, nsmap: dict | None = None):
+    """The ``ssv:ParameterSet`` of one component's bound ``values`` (:class:`_Written`)."""
+    ps = etree.Element(_q("ssv", "ParameterSet"), version=version, name=name, nsmap=nsmap)
+    params = etree.SubElement(ps, _q("ssv", "Parameters"))
+    for var, kind, text, shape in values:
+        p = etree.SubElement(params, _q("ssv", "Parameter"), name=var)
+        etree.SubElement(p, _q("ssv", kind), value=text)
+        for n in shape:
+            etree.SubElement(p, _q("ssc", "Dimension"), size=str(n))
+    return ps
+
+
+def _plan_fmi2(cs: CoSimulation):
+    """Components and scalar connections of ``cs`` as its own FMI 2.0 FMUs are written."""
+    used = _used_variables(cs)
+    comps: dict[str, _Written] = {}
+    for c in cs.components.values():
+        connectors = []
+        for var, v in c.variables.items():  # the FMU's order
+            if var not in used[c.name]:
+                continue
+            if v.causality not in _KINDS or v.type not in _SSP_TYPE:
+                raise CosimError(
+                    f"component '{c.name}': variable '{var}' ({v.causality} {v.type}) "
+                    "cannot be an SSP connector"
+                )
+            connectors.append((var, v.causality, _SSP_TYPE[v.type], ()))
+        inputs = {var: value for (cn, var), value in cs.inputs.items() if cn == c.name}
+        values = [(var, *_format_value(value, c.variables[var].type), ())
+                  for var, value in [*c.parameters.items(), *inputs.items()]]  # fmt: skip
+        comps[c.name] = _Written(Path(c.file.path).resolve(), connectors, values)
+    return comps, _connections(cs)
+
+
+def _titop_variant(md) -> tuple[str, int] | None:
+    """(FMU type key, number of child ports) of one of titopfmu's block FMUs, from its model
+    description; None for any other FMU."""
+    from ..fmi.catalog import FMU_TYPES
+
+    if not str(getattr(md, "generationTool", "") or "").startswith("titopfmu"):
+        return None
+    ident = md.coSimulation.modelIdentifier
+    for t in FMU_TYPES.values():
+        if t.variants == (0,):
+            if ident == t.model_prefix:
+                return t.key, 0
+        else:
+            m = re.fullmatch(re.escape(t.model_prefix) + r"C(\d+)", ident)
+            if m:
+                return t.key, int(m.group(1))
+    return None
+
+
+def _fmi3_twins(cs: CoSimulation, fmus, interface: str, notice, where: str):
+    """component -> (path, model description) of the FMI 3.0 FMU with the model identifier of
+    its FMI 2.0 FMU: from the folder ``fmus``, else titopfmu's block FMUs in the per-user cache
+    (built there first if missing, ``notice`` told)."""
+    from fmpy import read_model_description
+
+    idents = {n: c.file.md.coSimulation.modelIdentifier for n, c in cs.components.items()}
+    if fmus is None:
+        from ..fmi.cache import cached_variants
+
+        variants = {}
+        for n, c in cs.components.items():
+            v = _titop_variant(c.file.md)
+            if v is None:
+                raise CosimError(
+                    f"{where}: component '{n}': its FMU '{c.file.path}' ({idents[n]}) is not "
+                    "one of titopfmu's block FMUs, whose FMI 3.0 versions titopfmu builds: give "
+                    f"fmus= a folder holding its FMI 3.0 version, {idents[n]}.fmu"
+                )
+            variants[n] = v
+        if notice is None:
+            from .from_system import _notice_on_stderr as notice
+        folder = cached_variants(sorted(set(variants.values())), notice=notice, fmi_version=3)
+    else:
+        folder = Path(fmus)
+    twins: dict[str, tuple[Path, object]] = {}
+    mds: dict[Path, object] = {}
+    for n, ident in idents.items():
+        p = (folder / f"{ident}.fmu").resolve()
+        if p not in mds:
+            if not p.is_file():
+                raise CosimError(
+                    f"{where}: component '{n}': no FMI 3.0 FMU '{p}' (the model identifier of "
+                    f"its FMU is {ident}); build them with 'titopfmu build --fmi-version 3 --out "
+                    f"{folder}'"
+                )
+            try:
+                check(p)
+                md = read_model_description(str(p))
+            except ArchiveError as exc:
+                raise CosimError(f"{where}: component '{n}': {exc}") from None
+            except Exception as exc:  # noqa: BLE001 - fmpy raises several kinds
+                raise CosimError(f"{where}: component '{n}': '{p}' is not a readable FMU: "
+                                 f"{exc}") from None  # fmt: skip
+            if md.fmiVersion != "3.0":
+                raise CosimError(f"{where}: component '{n}': '{p}' is an FMI {md.fmiVersion} "
+                                 "FMU, not FMI 3.0")  # fmt: skip
+            kind = md.coSimulation if interface == "CoSimulation" else md.modelExchange
+            if kind is None or kind.modelIdentifier != ident:
+                raise CosimError(f"{where}: component '{n}': '{p}' has no {interface} interface "
+                                 f"of model identifier {ident}")  # fmt: skip
+            mds[p] = md
+        twins[n] = (p, mds[p])
+    return twins
+
+
+def _start_values(v, size: int) -> list:
+    """The start values of the FMI 3.0 variable ``v`` as a list of ``size`` (None: not given)."""
+    text = getattr(v, "start", None)
+    items = [] if text is None else str(text).split()
+    if len(items) != size:
+        return [None] * size
+    if v.type == "Boolean":
+        return [t in ("true", "1") for t in items]
+    if v.type.startswith(("Int", "UInt")):
+        return [int(t) for t in items]
+    return [float(t) for t in items]
+
+
+def _format_fmi3(value, fmi_type: str) -> str:
+    if fmi_type == "Boolean":
+        return "true" if bool(value) else "false"
+    if fmi_type.startswith("Float"):
+        return _format_double(float(value))
+    return str(int(value))
+
+
+def _plan_fmi3(cs: CoSimulation, twins, where: str):
+    """Components and connections of ``cs`` with every FMU replaced by its FMI 3.0 twin: the
+    FMI 2.0 scalars ``X[i]`` / ``X[i,j]`` of an array are elements of the FMI 3.0 array ``X``
+    (row-major), connected and bound as whole arrays."""
+    used = _used_variables(cs)
+    comps: dict[str, _Written] = {}
+    locate: dict[str, object] = {}
+    shapes: dict[str, dict[str, tuple[int, ...]]] = {}
+
+    def locator(c, path3, variables3):
+        def locate_var(var: str) -> tuple[str, int | None]:
+            v2 = c.variables[var]
+            base, flat = var, None
+            if var not in variables3 or variables3[var].shape:
+                m = _ELEMENT.fullmatch(var)
+                base = m.group(1) if m else var
+                v3 = variables3.get(base)
+                index = [int(i) - 1 for i in m.group(2).split(",")] if m else []
+                shape = tuple(v3.shape) if v3 is not None else ()
+                if v3 is None or not shape or len(index) != len(shape) or not all(
+                        0 <= i < n for i, n in zip(index, shape, strict=True)):  # fmt: skip
+                    raise CosimError(
+                        f"{where}: component '{c.name}': variable '{var}' of its FMU "
+                        f"'{c.file.path}' has no counterpart in the FMI 3.0 FMU '{path3}'"
+                    )
+                flat = 0
+                for i, n in zip(index, shape, strict=True):
+                    flat = flat * n + i
+            v3 = variables3[base]
+            if v3.causality != v2.causality or v3.type not in _FMI3_OF.get(v2.type, ()):
+                raise CosimError(
+                    f"{where}: component '{c.name}': variable '{var}' ({v2.causality} "
+                    f"{v2.type}) is '{base}' ({v3.causality} {v3.type}) in the FMI 3.0 FMU "
+                    f"'{path3}': the two FMUs do not match"
+                )
+            return base, flat
+
+        return locate_var
+
+    for c in cs.components.values():
+        path3, md3 = twins[c.name]
+        variables3 = {v.name: v for v in md3.modelVariables}
+        loc = locate[c.name] = locator(c, path3, variables3)
+        shapes[c.name] = {name: tuple(v.shape or ()) for name, v in variables3.items()}
+        used3 = {loc(var)[0] for var in used[c.name]}
+        connectors = []
+        for v in md3.modelVariables:  # the FMU's order
+            if v.name in used3:
+                if v.causality not in _KINDS or v.type not in _SSP2_TYPES:
+                    raise CosimError(f"component '{c.name}': variable '{v.name}' ({v.causality} "
+                                     f"{v.type}) cannot be an SSP connector")  # fmt: skip
+                connectors.append((v.name, v.causality, v.type, shapes[c.name][v.name]))
+        inputs = {var: value for (cn, var), value in cs.inputs.items() if cn == c.name}
+        arrays: dict[str, list] = {}
+        for var, value in [*c.parameters.items(), *inputs.items()]:
+            base, flat = loc(var)
+            if flat is None:
+                arrays[base] = [value]
+            else:
+                if base not in arrays:
+                    shape = shapes[c.name][base]
+                    arrays[base] = _start_values(variables3[base], math.prod(shape))
+                arrays[base][flat] = value
+        values = []
+        for base, items in arrays.items():
+            if any(x is None for x in items):
+                raise CosimError(
+                    f"{where}: component '{c.name}': only some elements of the array '{base}' "
+                    f"are set, and its FMI 3.0 FMU '{path3}' gives no start values for the others"
+                )
+            t = variables3[base].type
+            values.append((base, t, " ".join(_format_fmi3(x, t) for x in items),
+                           shapes[c.name][base]))  # fmt: skip
+        comps[c.name] = _Written(path3, connectors, values)
+
+    groups: dict[tuple[str, str, str, str], list] = {}
+    for a, x, b, y in _connections(cs):
+        (bo, ko), (bi, ki) = locate[a](x), locate[b](y)
+        groups.setdefault((a, bo, b, bi), []).append((ko, ki, x, y))
+    links = []
+    for (a, bo, b, bi), pairs in groups.items():
+        so, si = shapes[a][bo], shapes[b][bi]
+        if pairs[0][0] is None or pairs[0][1] is None:  # a scalar end: both must be
+            whole = not so and not si
+        else:  # every element to the same element of an array of the same shape
+            same = [(k, k) for k in range(math.prod(so))]
+            whole = so == si and sorted(p[:2] for p in pairs) == same
+        if not whole:
+            _, _, x, y = pairs[0]
+            raise CosimError(
+                f"{where}: connection {a}.{x} -> {b}.{y}: an SSP 2.0 file of FMI 3.0 FMUs "
+                f"connects whole arrays ('{a}.{bo}' -> '{b}.{bi}'), and this co-simulation "
+                "connects only some of their elements, or elements at other places"
+            )
+        links.append((a, bo, b, bi))
+    return comps, links
+
+
 def write_ssp(
     cs: CoSimulation,
     path: str | os.PathLike,
@@ -264,8 +513,11 @@ def write_ssp(
     parameter_files: bool = False,
     interface: str = "CoSimulation",
     tolerance: float | None = None,
+    fmi_version: int = 2,
+    fmus: str | os.PathLike | None = None,
+    notice=None,
 ) -> Path:
-    """Write the co-simulation ``cs`` as the SSP 1.0 archive ``path`` (module docstring):
+    """Write the co-simulation ``cs`` as the SSP archive ``path`` (module docstring):
     ``SystemStructure.ssd`` and the FMUs (each file once) under ``resources/``.
 
     ``start_time``, ``stop_time`` and ``step`` (s) make its default experiment (give ``step``
@@ -274,7 +526,17 @@ def write_ssp(
     ``resources/<component>.ssv`` instead of inline. ``interface`` is the FMI interface the
     components are used through: ``"CoSimulation"`` (a co-simulation master steps them at
     ``step``) or ``"ModelExchange"`` (one integrator for the whole system, at the relative
-    ``tolerance``; every FMU must offer it). Returns the path written.
+    ``tolerance``; every FMU must offer it).
+
+    ``fmi_version=3`` writes the same system with FMI 3.0 FMUs, as an SSP 2.0 file (SSP 1.0
+    knows neither FMI 3.0's types nor arrays): each component's FMU is replaced by the FMI 3.0
+    FMU of the same model identifier, from the folder ``fmus`` (``titopfmu build --fmi-version
+    3 --out DIR``) or, by default, titopfmu's block FMUs built once into the per-user cache
+    (``notice``, a function of one string, is told before such a build; None: a line on
+    stderr). Ports, signals and vector or matrix parameters are then array connectors and
+    values (``ssc:Dimension``, values row-major), connected as whole arrays. titopfmu's master
+    runs FMI 2.0 FMUs only: :func:`read_ssp` refuses these files by name. Returns the path
+    written.
     """
     path = Path(path)
     where = f"write_ssp('{path}')"
@@ -283,6 +545,11 @@ def write_ssp(
         raise CosimError(f"{where}: interface '{interface}' is not one of {INTERFACES}")
     if tolerance is not None and not (math.isfinite(tolerance) and 0 < tolerance < 1):
         raise CosimError(f"{where}: the relative tolerance must be in (0, 1), got {tolerance}")
+    if fmi_version not in SSP_VERSION:
+        raise CosimError(f"{where}: fmi_version must be 2 or 3, not {fmi_version!r}")
+    if fmus is not None and fmi_version != 3:
+        raise CosimError(f"{where}: fmus= names the folder of FMI 3.0 FMUs (fmi_version=3); "
+                         "with FMI 2.0 the co-simulation's own FMUs are written")  # fmt: skip
     if not cs.components:
         raise CosimError(f"{where}: the co-simulation has no components")
     if interface == "ModelExchange":
@@ -290,15 +557,23 @@ def write_ssp(
             if c.file.md.modelExchange is None:
                 raise CosimError(f"{where}: component '{c.name}': its FMU '{c.file.path}' has no "
                                  "model-exchange interface")  # fmt: skip
+    for c in cs.components.values():
+        if not Path(c.file.path).is_file():
+            raise CosimError(f"component '{c.name}': its FMU file '{c.file.path}' no longer "
+                             "exists")  # fmt: skip
+    if fmi_version == 3:
+        twins = _fmi3_twins(cs, fmus, interface, notice, where)
+        comps, links = _plan_fmi3(cs, twins, where)
+    else:
+        comps, links = _plan_fmi2(cs)
+    version = SSP_VERSION[fmi_version]
     name = name or path.stem
     # FMU files -> archive names, each file once (same base name, different file: suffixed)
     arcnames: dict[Path, str] = {}
-    for c in cs.components.values():
-        src = Path(c.file.path).resolve()
+    for w in comps.values():
+        src = w.source
         if src in arcnames:
             continue
-        if not src.is_file():
-            raise CosimError(f"component '{c.name}': its FMU file '{src}' no longer exists")
         stem, k = src.stem, 1
         arc = f"resources/{src.name}"
         while arc in arcnames.values():
@@ -307,46 +582,37 @@ def write_ssp(
         arcnames[src] = arc
 
     root = etree.Element(
-        _q("ssd", "SystemStructureDescription"), nsmap=NSMAP, version="1.0", name=name,
+        _q("ssd", "SystemStructureDescription"), nsmap=NSMAP, version=version, name=name,
         generationTool=f"titopfmu {__version__}",
     )  # fmt: skip
     system = etree.SubElement(root, _q("ssd", "System"), name=name)
     elements = etree.SubElement(system, _q("ssd", "Elements"))
-    used = _used_variables(cs)
     ssv_files: dict[str, bytes] = {}
-    for c in cs.components.values():
+    for cname, w in comps.items():
         comp = etree.SubElement(
-            elements, _q("ssd", "Component"), name=c.name, type=FMU_MIME,
-            source=arcnames[Path(c.file.path).resolve()], implementation=interface,
+            elements, _q("ssd", "Component"), name=cname, type=FMU_MIME,
+            source=arcnames[w.source], implementation=interface,
         )  # fmt: skip
-        if used[c.name]:
+        if w.connectors:
             connectors = etree.SubElement(comp, _q("ssd", "Connectors"))
-            for var, v in c.variables.items():  # the FMU's order
-                if var not in used[c.name]:
-                    continue
-                if v.causality not in _KINDS or v.type not in _SSP_TYPE:
-                    raise CosimError(
-                        f"component '{c.name}': variable '{var}' ({v.causality} {v.type}) "
-                        "cannot be an SSP connector"
-                    )
-                con = etree.SubElement(connectors, _q("ssd", "Connector"), name=var,
-                                       kind=v.causality)  # fmt: skip
-                etree.SubElement(con, _q("ssc", _SSP_TYPE[v.type]))
-        inputs = {var: value for (cn, var), value in cs.inputs.items() if cn == c.name}
-        if c.parameters or inputs:
+            for var, kind, ssp_type, shape in w.connectors:
+                con = etree.SubElement(connectors, _q("ssd", "Connector"), name=var, kind=kind)
+                etree.SubElement(con, _q("ssc", ssp_type))
+                for n in shape:
+                    etree.SubElement(con, _q("ssc", "Dimension"), size=str(n))
+        if w.values:
             bindings = etree.SubElement(comp, _q("ssd", "ParameterBindings"))
             if parameter_files:
-                arc = f"resources/{c.name}.ssv"
+                arc = f"resources/{cname}.ssv"
                 etree.SubElement(bindings, _q("ssd", "ParameterBinding"), source=arc)
-                ps = _parameter_set(c, inputs, c.name, nsmap={"ssv": SSV, "ssc": SSC})
+                ps = _parameter_set(w.values, cname, version, nsmap={"ssv": SSV, "ssc": SSC})
                 ssv_files[arc] = etree.tostring(
                     ps, xml_declaration=True, encoding="UTF-8", pretty_print=True
                 )
             else:
                 binding = etree.SubElement(bindings, _q("ssd", "ParameterBinding"))
                 values = etree.SubElement(binding, _q("ssd", "ParameterValues"))
-                values.append(_parameter_set(c, inputs, c.name))
-    links = _connections(cs)
+                values.append(_parameter_set(w.values, cname, version))
     if links:
         connections = etree.SubElement(system, _q("ssd", "Connections"))
         for a, x, b, y in links:
@@ -471,6 +737,13 @@ class _Reader:
                 raise self.fail(
                     el, f"component '{comp}': '{source}' is not a readable FMU: {exc}"
                 ) from None
+            if md.fmiVersion != "2.0":
+                raise self.fail(
+                    el, f"component '{comp}': '{source}' is an FMI {md.fmiVersion} FMU, and "
+                    "titopfmu's master runs FMI 2.0 FMUs only (write the system with FMI 2.0 "
+                    "FMUs to run it here: titopfmu export MODEL --ssp FILE --fmi-version 2, or "
+                    "write_ssp(..., fmi_version=2))",
+                )  # fmt: skip
             if md.coSimulation is None:
                 raise self.fail(el, f"component '{comp}': '{source}' is not a co-simulation FMU")
             self.mds[fmu] = md
