@@ -513,3 +513,50 @@ def test_a_step_past_a_non_finite_state_is_refused_naming_state_and_time(balloon
     finally:
         inst.terminate()
         inst.freeInstance()
+
+
+def test_an_inverse_dynamics_model_has_no_state_and_its_efforts_are_the_engines(tmp_path):
+    """Ground, two inverse revolute joints whose motions [q̈, q̇, q] are inputs (fed by Constants
+    in the System): no state; the joint efforts and the ground's reaction as outputs, equal to
+    the engine's at any input values set by the host."""
+    from titopfmu import RevoluteBodyInverse
+
+    s = System("inverse")
+    I = np.diag([0.02, 0.01, 0.03])  # noqa: E741
+    s.add(Ground("g", children={"A": (0.0, 0.0, 0.0)}))
+    s.add(RevoluteBodyInverse("a1", 1.2, I, axis=(0, 0, 1), com=(0.3, 0, 0),
+                              children={"B": (0.6, 0, 0)}, gravity=(0, -9.81, 0)))  # fmt: skip
+    s.add(RevoluteBodyInverse("a2", 0.8, I, axis=(0, 1, 0), com=(0.2, 0.1, 0),
+                              gravity=(0, -9.81, 0)))  # fmt: skip
+    s.add(Constant("m1", [0.5, -0.3, 0.4]), Constant("m2", [-1.0, 0.7, -0.2]))
+    s.connect("g.A", "a1.P")
+    s.connect("a1.B", "a2.P")
+    s.connect("m1.y", "a1.joint.m")
+    s.connect("m2.y", "a2.joint.m")
+    fmu = export_fmu(s, tmp_path / "inv.fmu", signals=["a1.joint.tau", "a2.joint.tau", "g.W"],
+                     win64=False)  # fmt: skip
+    md = read_model_description(str(fmu))
+    assert md.modelExchange is not None and not md.derivatives
+    inst, vr, _ = _instance(fmu)
+    try:
+        inst.setupExperiment(startTime=0.0)
+        inst.enterInitializationMode()
+        inst.exitInitializationMode()
+        rng = np.random.default_rng(7)
+        for _ in range(3):
+            m1, m2 = rng.normal(size=3), rng.normal(size=3)
+            inst.setReal([vr[f"a1.joint.m[{k}]"] for k in (1, 2, 3)], list(m1))
+            inst.setReal([vr[f"a2.joint.m[{k}]"] for k in (1, 2, 3)], list(m2))
+            got = inst.getReal([vr["a1.joint.tau"], vr["a2.joint.tau"]] +
+                               [vr[f"g.W[{k}]"] for k in range(1, 7)])  # fmt: skip
+            s2 = with_parameters(s, {f"m1.value[{k + 1}]": m1[k] for k in range(3)}
+                                 | {f"m2.value[{k + 1}]": m2[k] for k in range(3)})  # fmt: skip
+            eng = Engine(s2)
+            ev = eng.evaluate(0.0, eng.initial_state())
+            ref = np.concatenate([eng.signal(ev, "a1.joint.tau"), eng.signal(ev, "a2.joint.tau"),
+                                  eng.signal(ev, "g.W")])  # fmt: skip
+            assert np.allclose(got, ref, rtol=1e-12, atol=1e-12)
+            inst.doStep(0.0, 0.1)
+    finally:
+        inst.terminate()
+        inst.freeInstance()

@@ -101,8 +101,11 @@ static int put_state(FmuInstance *c, const titop_body *B, int at, const double *
     if (B->x0 < 0 || k0 + n > FMU_NX)
         return fmu_refuse(c, "internal: initial condition of body %d out of the state vector",
                           (int)(B - c->m->bodies));
-    for (int k = 0; k < n && k0 + k < FMU_NX; k++) /* (the bound again, for the compiler) */
-        c->x[k0 + k] = v[k];
+    for (int k = 0; k < n; k++) { /* (the bounds again, for the compiler) */
+        int i = k0 + k;
+        if (i >= 0 && i < FMU_NX)
+            c->x[i] = v[k];
+    }
     return FMU_OK;
 }
 
