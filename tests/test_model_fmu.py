@@ -560,3 +560,19 @@ def test_an_inverse_dynamics_model_has_no_state_and_its_efforts_are_the_engines(
     finally:
         inst.terminate()
         inst.freeInstance()
+
+
+def test_the_command_line_writes_a_model_fmu_or_refuses_in_one_line(tmp_path, capsys):
+    from titopfmu.cli import main
+
+    out = tmp_path / "b3.fmu"
+    assert main(["export", "balloon", "--fmu", str(out), "--fmi-version", "3",
+                 "--signal", "pend1.joint.m", "--quiet"]) == 0  # fmt: skip
+    md = read_model_description(str(out))
+    assert md.fmiVersion == "3.0"
+    assert {"pend1.joint.m", "theta1", "pend1.theta0"} <= {v.name for v in md.modelVariables}
+    assert main(["export", "balloon", "--fmu", str(tmp_path / "x.fmu"), "--signal",
+                 "buoyancy.y", "--quiet"]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert "buoyancy.y" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x.fmu").exists()
