@@ -131,13 +131,21 @@ def check_mass(block: str, mass: float) -> float:
     return m
 
 
+def significant(values) -> list[float]:
+    """``values`` to 6 significant digits, as the FMUs print them in their messages (a tiny
+    body's moments do not print as zeros)."""
+    return [float(f"{float(v):.6g}") for v in values]
+
+
 def check_inertia(block: str, inertia: ArrayLike, *, positive_definite: bool,
                   stacklevel: int = 3) -> FloatArray:
     """Check an inertia tensor at the centre of mass (kg m²).
 
     Symmetric and positive semi-definite (point masses, I = 0, are legal), positive definite when
-    ``positive_definite`` (a root body). Principal moments that violate the triangle inequality
-    give an :class:`InertiaWarning`, not an error (seed 004's own balloon does).
+    ``positive_definite`` (a root body), each relative to the tensor's own largest entry (the
+    core's ``titop_check_inertia``: a body scaled in mass and length passes as the original
+    does). Principal moments that violate the triangle inequality give an
+    :class:`InertiaWarning`, not an error (seed 004's own balloon does).
     """
     i = as_matrix(block, "inertia", inertia, (3, 3))
     moments = np.zeros(3)
@@ -160,12 +168,55 @@ def check_inertia(block: str, inertia: ArrayLike, *, positive_definite: bool,
     if code == _titop.CHECK_TRIANGLE:
         warnings.warn(
             f"block '{block}', parameter 'inertia': principal moments "
-            f"{np.round(moments, 6).tolist()} violate the triangle inequality I1 + I2 >= I3 "
+            f"{significant(moments)} violate the triangle inequality I1 + I2 >= I3 "
             "(no real mass distribution has them); simulating anyway",
             InertiaWarning,
             stacklevel=stacklevel,
         )
     return i
+
+
+def _fmt(values) -> str:
+    """A number or a vector for a message: every digit (repr)."""
+    v = np.asarray(values, dtype=float)
+    return repr(float(v)) if v.ndim == 0 else repr(v.tolist())
+
+
+def check_dynamic_model(block: str, mass: float, inertia: FloatArray, com: FloatArray) -> None:
+    """The body's dynamic model D_P (eq. 4) within the range the equations can represent, or a
+    ParameterError naming the parameter out of it (the core's ``titop_check_dynamic_model``, the
+    FMUs' too): mass, com or inertia alone, or the product m |com|² (with the inertia) named by
+    its larger factor. ``mass``, ``inertia`` and ``com`` already checked on their own."""
+    code = _titop.check_dynamic_model(
+        float(mass), np.ascontiguousarray(inertia, dtype=float).reshape(9),
+        np.ascontiguousarray(com, dtype=float).reshape(3), None,
+    )  # fmt: skip
+    if code == _titop.CHECK_OK:
+        return
+    lo, hi = _titop.RANGE_MIN, _titop.RANGE_MAX
+    c = float(np.max(np.abs(com)))  # |com| without overflow: its largest component, times ≤ √3
+    c = c * float(np.linalg.norm(np.asarray(com) / c)) if c > 0 else 0.0
+    product = (f"m |com|^2 (in D_P, eq. 4) = {_fmt(mass)} kg x ({c:.6g} m)^2 is beyond {hi:g} "
+               f"kg m^2, the range the equations can represent")  # fmt: skip
+    if code == _titop.CHECK_MASS:
+        if not lo <= mass <= hi:
+            raise ParameterError(block, "mass", f"{_fmt(mass)} kg is outside the range the "
+                                 f"equations can represent ({lo:g} to {hi:g} kg)")  # fmt: skip
+        raise ParameterError(block, "mass", f"{product}; com = {_fmt(com)}")
+    if code == _titop.CHECK_COM:
+        if not c * c <= hi:
+            raise ParameterError(block, "com", f"{_fmt(com)}: |com|^2 = ({c:.6g} m)^2 is beyond "
+                                 f"{hi:g} m^2, the range the equations can represent")  # fmt: skip
+        raise ParameterError(block, "com", f"{_fmt(com)}: {product}")
+    if code == _titop.CHECK_INERTIA_RANGE:
+        big = float(np.max(np.abs(inertia)))
+        if not big <= hi:
+            raise ParameterError(block, "inertia", f"an entry of {big:.6g} kg m^2 is beyond "
+                                 f"{hi:g}, the range the equations can represent")  # fmt: skip
+        raise ParameterError(block, "inertia", f"I + m |com|^2 (in D_P, eq. 4) is beyond {hi:g} "
+                             f"kg m^2, the range the equations can represent; mass "
+                             f"{_fmt(mass)} kg, com {_fmt(com)}")  # fmt: skip
+    raise ParameterError(block, "inertia", f"refused by the core's check (code {code})")
 
 
 def check_dcm(block: str, parameter: str, value: ArrayLike) -> FloatArray:
@@ -180,12 +231,13 @@ def check_dcm(block: str, parameter: str, value: ArrayLike) -> FloatArray:
 
 
 def check_axis(block: str, parameter: str, value: ArrayLike) -> FloatArray:
-    """A joint axis, returned normalised; a zero axis is an error."""
+    """A joint axis, returned normalised (any length: a direction, normalised without overflow
+    by the core's ``titop_check_axis``, the FMUs' too); a zero axis is an error."""
     v = as_vector(block, parameter, value, 3)
-    n = float(np.linalg.norm(v))
-    if n < 1e-12:
+    unit = np.zeros(3)
+    if _titop.check_axis(np.ascontiguousarray(v), unit) != _titop.CHECK_OK:
         raise ParameterError(block, parameter, f"zero joint axis {v.tolist()}")
-    return v / n
+    return unit
 
 
 def check_finite_scalar(block: str, parameter: str, value) -> float:

@@ -40,6 +40,7 @@ from .base import (
     DeclaredBlock,
     ParameterError,
     as_vector,
+    check_dynamic_model,
     check_inertia,
     check_mass,
 )
@@ -333,6 +334,7 @@ class BodyBlock(CoreBlock):
         """The body's mass properties (checked), child ports and external wrenches (checked
         here) and the matrices derived from them."""
         name = self.name
+        check_dynamic_model(name, mass, inertia, com)  # D_P within range, or the culprit named
         self.mass, self.inertia, self.com, self.gravity = mass, inertia, com, gravity
         self.D = dynamic_model(self.mass, self.inertia, -self.com)  # D_P, eq. (4)
         self.child_names: tuple[str, ...] = tuple(children or {})
@@ -617,8 +619,9 @@ class JointBody(BodyBlock):
                 name,
                 "inertia",
                 f"the apparent inertia seen from the joint (eq. 20) is "
-                f"{'zero' if k == 1 else 'singular'}: {j.tolist()}; the body cannot be moved "
-                "by its joint (e.g. a point mass on a revolute axis or on a ball joint)",
+                f"{'zero' if k == 1 else 'singular'} (to 1e-12 of the body's own inertia): "
+                f"{j.tolist()}; the body cannot be moved by its joint (e.g. a point mass on a "
+                "revolute axis or on a ball joint)",
             )
         if self.inverse:
             self.kinematic_inputs = ("joint.m",)

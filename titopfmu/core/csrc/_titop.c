@@ -755,6 +755,43 @@ static PyObject *py_check_apparent_inertia(PyObject *mod, PyObject *const *args,
     return PyLong_FromLong(code);
 }
 
+static PyObject *py_check_dynamic_model(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    if (nargs_is(nargs, 4, "check_dynamic_model(mass, I, com, D) -> code") < 0)
+        return NULL;
+    double mass = PyFloat_AsDouble(args[0]);
+    if (mass == -1.0 && PyErr_Occurred())
+        return NULL;
+    bufset b = {.n = 0};
+    void *in, *com, *D;
+    if (take(&b, args[1], 9, 0, 0, "I", &in) < 0 || take(&b, args[2], 3, 0, 0, "com", &com) < 0 ||
+        take(&b, args[3], 36, 1, 1, "D", &D) < 0) {
+        release_all(&b);
+        return NULL;
+    }
+    int code = titop_check_dynamic_model(mass, in, com, D);
+    release_all(&b);
+    return PyLong_FromLong(code);
+}
+
+static PyObject *py_check_axis(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    if (nargs_is(nargs, 2, "check_axis(axis, unit) -> code") < 0)
+        return NULL;
+    bufset b = {.n = 0};
+    void *a, *unit;
+    if (take(&b, args[0], 3, 0, 0, "axis", &a) < 0 ||
+        take(&b, args[1], 3, 1, 0, "unit", &unit) < 0) {
+        release_all(&b);
+        return NULL;
+    }
+    int code = titop_check_axis(a, unit);
+    release_all(&b);
+    return PyLong_FromLong(code);
+}
+
 static PyObject *py_rotation_error(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)mod;
@@ -776,6 +813,11 @@ static PyMethodDef module_methods[] = {
      "check_inertia(I, definite, moments) -> code: titop_check_inertia (titop.h)"},
     {"check_apparent_inertia", (PyCFunction)(void (*)(void))py_check_apparent_inertia,
      METH_FASTCALL, "check_apparent_inertia(S, D, nv, J) -> code: eq. (20)'s J = S^T D S"},
+    {"check_dynamic_model", (PyCFunction)(void (*)(void))py_check_dynamic_model, METH_FASTCALL,
+     "check_dynamic_model(mass, I, com, D) -> code: D_P of eq. (4) (into D unless None) within "
+     "range, the code naming the parameter out of it (titop_check_dynamic_model)"},
+    {"check_axis", (PyCFunction)(void (*)(void))py_check_axis, METH_FASTCALL,
+     "check_axis(axis, unit) -> code: the unit vector of a joint axis (titop_check_axis)"},
     {"rotation_error", (PyCFunction)(void (*)(void))py_rotation_error, METH_FASTCALL,
      "rotation_error(P) -> largest of |P^T P - 1| and |det P - 1|"},
     {"joint_position", (PyCFunction)(void (*)(void))py_joint_position, METH_FASTCALL,
@@ -824,6 +866,20 @@ PyMODINIT_FUNC PyInit__titop(void)
     PyModule_AddIntConstant(mod, "CHECK_NOT_PSD", TITOP_CHECK_NOT_PSD);
     PyModule_AddIntConstant(mod, "CHECK_NOT_PD", TITOP_CHECK_NOT_PD);
     PyModule_AddIntConstant(mod, "CHECK_SINGULAR", TITOP_CHECK_SINGULAR);
+    PyModule_AddIntConstant(mod, "CHECK_MASS", TITOP_CHECK_MASS);
+    PyModule_AddIntConstant(mod, "CHECK_COM", TITOP_CHECK_COM);
+    PyModule_AddIntConstant(mod, "CHECK_INERTIA_RANGE", TITOP_CHECK_INERTIA_RANGE);
+    PyModule_AddIntConstant(mod, "CHECK_AXIS", TITOP_CHECK_AXIS);
+    const char *names[2] = {"RANGE_MIN", "RANGE_MAX"};
+    const double values[2] = {TITOP_RANGE_MIN, TITOP_RANGE_MAX};
+    for (int k = 0; k < 2; k++) {
+        PyObject *v = PyFloat_FromDouble(values[k]);
+        if (!v || PyModule_AddObject(mod, names[k], v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(mod);
+            return NULL;
+        }
+    }
     PyModule_AddIntConstant(mod, "OK", TITOP_OK);
     PyModule_AddIntConstant(mod, "SINGULAR", TITOP_SINGULAR);
     PyModule_AddIntConstant(mod, "NONFINITE", TITOP_NONFINITE);

@@ -197,28 +197,59 @@ void titop_quaternion_dcm(const double q[4], double out[9]);
 void titop_quaternion_rate(const double q[4], const double omega[3], double out[4]);
 void titop_rotation_vector(const double R[9], double out[3]); /* rotation vector of a DCM */
 /* Parameter checks: no I/O, a code (TITOP_CHECK_*) and the quantities that failed; the callers
-   (the Python blocks, the FMUs) word the message. The FMUs and the blocks refuse the same
-   parameters. */
+   (the Python blocks, the FMUs) word the message, naming the parameter the code names. The FMUs
+   and the blocks refuse the same parameters. Every threshold is relative to the body's own
+   scale (its inertia's largest entry, its mass, m |PB|^2), so a body scaled in mass and length
+   passes or fails as the original does; absolute limits are only those of the floating-point
+   range (TITOP_RANGE_MIN, TITOP_RANGE_MAX). */
 enum {
     TITOP_CHECK_OK = 0,
     TITOP_CHECK_TRIANGLE = 1, /* a warning: principal moments with I1 + I2 < I3 */
     TITOP_CHECK_NOT_SYMMETRIC = 2,
     TITOP_CHECK_NOT_PSD = 3,
     TITOP_CHECK_NOT_PD = 4,
-    TITOP_CHECK_SINGULAR = 5
+    TITOP_CHECK_SINGULAR = 5,
+    /* from titop_check_dynamic_model and titop_check_axis only (the older checks return none
+       of these): the parameter named is out of range */
+    TITOP_CHECK_MASS = 6,          /* 'mass' */
+    TITOP_CHECK_COM = 7,           /* 'com' */
+    TITOP_CHECK_INERTIA_RANGE = 8, /* 'inertia' */
+    TITOP_CHECK_AXIS = 9           /* a joint's 'axis' */
 };
-/* largest of |P^T P - 1| (entries) and |det P - 1|: 0 for a rotation matrix */
+/* The range of D_P's entries (kg, kg m, kg m^2) and of the mass that the checks accept: a margin
+   under the double range for the sums and products the equations form from them. */
+#define TITOP_RANGE_MAX 1e300
+#define TITOP_RANGE_MIN 1e-300
+/* largest of |P^T P - 1| (entries) and |det P - 1|: 0 for a rotation matrix (dimensionless:
+   the callers compare it with 1e-9); +inf for a matrix with a non-finite entry */
 double titop_rotation_error(const double P[9]);
 /* eigenvalues of a symmetric 3x3 matrix, ascending */
 void titop_symmetric_eigenvalues(const double A[9], double e[3]);
-/* an inertia at the centre of mass (kg m^2, row-major): symmetric to 1e-9 of its largest entry
-   (at least 1), principal moments (out, ascending) >= -1e-12 of it, > that when `definite` (a
-   root: D_P is inverted, eq. 11); the triangle inequality I1 + I2 >= I3 is only a warning */
+/* an inertia at the centre of mass (kg m^2, row-major), relative to its own largest entry s:
+   symmetric to 1e-9 s, principal moments (out, ascending) >= -1e-12 s, > 1e-12 s when
+   `definite` (a root: D_P is inverted, eq. 11; a zero inertia is not definite); the triangle
+   inequality I1 + I2 >= I3 is only a warning. A non-finite entry: TITOP_CHECK_NOT_SYMMETRIC
+   (moments NaN; the callers check finiteness first). */
 int titop_check_inertia(const double inertia[9], int definite, double moments[3]);
 /* the apparent inertia J = S^T D S (eq. 20, nv x nv, out) of a joint with nv dof (S 6 x nv and
-   D 6 x 6, row-major): TITOP_CHECK_SINGULAR when J is zero (its diagonal at most 1e-14 of D's
-   largest entry, at least 1) or an LDL^T pivot is at most 1e-12 of J's largest diagonal */
+   D = D_P 6 x 6, row-major): TITOP_CHECK_SINGULAR when a diagonal entry J_aa is at most 1e-12
+   of the body's own inertia along that dof, |t_a|^2 |D_tt| + 2 |t_a| |w_a| |D_tw| +
+   |w_a|^2 |D_ww| (S's column a = [t_a; w_a], |.| Frobenius norms of D's 3x3 blocks: m, m |PB|
+   and about |I_B| + m |PB|^2, eq. 4), when an LDL^T pivot of J is at most 1e-12 of its own
+   diagonal entry, or when D or J is not finite */
 int titop_check_apparent_inertia(const double *S, const double D[36], int nv, double J[36]);
+/* D_P = tau_BP^T diag(m 1, I_B) tau_BP (eq. 4, out unless NULL) of a body of mass m, inertia
+   I_B and centre of mass PB (com), within the range: TITOP_CHECK_MASS (m not positive and
+   finite, or outside [TITOP_RANGE_MIN, TITOP_RANGE_MAX]), TITOP_CHECK_COM (PB not finite, or
+   |PB|^2 above TITOP_RANGE_MAX), TITOP_CHECK_INERTIA_RANGE (an entry of I_B not finite or above
+   TITOP_RANGE_MAX); then an entry of D_P above TITOP_RANGE_MAX (m |PB|, m |PB|^2, I_B +
+   m |PB|^2) names the larger of its factors: 'inertia' if |I_B| >= m |PB|^2, else 'mass' if
+   m >= |PB|^2 (SI), else 'com'. Checks no more of the inertia than that (titop_check_inertia). */
+int titop_check_dynamic_model(double mass, const double inertia[9], const double com[3],
+                              double D[36]);
+/* a joint axis (any length, dimensionless): the unit vector along it (out), computed without
+   overflow or underflow, or TITOP_CHECK_AXIS for a zero or non-finite axis */
+int titop_check_axis(const double axis[3], double unit[3]);
 
 /* Joint position output p (nv) from the joint configuration q (nq), and back. */
 void titop_joint_position(int kind, const double *q, double *p);

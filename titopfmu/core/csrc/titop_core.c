@@ -37,6 +37,19 @@ typedef struct bodydata {
     real_t u[6];      /* joint speeds */
 } bodydata;
 
+/* LDL^T of the symmetric k x k matrix A (ldl_factor, titop_spatial.h) with a tolerance per
+   pivot: pivot j above tol[j] (>= 0), so that each unknown is judged in its own unit (a mass
+   and an inertia are not compared). Returns 0, or 1 if a pivot is not. */
+static int ldl_factor_each(real_t *A, int k, const double *tol)
+{
+    if (ldl_factor(A, k, 0.0))
+        return 1;
+    for (int j = 0; j < k; j++)
+        if (!(RE(A[k * j + j]) > tol[j]))
+            return 1;
+    return 0;
+}
+
 /* Run-time values of one child port. */
 typedef struct portdata {
     real_t w[6];  /* wrench applied on the body at the port (R_a) */
@@ -497,11 +510,21 @@ static int backward_step(const titop_model *m, real_t *data, int i)
                 d->L[nv * a + b2] = s;
                 d->L[nv * b2 + a] = s;
             }
-        double scale = 0.0;
-        for (int k = 0; k < 6; k++)
-            if (RE(d->Ia[7 * k]) > scale)
-                scale = RE(d->Ia[7 * k]);
-        if (ldl_factor(d->L, nv, 1e-14 * scale))
+        /* singular when a pivot is at most 1e-14 of the sum of the magnitudes of the terms of
+           its diagonal entry, |S|^T |Ia| |S| (rounding): each dof in its own unit, as the
+           checks (titop_check_apparent_inertia) */
+        double tol[6] = {0};
+        for (int a = 0; a < nv; a++) {
+            double s = 0.0;
+            for (int r = 0; r < 6; r++) {
+                double sr = fabs(B->S[nv * r + a]);
+                if (sr != 0.0)
+                    for (int c = 0; c < 6; c++)
+                        s += sr * fabs(RE(d->Ia[6 * r + c])) * fabs(B->S[nv * c + a]);
+            }
+            tol[a] = 1e-14 * s;
+        }
+        if (ldl_factor_each(d->L, nv, tol))
             return 1;
         /* Y = (S^T Ia S)^-1 U^T (nv x 6), z = (S^T Ia S)^-1 (τ - S^T ha) */
         for (int c = 0; c < 6; c++) {
@@ -566,12 +589,11 @@ static int forward_step(const titop_model *m, real_t *data, int i, const real_t 
     real_t W[6];
     switch (B->kind) {
     case TITOP_RIGID: { /* Ia ẋ'_P + ha = 0 (eq. 11 with the subtree) */
-        double scale = 0.0;
+        double tol[6] = {0}; /* each pivot above 1e-14 of its own diagonal entry (kg, kg m^2) */
         memcpy(d->Y, d->Ia, sizeof d->Y);
         for (int k = 0; k < 6; k++)
-            if (RE(d->Ia[7 * k]) > scale)
-                scale = RE(d->Ia[7 * k]);
-        if (ldl_factor(d->Y, 6, 1e-14 * scale))
+            tol[k] = 1e-14 * fabs(RE(d->Ia[7 * k]));
+        if (ldl_factor_each(d->Y, 6, tol))
             return 1;
         for (int k = 0; k < 6; k++)
             d->acc[k] = -d->ha[k];
@@ -1130,18 +1152,32 @@ void titop_joint_coordinates(int kind, const double *p, double *q)
 
 double titop_rotation_error(const double P[9])
 {
+    for (int k = 0; k < 9; k++)
+        if (!isfinite(P[k]))
+            return INFINITY;
     double err = 0.0;
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
             double s = -(double)(i == j);
             for (int k = 0; k < 3; k++)
                 s += P[3 * k + i] * P[3 * k + j];
-            if (fabs(s) > err)
+            if (!(fabs(s) <= err)) /* an overflow (inf) counts */
                 err = fabs(s);
         }
     double det = P[0] * (P[4] * P[8] - P[5] * P[7]) - P[1] * (P[3] * P[8] - P[5] * P[6]) +
                  P[2] * (P[3] * P[7] - P[4] * P[6]);
-    return fabs(det - 1.0) > err ? fabs(det - 1.0) : err;
+    if (!(fabs(det - 1.0) <= err))
+        err = isnan(det) ? INFINITY : fabs(det - 1.0); /* inf - inf: NaN */
+    return err;
+}
+
+/* the power of two 2^e with s < 2^e <= 2 s (s > 0 finite): dividing by it is exact, so that a
+   computation on x / 2^e is the same computation on x, scaled, without overflow or underflow */
+static double pow2_above(double s)
+{
+    int e;
+    (void)frexp(s, &e);
+    return ldexp(1.0, e);
 }
 
 /* eigenvalues of a symmetric 3x3 matrix, ascending: cyclic Jacobi rotations (Golub & Van Loan,
@@ -1190,17 +1226,31 @@ void titop_symmetric_eigenvalues(const double A[9], double e[3])
 
 int titop_check_inertia(const double In[9], int definite, double moments[3])
 {
-    double scale = 1.0, A[9];
-    for (int k = 0; k < 9; k++)
+    double scale = 0.0, A[9];
+    for (int k = 0; k < 9; k++) {
+        if (!isfinite(In[k])) {
+            moments[0] = moments[1] = moments[2] = NAN;
+            return TITOP_CHECK_NOT_SYMMETRIC;
+        }
         if (fabs(In[k]) > scale)
             scale = fabs(In[k]);
+    }
+    /* every threshold relative to the inertia's own largest entry: a body scaled in mass and
+       length (I in kg m^2) passes or fails as the original does; a zero inertia (a point mass)
+       is symmetric and semi-definite, not definite */
     for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
+        for (int j = 0; j < 3; j++)
             if (!(fabs(In[3 * i + j] - In[3 * j + i]) <= 1e-9 * scale))
                 return TITOP_CHECK_NOT_SYMMETRIC;
-            A[3 * i + j] = 0.5 * (In[3 * i + j] + In[3 * j + i]);
-        }
+    /* the eigenvalues of I / 2^e (entries at most 1 in magnitude) times 2^e: exactly the
+       eigenvalues of I computed directly, without overflow near the double range */
+    double p = scale > 0.0 ? pow2_above(scale) : 1.0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            A[3 * i + j] = (0.5 * In[3 * i + j] + 0.5 * In[3 * j + i]) / p;
     titop_symmetric_eigenvalues(A, moments);
+    for (int k = 0; k < 3; k++)
+        moments[k] *= p;
     double tol = 1e-12 * scale;
     if (!(moments[0] >= -tol))
         return TITOP_CHECK_NOT_PSD;
@@ -1211,11 +1261,48 @@ int titop_check_inertia(const double In[9], int definite, double moments[3])
     return TITOP_CHECK_OK;
 }
 
+/* Frobenius norm of the 3x3 block of a 6x6 matrix at (r0, c0), without overflow */
+static double block_norm(const double D[36], int r0, int c0)
+{
+    double big = 0.0, s = 0.0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            if (fabs(D[6 * (r0 + i) + c0 + j]) > big)
+                big = fabs(D[6 * (r0 + i) + c0 + j]);
+    if (!(big > 0.0))
+        return big;
+    double p = pow2_above(big);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double x = D[6 * (r0 + i) + c0 + j] / p;
+            s += x * x;
+        }
+    return p * sqrt(s);
+}
+
+/* Euclidean norm of n values, without overflow or underflow */
+static double safe_norm(const double *v, int n, int stride)
+{
+    double big = 0.0, s = 0.0;
+    for (int k = 0; k < n; k++)
+        if (fabs(v[stride * k]) > big)
+            big = fabs(v[stride * k]);
+    if (!(big > 0.0) || !isfinite(big))
+        return big;
+    double p = pow2_above(big);
+    for (int k = 0; k < n; k++) {
+        double x = v[stride * k] / p;
+        s += x * x;
+    }
+    return p * sqrt(s);
+}
+
 int titop_check_apparent_inertia(const double *S, const double D[36], int nv, double J[36])
 {
-    double dmax = 1.0, big = 0.0, L[36];
+    double L[36], tol[6] = {0};
+    int finite = 1;
     for (int k = 0; k < 36; k++)
-        dmax = fabs(D[k]) > dmax ? fabs(D[k]) : dmax;
+        finite = finite && isfinite(D[k]);
     for (int a = 0; a < nv; a++) /* J = S^T D S, eq. (20) */
         for (int b = 0; b < nv; b++) {
             double s = 0.0;
@@ -1223,14 +1310,81 @@ int titop_check_apparent_inertia(const double *S, const double D[36], int nv, do
                 for (int q = 0; q < 6; q++)
                     s += S[nv * r + a] * D[6 * r + q] * S[nv * q + b];
             J[nv * a + b] = L[nv * a + b] = s;
+            finite = finite && isfinite(s);
         }
-    for (int a = 0; a < nv; a++)
-        big = J[nv * a + a] > big ? J[nv * a + a] : big;
-    if (!(big > 1e-14 * dmax)) /* zero (e.g. a point mass on a revolute axis) */
+    if (!finite) /* out of range: titop_check_dynamic_model names the parameter */
         return TITOP_CHECK_SINGULAR;
-    /* LDL^T (the solver's own factorization): every pivot above 1e-12 of the largest diagonal */
-    if (ldl_factor(L, nv, 1e-12 * big))
+    /* the body's own inertia along each dof, from the blocks of D_P (eq. 4): m (D_tt), m |PB|
+       (D_tw), about |I_B| + m |PB|^2 (D_ww); zero for a point mass on a revolute axis, whose
+       J_r (eq. 20) is then exactly zero too */
+    double ntt = block_norm(D, 0, 0), ntw = block_norm(D, 0, 3), nww = block_norm(D, 3, 3);
+    for (int a = 0; a < nv; a++) {
+        double t = safe_norm(S + a, 3, nv), w = safe_norm(S + 3 * nv + a, 3, nv);
+        double own = t * t * ntt + 2.0 * t * w * ntw + w * w * nww;
+        if (!(J[nv * a + a] > 1e-12 * own)) /* zero (e.g. a point mass on a revolute axis) */
+            return TITOP_CHECK_SINGULAR;
+        tol[a] = 1e-12 * J[nv * a + a];
+    }
+    /* LDL^T (the solver's own factorization): every pivot above 1e-12 of its diagonal entry
+       (each dof in its own unit: kg, kg m^2) */
+    if (ldl_factor_each(L, nv, tol))
         return TITOP_CHECK_SINGULAR;
+    return TITOP_CHECK_OK;
+}
+
+int titop_check_dynamic_model(double mass, const double inertia[9], const double com[3],
+                              double D[36])
+{
+    double Db[36] = {0}, Dp[36];
+    if (!(mass >= TITOP_RANGE_MIN && mass <= TITOP_RANGE_MAX))
+        return TITOP_CHECK_MASS;
+    double imax = 0.0;
+    for (int k = 0; k < 9; k++) {
+        if (!(fabs(inertia[k]) <= TITOP_RANGE_MAX))
+            return TITOP_CHECK_INERTIA_RANGE;
+        imax = fabs(inertia[k]) > imax ? fabs(inertia[k]) : imax;
+    }
+    double c = safe_norm(com, 3, 1);
+    if (!(c <= sqrt(TITOP_RANGE_MAX)))
+        return TITOP_CHECK_COM;
+    /* D_P = τ_BP^T diag(m 1, I_B) τ_BP, BP = -PB (eq. 4), as titop_model_init builds it */
+    for (int k = 0; k < 3; k++) {
+        Db[7 * k] = mass;
+        for (int j = 0; j < 3; j++)
+            Db[6 * (3 + k) + 3 + j] = inertia[3 * k + j];
+    }
+    double bp[3] = {-com[0], -com[1], -com[2]};
+    sym_transport(bp, Db, Dp);
+    if (D)
+        memcpy(D, Dp, sizeof Dp);
+    for (int k = 0; k < 36; k++)
+        if (!(fabs(Dp[k]) <= TITOP_RANGE_MAX)) {
+            /* m |PB| or m |PB|^2 (with I_B) out of range (then |PB| > 1, m |PB|^2 >= m |PB|):
+               the larger of I_B and m |PB|^2 (inf when it overflows), then of m and |PB|^2 */
+            double c2 = c * c;
+            if (imax >= mass * c2)
+                return TITOP_CHECK_INERTIA_RANGE;
+            return mass >= c2 ? TITOP_CHECK_MASS : TITOP_CHECK_COM;
+        }
+    return TITOP_CHECK_OK;
+}
+
+int titop_check_axis(const double a[3], double unit[3])
+{
+    double big = 0.0;
+    for (int k = 0; k < 3; k++) {
+        if (!isfinite(a[k]))
+            return TITOP_CHECK_AXIS;
+        big = fabs(a[k]) > big ? fabs(a[k]) : big;
+    }
+    if (!(big > 0.0)) /* a direction: only the zero vector has none */
+        return TITOP_CHECK_AXIS;
+    /* a / 2^e first: no overflow of the squares (1e200) nor underflow (1e-200), and the same
+       result as a / |a| computed directly wherever that does not overflow */
+    double p = pow2_above(big), s[3] = {a[0] / p, a[1] / p, a[2] / p};
+    double n = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+    for (int k = 0; k < 3; k++)
+        unit[k] = s[k] / n;
     return TITOP_CHECK_OK;
 }
 #endif
