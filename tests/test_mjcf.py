@@ -86,7 +86,7 @@ def imported(path: str):
         return titopfmu.import_mjcf(path)
 
 
-def reference(path: str, system, gravity) -> PinocchioOfUrdf:
+def reference(path: str, system, gravity, springs=None) -> PinocchioOfUrdf:
     """Pinocchio's model of the file, built here (its MJCF parser, independently of the import;
     it does not read <option gravity>, which is set from the file's numbers). Pinocchio 4.1
     drops the pose of a top-level body without a joint but places nested ones: the reference
@@ -100,7 +100,7 @@ def reference(path: str, system, gravity) -> PinocchioOfUrdf:
         path = wrapped
     model = pin.buildModelFromMJCF(path)  # a top-level <freejoint/> becomes its free flyer
     floating = model.joints[1].shortname() == "JointModelFreeFlyer"
-    return PinocchioOfUrdf(path, system, floating, model=model, gravity=gravity)
+    return PinocchioOfUrdf(path, system, floating, model=model, gravity=gravity, springs=springs)
 
 
 CASES = [(ARM, [0.5, 0.0, -9.7], 1 + 1 + 3 + 1), (FLOATER, [0.0, 0.0, -3.0], 6 + 1 + 3 + 1)]
@@ -172,14 +172,24 @@ def test_initial_state_is_mujocos_qpos0_and_gravity_is_the_files(tmp_path):
     np.testing.assert_allclose(base.R, Rotation.from_quat([x, y, z, w]).as_matrix(), atol=1e-14)
 
 
-def test_ignored_parts_warn_once_and_the_cli_loads_mjcf(tmp_path):
+def test_what_is_not_imported_warns_once_with_lines_and_the_cli_loads_mjcf(tmp_path):
+    """ARM's default damping makes laws on its hinges and slide; on its ball joint it is listed,
+    as are the shoulder's range, the actuator and the geoms' contacts, each with its line."""
     path = write(tmp_path, ARM)
     with pytest.warns(MjcfWarning) as record:
-        titopfmu.import_mjcf(path)
+        system = titopfmu.import_mjcf(path)
     assert len(record) == 1
-    message = str(record[0].message)
-    for what in ("<actuator>", "damping", "range"):
-        assert what in message
+    w = record[0].message
+    got = {(u.what, u.line) for u in w.unimported}
+    assert got == {("<joint range>", 10), ("<actuator>", 27), ("<geom>", 6), ("<geom>", 8),
+                   ("<geom>", 11), ("<geom>", 20), ("<joint damping>", 16)}, got  # fmt: skip
+    message = str(w)
+    for what in ("<actuator>", "<joint damping> (on a 3-dof joint", "<joint range>",
+                 "contacts are not modelled): lines 6, 8, 11, 20"):  # fmt: skip
+        assert what in message, what
+    laws = {n: (b.k, b.d) for n, b in system.blocks.items()
+            if isinstance(b, titopfmu.JointSpringDamper)}  # fmt: skip
+    assert laws == {"upper_tau": (0.0, 0.05), "fore_tau": (0.0, 0.05), "finger_tau": (0.0, 0.05)}
     assert is_mjcf(tmp_path / "model.xml")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MjcfWarning)
@@ -369,3 +379,83 @@ def test_crosscheck_of_an_mjcf_file_passes_in_process_as_fmus_and_in_pinocchio(
     assert code == 0 and data["passed"], data
     assert data["acc_error"] < 1e-9 and data["traj_error"] < 1e-6
     assert data["cosim_acc_error"] < 1e-8 and data["cosim_traj_error"] < 1e-4
+
+
+def test_joint_couplings_and_hidden_bodies_are_refused_inactive_ones_listed(tmp_path):
+    """An <equality><joint> (a mimic) names both joints; an inactive equality is listed; the
+    generators whose bodies Pinocchio's parser drops are refused; a mesh geom that would give a
+    body its inertia is refused (Pinocchio's parser gives it none of its own)."""
+    two = f"""<mujoco>
+  <worldbody>
+    <body name="a"><joint name="j1" axis="0 0 1"/>{BODY}
+      <body name="b"><joint name="j2" axis="0 0 1"/>{BODY}</body>
+    </body>
+  </worldbody>
+  <equality>
+    <joint name="mimic" joint1="j2" joint2="j1" polycoef="0 -1 0 0 0"/>
+  </equality>
+</mujoco>"""
+    err = refused(tmp_path, two, "couples joint 'j2' to joint 'j1'", "not supported",
+                  "polycoef 0 -1 0 0 0", line=8)  # fmt: skip
+    assert err.element == "equality/joint 'mimic'"
+    inactive = two.replace('polycoef="0 -1 0 0 0"', 'active="false"')
+    with pytest.warns(MjcfWarning) as record:
+        titopfmu.import_mjcf(write(tmp_path, inactive, "inactive.xml"))
+    assert [(u.what, u.line) for u in record[0].message.unimported] == [
+        ('<joint active="false">', 8)
+    ]
+    for tag in ("replicate", "composite", "flexcomp", "attach"):
+        hidden = f"""<mujoco>
+  <worldbody>
+    <body name="a"><joint name="j1" axis="0 0 1"/>{BODY}
+      <{tag} count="2"><body name="b"><joint name="j2"/>{BODY}</body></{tag}>
+    </body>
+  </worldbody>
+</mujoco>"""
+        refused(tmp_path, hidden, f"<{tag}> is not supported", line=4)
+    mesh = """<mujoco>
+  <asset><mesh name="m" file="m.stl"/></asset>
+  <worldbody>
+    <body name="a"><joint name="j" axis="0 0 1"/>
+      <geom type="sphere" size="0.1"/><geom type="mesh" mesh="m"/>
+    </body>
+  </worldbody>
+</mujoco>"""
+    refused(tmp_path, mesh, "body 'a'", "mesh geom", "<inertial>", line=4)
+
+
+def test_springs_dampers_on_ball_and_free_joints_are_listed_negative_ones_refused(tmp_path):
+    text = f"""<mujoco>
+  <default><joint damping="0.5"/></default>
+  <worldbody>
+    <body name="torso"><joint name="root" type="free"/>{BODY}
+      <body name="head"><joint name="neck" type="ball" stiffness="3"/>{BODY}</body>
+      <body name="tail"><joint name="wag" axis="0 0 1" armature="0.1"/>{BODY}</body>
+    </body>
+  </worldbody>
+</mujoco>"""
+    with pytest.warns(MjcfWarning) as record:
+        system = titopfmu.import_mjcf(write(tmp_path, text))
+    got = [(u.what, u.note.split(":")[0], u.line) for u in record[0].message.unimported]
+    assert got == [("<joint armature>", "rotor inertia", 6),
+                   ("<joint damping>", "on the free-flying root", 4),
+                   ("<joint damping stiffness>", "on a 3-dof joint", 5)], got  # fmt: skip
+    assert isinstance(system.blocks["tail_tau"], titopfmu.JointSpringDamper)
+    assert isinstance(system.blocks["head_tau"], titopfmu.Constant)
+    refused(tmp_path, text.replace('stiffness="3"', 'stiffness="-3"'), "joint 'neck'",
+            "stiffness -3 is negative", line=5)  # fmt: skip
+    refused(tmp_path, text.replace('stiffness="3"', 'stiffness="stiff"'), "joint 'neck'",
+            "<joint stiffness> 'stiff' is not a finite number", line=5)  # fmt: skip
+
+
+def test_the_documented_table_is_the_imports_table():
+    """docs/model-files.md shows MJCF_RULES, the table the import's warning is made from."""
+    from pathlib import Path
+
+    from titopfmu.mjcf import MJCF_RULES
+    from titopfmu.urdf import rules_table
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "model-files.md").read_text()
+    start = "<!-- generated from titopfmu.mjcf.MJCF_RULES: MJCF elements -->\n"
+    table = docs[docs.index(start) + len(start) : docs.index("\n<!-- end of MJCF elements -->")]
+    assert table == rules_table(MJCF_RULES)

@@ -5,7 +5,9 @@ random states (pin.aba) and 2 s trajectories (pin.aba integrated by scipy); and 
 from __future__ import annotations
 
 import importlib.metadata
+import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,12 +35,34 @@ def erd(filename: str) -> str:
     pytest.skip(f"{filename} not in example-robot-data")
 
 
+#: panda.urdf of example-robot-data without its gripper's <mimic> (refused: the second finger
+#: follows the first): both fingers independent prismatic joints, as Pinocchio reads the file
+#: with mimic=False; a copy in the test's folder (its meshes are never read)
+PANDA_NO_MIMIC = "panda_no_mimic.urdf"
+
+
+def robot_path(filename: str, folder) -> str:
+    """A URDF of example-robot-data, or the panda without its mimic written in ``folder``."""
+    if filename != PANDA_NO_MIMIC:
+        return erd(filename)
+    text = Path(erd("panda.urdf")).read_text()
+    stripped = re.sub(r"<mimic\b[^>]*/>", "", text)
+    assert stripped.count("<mimic") == 0 < text.count("<mimic")
+    path = Path(folder) / PANDA_NO_MIMIC
+    path.write_text(stripped)
+    return str(path)
+
+
 class PinocchioOfUrdf:
     """Pinocchio's model of the URDF (built here, independently of the import) and the map
     between its (q, v) and the titopfmu engine state, joint by joint through the URDF joint
-    names (``system.urdf_joints``)."""
+    names (``system.urdf_joints``). The joint efforts are the joint laws
+    ``tau = -k (q - q_ref) - d q_dot`` of the 1-dof joints: d is Pinocchio's own reading of the
+    file's damping (``model.damping``), k and q_ref come from ``springs`` (joint name ->
+    (k, q_ref)), which Pinocchio does not read."""
 
-    def __init__(self, path: str, system, floating: bool, model=None, gravity=G) -> None:
+    def __init__(self, path: str, system, floating: bool, model=None, gravity=G,
+                 springs: dict | None = None) -> None:  # fmt: skip
         if model is None:
             model = (
                 pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
@@ -64,6 +88,21 @@ class PinocchioOfUrdf:
                 else ("unbounded" if jm.nq == 2 else "1dof")
             )
             self.joints.append((jm, block, kind))
+        self.laws = []  # (state slice of the joint, v index, k, d, q_ref)
+        for jm, block, kind in self.joints:
+            if kind in ("1dof", "unbounded"):
+                k, q_ref = (springs or {}).get(self.model.names[jm.id], (0.0, 0.0))
+                d = float(self.model.damping[jm.idx_v])
+                if k or d:
+                    self.laws.append((self.slices[block.name], jm.idx_v, k, d, q_ref))
+
+    def tau(self, x):
+        """The joint laws' efforts at the engine state x (1-dof joints: [q, q_dot])."""
+        tau = np.zeros(self.model.nv)
+        for sl, iv, k, d, q_ref in self.laws:
+            q, qd = x[sl]
+            tau[iv] = -k * (q - q_ref) - d * qd
+        return tau
 
     def q_v(self, x):
         q, v = np.zeros(self.model.nq), np.zeros(self.model.nv)
@@ -86,7 +125,7 @@ class PinocchioOfUrdf:
 
     def aba(self, x):
         q, v = self.q_v(x)
-        return pin.aba(self.model, self.data, q, v, np.zeros(self.model.nv))
+        return pin.aba(self.model, self.data, q, v, self.tau(x))
 
     def titop_acc(self, dx):
         """titopfmu's derivative in Pinocchio's v order."""
@@ -164,7 +203,7 @@ def worst_acceleration_error(ref: PinocchioOfUrdf, rng, n: int = 25) -> float:
 
 ROBOTS = [
     ("ur5_robot.urdf", False, 6),
-    ("panda.urdf", False, 9),
+    (PANDA_NO_MIMIC, False, 9),
     ("talos_left_arm.urdf", False, 7),
     ("double_pendulum_continuous.urdf", False, 2),
     ("solo12.urdf", True, 18),
@@ -172,19 +211,26 @@ ROBOTS = [
 
 
 @pytest.mark.parametrize("filename,floating,nv", ROBOTS)
-def test_accelerations_match_pinocchio(filename, floating, nv):
-    path = erd(filename)
-    ref = PinocchioOfUrdf(path, import_quiet(path, floating), floating)
+def test_accelerations_match_pinocchio(filename, floating, nv, tmp_path):
+    """Pinocchio's ABA with the joints' damping efforts (the panda's 0.003 and 0.3, talos's 1.0:
+    the import's JointSpringDamper laws against Pinocchio's own reading of <dynamics>)."""
+    path = robot_path(filename, tmp_path)
+    system = import_quiet(path, floating)
+    ref = PinocchioOfUrdf(path, system, floating)
     assert ref.model.nv == nv
+    laws = [b for b in system.blocks.values() if isinstance(b, titopfmu.JointSpringDamper)]
+    assert len(laws) == len(ref.laws)  # a law per damped joint, as Pinocchio reads the file
+    if filename in (PANDA_NO_MIMIC, "talos_left_arm.urdf"):
+        assert len(laws) == nv
     worst = worst_acceleration_error(ref, np.random.default_rng(1))
     assert worst < 1e-9, f"{filename}: max relative acceleration error {worst:.3g}"
 
 
 @pytest.mark.parametrize(
-    "filename,floating", [("ur5_robot.urdf", False), ("panda.urdf", False), ("solo12.urdf", True)]
+    "filename,floating", [("ur5_robot.urdf", False), (PANDA_NO_MIMIC, False), ("solo12.urdf", True)]
 )
-def test_two_second_trajectories_match_pinocchio(filename, floating):
-    path = erd(filename)
+def test_two_second_trajectories_match_pinocchio(filename, floating, tmp_path):
+    path = robot_path(filename, tmp_path)
     system = import_quiet(path, floating)
     ref = PinocchioOfUrdf(path, system, floating)
     rng = np.random.default_rng(7)
@@ -307,3 +353,109 @@ def test_massless_moving_link_is_refused():
     )
     with pytest.raises(UrdfError, match="link 'b'.*massless"):
         import_quiet(text, False)
+
+
+# -- what the import leaves out, and mimic joints ---------------------------------------------
+
+
+def test_mimic_joints_are_refused_with_file_line_joint_and_leader(tmp_path):
+    """panda.urdf's second finger mimics the first: refused (it would move on its own), with the
+    file, the <mimic> element's line, the joint and its leader; no System is made."""
+    path = erd("panda.urdf")
+    with pytest.raises(UrdfError) as exc:
+        titopfmu.import_urdf(path)
+    e = exc.value
+    text = Path(path).read_text()
+    assert e.file == path and e.element == "joint 'panda_finger_joint2'"
+    assert e.line == text[: text.index("<mimic")].count("\n") + 1
+    assert "mimics joint 'panda_finger_joint1'" in str(e) and "not supported" in str(e)
+    three = urdf(
+        joint("j1", "revolute", "a", "b") + "\n"
+        + joint("j2", "revolute", "b", "c",
+                '<mimic joint="j1" multiplier="-2" offset="0.1"/>')
+    )  # fmt: skip
+    with pytest.raises(UrdfError) as exc:
+        import_quiet(three, False)
+    e = exc.value
+    assert (e.file, e.element, e.line) == ("<urdf string>", "joint 'j2'", 6)
+    assert "q = -2 x q_j1 + 0.1" in str(e)
+
+
+def test_a_mimic_on_a_fixed_joint_has_no_effect_and_is_accepted():
+    """talos_left_arm.urdf's gripper links are fixed and carry <mimic> elements: no effect."""
+    text = urdf(
+        joint("j1", "continuous", "a", "b") + "\n"
+        + joint("j2", "fixed", "b", "c", '<mimic joint="j1"/><limit lower="0" upper="1" '
+                'effort="1" velocity="1"/><dynamics damping="3"/>')
+    )  # fmt: skip
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        s = titopfmu.import_urdf(text)
+    assert s.urdf_joints == {"j1": "b"} and not w  # nothing left out
+
+
+def test_crosscheck_of_the_panda_is_refused_without_a_traceback(tmp_path, capsys):
+    from titopfmu.model_cli import main
+
+    path = erd("panda.urdf")
+    assert main(["crosscheck", path, "--out", str(tmp_path / "cc"), "--no-cosim"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "panda_finger_joint2" in err and path in err
+    assert "mimics joint 'panda_finger_joint1'" in err and not (tmp_path / "cc").exists()
+
+
+def test_what_is_not_imported_is_listed_once_with_its_lines():
+    text = (
+        '<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">\n'  # 1
+        '<link name="a"/>\n'  # 2
+        f'<link name="b" colour="red">{INERTIAL.format(m=1.0, i=0.1)}\n'  # 3
+        '<collision><geometry><box size="1 1 1"/></geometry></collision></link>\n'  # 4
+        '<joint name="j1" type="revolute"><parent link="a"/><child link="b"/>\n'  # 5
+        '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="5" velocity="2"/>\n'  # 6
+        '<dynamics damping="0.5" friction="0.2"/></joint>\n'  # 7
+        '<transmission name="t"><joint name="j1"/></transmission>\n'  # 8
+        '<gazebo reference="b"/>\n'  # 9
+        '<sensor name="s"/>\n'  # 10
+        '</robot>\n'
+    )  # fmt: skip
+    with pytest.warns(UrdfWarning) as record:
+        s = titopfmu.import_urdf(text)
+    assert len(record) == 1
+    w = record[0].message
+    got = {(u.what, u.line) for u in w.unimported}
+    assert got == {
+        ("<link colour>", 3), ("<collision>", 4), ("<limit lower upper>", 6),
+        ("<limit effort velocity>", 6), ("<dynamics friction>", 7), ("<transmission>", 8),
+        ("<gazebo>", 9), ("<sensor>", 10),
+    }, got  # fmt: skip
+    message = str(w)
+    assert "<dynamics friction> (dry friction: no friction law yet" in message
+    assert "): line 7;" in message
+    assert "damping" not in message.replace("<dynamics friction>", "")  # damping is imported
+    law = s.blocks["b_tau"]
+    assert isinstance(law, titopfmu.JointSpringDamper) and (law.k, law.d) == (0.0, 0.5)
+
+
+def test_damping_that_cannot_be_imported_is_listed_or_refused():
+    """Damping on a floating joint is listed (the law is for 1-dof joints); a negative one is
+    refused with the joint and the line."""
+    floating = urdf(joint("j1", "floating", "a", "b", '<dynamics damping="2"/>'), links=("a", "b"))
+    with pytest.warns(UrdfWarning) as record:
+        s = titopfmu.import_urdf(floating)
+    assert isinstance(s.blocks["b"], FreeBody) and isinstance(s.blocks["b_tau"], titopfmu.Constant)
+    [u] = record[0].message.unimported
+    assert u.what == "<dynamics damping>" and "1-dof" in u.note and u.line == 4
+    negative = urdf(joint("j1", "continuous", "a", "b", '<dynamics damping="-1"/>'),
+                    links=("a", "b"))  # fmt: skip
+    with pytest.raises(UrdfError, match=r"<urdf string>:4: joint 'j1': .*damping.*negative"):
+        import_quiet(negative, False)
+
+
+def test_the_documented_table_is_the_imports_table():
+    """docs/model-files.md shows URDF_RULES, the table the import's warning is made from."""
+    from titopfmu.urdf import URDF_RULES, rules_table
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "model-files.md").read_text()
+    start = "<!-- generated from titopfmu.urdf.URDF_RULES: URDF elements -->\n"
+    table = docs[docs.index(start) + len(start) : docs.index("\n<!-- end of URDF elements -->")]
+    assert table == rules_table(URDF_RULES)

@@ -18,16 +18,27 @@ URDF import's (:mod:`titopfmu.urdf`), joint by joint:
 * gravity is ``<option gravity>`` (MuJoCo's default [0, 0, -9.81] without one, zero with
   ``<flag gravity="disable"/>``).
 
+Joint damping and springs are imported as :class:`~titopfmu.JointSpringDamper` laws feeding the
+joint's effort (``<body>_tau``): ``tau = -stiffness (q - springref) - damping q̇`` on hinge and
+slide joints (``springref`` in degrees for hinges under ``<compiler angle="degree">``, as
+MuJoCo reads it), with the ``<default>`` classes applied; a joint without either has a
+``Constant`` (0). Damping or stiffness on a ball or free joint is not imported (listed in the
+warning): the law is for 1-dof joints.
+
 Refused with an error naming the element and its line, because Pinocchio 4.1's parser would drop
 or mix it up silently (see :func:`_check_tree`): a second top-level body with joints, a free
-joint anywhere but on the first top-level body, several joints in one body, ``<frame>`` and
-``<include>``, an extrinsic ``eulerseq``, unnamed or duplicate body names, an orientation other
-than ``quat`` on a jointless top-level body, a body without ``<inertial>`` that has a geom
-without contacts; and equality constraints (closed loops, welds), massless moving bodies,
-non-physical inertias.
+joint anywhere but on the first top-level body, several joints in one body, ``<frame>``,
+``<include>``, ``<replicate>``, ``<composite>``, ``<flexcomp>`` and ``<attach>``, an extrinsic
+``eulerseq``, unnamed or duplicate body names, an orientation other than ``quat`` on a jointless
+top-level body, a body whose inertia comes from its geoms that has a geom without contacts or a
+mesh geom; and active equality constraints (a ``<joint>`` coupling, a mimic, names both joints;
+closed loops, welds), massless moving bodies, non-physical inertias.
 
-Ignored, with one warning: joint ranges and limits, damping, stiffness, armature and friction
-loss, actuators, tendons, contacts, sensors; geometry is only used for the inertias.
+Everything else the import leaves out is listed in one :class:`MjcfWarning` per import, element
+by element with its lines (its ``unimported`` attribute holds the list): joint ranges, armature
+(rotor inertia) and friction loss, actuators, tendons, sensors, keyframes, the geoms' contacts,
+and any element or attribute the import does not know. :data:`MJCF_RULES` is the table of every
+element and attribute with its status; docs/model-files.md shows it.
 """
 
 from __future__ import annotations
@@ -35,6 +46,7 @@ from __future__ import annotations
 import re
 import warnings
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -42,11 +54,23 @@ from scipy.spatial.transform import Rotation
 
 from .assembly.system import System
 from .urdf import (
+    _ZERO,
+    IMPORTED,
+    NO_EFFECT,
+    NOT_IMPORTED,
+    REFUSED,
     DescriptionError,
+    Rule,
+    Unimported,
     UrdfWarning,
     _Format,
+    _Law,
+    _number,
+    _parse_xml,
     _pinocchio,
+    _scan,
     _system_from_model,
+    _warn_unimported,
 )
 
 MUJOCO_GRAVITY = (0.0, 0.0, -9.81)
@@ -57,7 +81,9 @@ class MjcfError(DescriptionError):
 
 
 class MjcfWarning(UrdfWarning):
-    """Something in the MJCF model is ignored by the import (limits, actuators, contacts)."""
+    """Something in the MJCF model is not imported (limits, armature, actuators, contacts, ...):
+    the message lists every element and attribute left out with its lines, ``unimported`` holds
+    them."""
 
 
 _MJCF = _Format(
@@ -68,40 +94,124 @@ _MJCF = _Format(
     "give the body an <inertial> or geoms with a mass",
 )
 
-#: joint attributes that change MuJoCo's dynamics and that the import leaves out
-_IGNORED_JOINT = ("range", "limited", "damping", "stiffness", "armature", "frictionloss")
-_IGNORED_SECTIONS = ("actuator", "tendon", "contact", "sensor")
+_POSE = ("pos", "quat", "euler", "axisangle", "xyaxes", "zaxis")
+_NUMERICS = ("timestep", "integrator", "iterations", "solver", "tolerance", "ls_iterations",
+             "ls_tolerance", "noslip_iterations", "noslip_tolerance", "ccd_iterations",
+             "ccd_tolerance", "sdf_iterations", "sdf_initpoints", "cone", "jacobian", "impratio",
+             "apirate")  # fmt: skip
+_CONTACT = ("contype", "conaffinity", "condim", "friction", "solref", "solimp", "solmix", "margin",
+            "gap", "priority")  # fmt: skip
+_ACTUATORS = ("general", "motor", "position", "velocity", "intvelocity", "damper", "cylinder",
+              "muscle", "adhesion")  # fmt: skip
+_LAW = ("a JointSpringDamper law tau = -stiffness (q - springref) - damping q_dot feeds the "
+        "joint's effort (hinge, slide; springref in degrees for a hinge under angle='degree'); "
+        "on a ball or free joint: listed, the law is for 1-dof joints")
+_REFUSED_HOLDERS = ("frame", "include", "replicate", "composite", "flexcomp", "attach")
+
+#: Every MJCF element (``parent/tag`` or ``tag``) and attribute (``element@attribute``,
+#: ``element@*`` for the others) with what the import makes of it; an element or attribute not
+#: in the table is NOT_IMPORTED (listed in the warning). Attributes of ``<default>`` classes are
+#: judged as those of the elements they apply to. Importing armature or joint ranges later
+#: changes their status here.
+MJCF_RULES: dict[str, Rule] = {
+    "mujoco@model": Rule(IMPORTED, "the System's name"),
+    "compiler@angle": Rule(IMPORTED, "degree or radian (Pinocchio's parser)"),
+    "compiler@eulerseq": Rule(IMPORTED, "intrinsic sequences; an extrinsic one is refused"),
+    "compiler@inertiafromgeom": Rule(IMPORTED, "Pinocchio's parser"),
+    "compiler@boundmass": Rule(IMPORTED, "Pinocchio's parser"),
+    "compiler@boundinertia": Rule(IMPORTED, "Pinocchio's parser"),
+    "compiler@autolimits": Rule(NO_EFFECT, "joint ranges are listed where given"),
+    **{f"compiler@{a}": Rule(NO_EFFECT, "file locations (meshes are not read)")
+       for a in ("meshdir", "texturedir", "assetdir", "strippath")},
+    "option@gravity": Rule(IMPORTED, "gravity of every body"),
+    **{f"option@{a}": Rule(NO_EFFECT, "MuJoCo's numerical settings: titopfmu integrates with "
+                           "its own method and tolerances") for a in _NUMERICS},
+    "option@*": Rule(NOT_IMPORTED, "MuJoCo option not modelled"),
+    "option/flag@gravity": Rule(IMPORTED, "disable: zero gravity"),
+    "option/flag@*": Rule(NOT_IMPORTED, "switch of MuJoCo's pipeline"),
+    "size": Rule(NO_EFFECT, "memory sizes"),
+    "visual": Rule(NO_EFFECT, "rendering"),
+    "statistic": Rule(NO_EFFECT, "rendering"),
+    "custom": Rule(NO_EFFECT, "user data"),
+    "asset": Rule(NO_EFFECT, "meshes, textures, materials; a mesh geom that would give a body "
+                  "its inertia is refused"),
+    "default": Rule(IMPORTED, "default classes, applied to joints and geoms"),
+    "default@class": Rule(IMPORTED, "class name"),
+    **{f"default/{a}": Rule(NO_EFFECT, "defaults of actuators (actuators are listed)")
+       for a in _ACTUATORS},
+    **{f"default/{a}": Rule(NO_EFFECT, "defaults of elements listed where used")
+       for a in ("tendon", "equality", "pair", "mesh", "material")},
+    "worldbody": Rule(IMPORTED, "the tree"),
+    "body": Rule(IMPORTED, "a body block per joint; bodies without a joint merged into "
+                 "their parent"),
+    "body@name": Rule(IMPORTED, "names the body block (unnamed or duplicate names refused)"),
+    "body@childclass": Rule(IMPORTED, "default class of the elements inside"),
+    **{f"body@{a}": Rule(IMPORTED, "body frame (pose relative to the parent)") for a in _POSE},
+    "body@mocap": Rule(NOT_IMPORTED, "a mocap body is moved by the user", ("false",)),
+    "body@gravcomp": Rule(NOT_IMPORTED, "gravity compensation force", _ZERO),
+    "body@user": Rule(NO_EFFECT, "user data"),
+    **{f"inertial@{a}": Rule(IMPORTED, "mass, centre of mass and inertia of the body")
+       for a in (*_POSE, "mass", "diaginertia", "fullinertia")},
+    "joint": Rule(IMPORTED, "a joint body block (several joints in one body refused)"),
+    "joint@name": Rule(IMPORTED, "system.urdf_joints"),
+    "joint@class": Rule(IMPORTED, "default class"),
+    "joint@type": Rule(IMPORTED, "hinge, slide, ball; free on the first top-level body only"),
+    "joint@pos": Rule(IMPORTED, "joint position in the body"),
+    "joint@axis": Rule(IMPORTED, "joint axis"),
+    "joint@ref": Rule(IMPORTED, "reference position: the initial joint coordinate (qpos0)"),
+    "joint@damping": Rule(IMPORTED, _LAW),
+    "joint@stiffness": Rule(IMPORTED, _LAW),
+    "joint@springref": Rule(IMPORTED, _LAW),
+    "joint@armature": Rule(NOT_IMPORTED, "rotor inertia: not imported yet", _ZERO),
+    "joint@frictionloss": Rule(NOT_IMPORTED, "dry friction: no friction law yet", _ZERO),
+    "joint@range": Rule(NOT_IMPORTED, "position limits: no limit law yet"),
+    "joint@limited": Rule(NOT_IMPORTED, "position limits: no limit law yet", ("false",)),
+    "joint@margin": Rule(NOT_IMPORTED, "position limits: no limit law yet", _ZERO),
+    "joint@solreflimit": Rule(NOT_IMPORTED, "position limits: no limit law yet"),
+    "joint@solimplimit": Rule(NOT_IMPORTED, "position limits: no limit law yet"),
+    "joint@solreffriction": Rule(NOT_IMPORTED, "dry friction: no friction law yet"),
+    "joint@solimpfriction": Rule(NOT_IMPORTED, "dry friction: no friction law yet"),
+    "joint@springdamper": Rule(NOT_IMPORTED, "spring-damper given by time constant and damping "
+                               "ratio: give stiffness and damping", _ZERO),
+    **{f"joint@{a}": Rule(NOT_IMPORTED, "actuator force limits and gravity compensation "
+                          "(actuators are not imported)")
+       for a in ("actuatorfrcrange", "actuatorfrclimited", "actuatorgravcomp")},
+    "joint@group": Rule(NO_EFFECT, "display group"),
+    "joint@user": Rule(NO_EFFECT, "user data"),
+    "freejoint": Rule(IMPORTED, "the free-flying root, on the first top-level body only"),
+    "freejoint@name": Rule(IMPORTED, "system.urdf_joints"),
+    "freejoint@group": Rule(NO_EFFECT, "display group"),
+    "geom": Rule(IMPORTED, "the body's inertia where it has no <inertial> (Pinocchio's parser; "
+                 "a geom without contacts or a mesh geom refused there); every geom that can "
+                 "collide is listed: contacts are not modelled"),
+    **{f"geom@{a}": Rule(IMPORTED, "the body's inertia where it has no <inertial>")
+       for a in ("name", "class", "type", "size", "fromto", "mass", "density", "mesh", *_POSE)},
+    **{f"geom@{a}": Rule(NO_EFFECT, "contact parameter (the geom's contacts are listed)")
+       for a in _CONTACT},
+    **{f"geom@{a}": Rule(NO_EFFECT, "display") for a in ("rgba", "material", "group", "user")},
+    "geom@shellinertia": Rule(REFUSED, "refused by Pinocchio's parser"),
+    "site": Rule(NO_EFFECT, "a point of interest"),
+    "camera": Rule(NO_EFFECT, "rendering"),
+    "light": Rule(NO_EFFECT, "rendering"),
+    **{tag: Rule(REFUSED, "Pinocchio's parser drops what it holds") for tag in _REFUSED_HOLDERS},
+    "equality": Rule(REFUSED, "closed loops, welds and joint couplings are not supported yet "
+                     "(an inactive one is listed)"),
+    "actuator": Rule(NOT_IMPORTED, "actuators: joint efforts come from the System's blocks"),
+    "tendon": Rule(NOT_IMPORTED, "tendons are not modelled"),
+    "contact": Rule(NOT_IMPORTED, "contact pairs and exclusions: contacts are not modelled"),
+    "sensor": Rule(NOT_IMPORTED, "sensors: record the System's outputs instead"),
+    "keyframe": Rule(NOT_IMPORTED, "states other than the initial one (qpos0)"),
+}
 
 
-class _Lines:
-    """Line numbers of elements: the k-th ``<tag`` of the text (comments blanked out, lines
-    kept) is the k-th ``tag`` element of the tree in document order."""
-
-    def __init__(self, text: str, root: ET.Element) -> None:
-        blank = re.sub(r"<!--.*?-->", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text,
-                       flags=re.S)  # fmt: skip
-        self._starts: dict[str, list[int]] = {}
-        self._index: dict[int, tuple[str, int]] = {}
-        for tag in {e.tag for e in root.iter()}:
-            self._starts[tag] = [
-                blank.count("\n", 0, m.start()) + 1 for m in re.finditer(rf"<{tag}\b", blank)
-            ]
-            for k, e in enumerate(root.iter(tag)):
-                self._index[id(e)] = (tag, k)
-
-    def __call__(self, element: ET.Element) -> int | None:
-        tag, k = self._index.get(id(element), (element.tag, -1))
-        starts = self._starts.get(tag, [])
-        return starts[k] if 0 <= k < len(starts) else None
-
-
-def _geom_defaults(root: ET.Element) -> dict[str, dict[str, str]]:
-    """The geom attributes of each default class (nested classes inherit), "main" at the top."""
+def _defaults(root: ET.Element, tag: str) -> dict[str, dict[str, str]]:
+    """The ``tag`` attributes of each default class (nested classes inherit), "main" at the
+    top."""
     out: dict[str, dict[str, str]] = {}
 
     def walk(node: ET.Element, name: str, inherited: dict[str, str]) -> None:
-        geom = node.find("geom")
-        attrs = {**inherited, **(geom.attrib if geom is not None else {})}
+        element = node.find(tag)
+        attrs = {**inherited, **(element.attrib if element is not None else {})}
         out[name] = attrs
         for child in node.findall("default"):
             walk(child, child.get("class", name), attrs)
@@ -114,14 +224,16 @@ def _geom_defaults(root: ET.Element) -> dict[str, dict[str, str]]:
 _ORIENTATION = ("euler", "axisangle", "xyaxes", "zaxis")
 
 
-def _check_tree(root: ET.Element, text: str, file: str) -> tuple[bool, list[str], dict]:
-    """Whether the model has a free-flying root body, what the import ignores, and the pose of
-    the world's static top-level body (``position``, ``euler`` of the Ground); refuses what it
+def _check_tree(root: ET.Element, line: Callable, file: str):
+    """Whether the model has a free-flying root body, the pose of the world's static top-level
+    body (``position``, ``euler`` of the Ground), the joints' spring-damper laws (body name ->
+    _Law) and what the import leaves out (:class:`~titopfmu.urdf.Unimported`); refuses what it
     cannot map, before Pinocchio, whose parser would drop or merge it silently: Pinocchio 4.1
     reads only the first top-level body, drops the pose of a top-level body without a joint,
-    the contents of ``<frame>`` and ``<include>``, reads an extrinsic ``eulerseq`` as intrinsic,
-    names every unnamed body alike, and leaves geoms without contacts out of inertias."""
-    line = _Lines(text, root)
+    the contents of ``<frame>``, ``<include>`` and the other generators, reads an extrinsic
+    ``eulerseq`` as intrinsic, names every unnamed body alike, leaves geoms without contacts
+    out of inertias and gives mesh geoms none of their own; and equality constraints."""
+    unimported: list[Unimported] = []
 
     def refuse(message: str, element: ET.Element, what: str | None = None) -> MjcfError:
         where = what or f"{element.tag} '{element.get('name', '')}'"
@@ -130,25 +242,37 @@ def _check_tree(root: ET.Element, text: str, file: str) -> tuple[bool, list[str]
     world = root.find("worldbody")
     if world is None:
         raise MjcfError("no <worldbody>", file, "mujoco")
-    for tag in ("include", "frame"):
-        for e in root.iter(tag):
-            raise refuse(f"<{tag}> is not supported (Pinocchio's MJCF parser drops what it "
-                         "holds): write its bodies in place", e, tag)  # fmt: skip
+    for e in root.iter():
+        if e.tag in _REFUSED_HOLDERS:
+            raise refuse(f"<{e.tag}> is not supported (Pinocchio's MJCF parser drops what it "
+                         "holds): write its bodies in place", e, e.tag)  # fmt: skip
     compiler = root.find("compiler")
     seq = compiler.get("eulerseq", "xyz") if compiler is not None else "xyz"
     if seq != seq.lower():
         raise refuse(f"eulerseq '{seq}' (extrinsic, fixed axes) is not supported: Pinocchio's "
                      "parser reads it as intrinsic; give the angles in an intrinsic "
                      "(lower-case) sequence", compiler, "compiler")  # fmt: skip
-    equality = root.find("equality")
-    if equality is not None and len(equality):
-        first = equality[0]
-        raise refuse(
-            f"equality constraints ({first.tag}) are not supported: titopfmu imports trees "
-            "(model a loop with a titopfmu LoopClosure instead)",
-            first,
-            f"equality/{first.tag}",
-        )
+    for equality in root.findall("equality"):
+        for eq in equality:
+            if eq.get("active", "true").strip().lower() == "false":
+                unimported.append(Unimported(f"<{eq.tag} active=\"false\">", "an inactive "
+                                             "equality constraint", line(eq)))  # fmt: skip
+                continue
+            label = f"equality/{eq.tag}" + (f" '{eq.get('name')}'" if eq.get("name") else "")
+            if eq.tag == "joint":
+                follower, leader = eq.get("joint1", ""), eq.get("joint2")
+                coupling = (f"couples joint '{follower}' to joint '{leader}' (polycoef "
+                            f"{eq.get('polycoef', '0 1 0 0 0')})" if leader else
+                            f"holds joint '{follower}' at a position")  # fmt: skip
+                raise refuse(f"{coupling}: joint couplings (mimic joints) are not supported yet "
+                             "(imported as independent joints they would move freely and change "
+                             "the robot)", eq, label)  # fmt: skip
+            raise refuse(
+                f"equality constraints ({eq.tag}) are not supported: titopfmu imports trees "
+                "(model a loop with a titopfmu LoopClosure instead)",
+                eq,
+                label,
+            )
 
     def is_free(joint: ET.Element) -> bool:
         return joint.tag == "freejoint" or joint.get("type") == "free"
@@ -198,16 +322,25 @@ def _check_tree(root: ET.Element, text: str, file: str) -> tuple[bool, list[str]
         zyx = Rotation.from_quat([x, y, z, w]).as_euler("ZYX")  # [ψ, θ, φ]
         pose = dict(position=np.asarray(pos), euler=zyx[::-1])
     floating = False
-    geom_defaults = _geom_defaults(root)
+    geom_defaults, joint_defaults = _defaults(root, "geom"), _defaults(root, "joint")
     parent_of = {c: p for p in world.iter() for c in p}
 
-    def geom_class(geom: ET.Element, body: ET.Element) -> str:
+    def class_of(element: ET.Element, body: ET.Element) -> str:
         node: ET.Element | None = body
-        while geom.get("class") is None and node is not None and node is not world:
+        while element.get("class") is None and node is not None and node is not world:
             if node.get("childclass"):
                 return node.get("childclass")
             node = parent_of.get(node)
-        return geom.get("class") or "main"
+        return element.get("class") or "main"
+
+    def attributes(element: ET.Element, body: ET.Element, defaults: dict) -> dict[str, str]:
+        cls = class_of(element, body)
+        return {**defaults.get("main", {}), **defaults.get(cls, {}), **element.attrib}
+
+    compiler_attrs = compiler.attrib if compiler is not None else {}
+    degrees = compiler_attrs.get("angle", "degree").strip().lower() != "radian"
+    from_geoms = compiler_attrs.get("inertiafromgeom", "auto").strip().lower()
+    laws: dict[str, _Law] = {}
 
     for body in world.iter("body"):
         joints = [c for c in body if c.tag in ("joint", "freejoint")]
@@ -225,26 +358,49 @@ def _check_tree(root: ET.Element, text: str, file: str) -> tuple[bool, list[str]
                     body,
                 )
             floating = True
-        if body.find("inertial") is None:
-            for geom in body.findall("geom"):
-                cls = geom_class(geom, body)
-                attrs = {**geom_defaults.get("main", {}), **geom_defaults.get(cls, {}),
-                         **geom.attrib}  # fmt: skip
-                if attrs.get("contype") == "0" and attrs.get("conaffinity") == "0":
-                    raise refuse(
-                        "the body has no <inertial> and a geom without contacts (contype and "
-                        "conaffinity 0): MuJoCo counts its mass, Pinocchio's parser does not; "
-                        "give the body an <inertial>",
-                        body,
-                    )
-    ignored: set[str] = set()
-    for joint in root.iter("joint"):  # the bodies' joints and the <default> classes'
-        ignored.update(a for a in _IGNORED_JOINT if joint.get(a) not in (None, "0", "false"))
-    for section in _IGNORED_SECTIONS:
-        node = root.find(section)
-        if node is not None and len(node):
-            ignored.add(f"<{section}>")
-    return floating, sorted(ignored), pose
+        inertia_from_geoms = from_geoms == "true" or (
+            from_geoms != "false" and body.find("inertial") is None)
+        for geom in body.findall("geom") if inertia_from_geoms else ():
+            attrs = attributes(geom, body, geom_defaults)
+            if attrs.get("contype") == "0" and attrs.get("conaffinity") == "0":
+                raise refuse(
+                    "the body has no <inertial> and a geom without contacts (contype and "
+                    "conaffinity 0): MuJoCo counts its mass, Pinocchio's parser does not; "
+                    "give the body an <inertial>",
+                    body,
+                )
+            if attrs.get("type") == "mesh":
+                raise refuse(
+                    "the body has no <inertial> and a mesh geom: MuJoCo computes the mesh's "
+                    "mass and inertia, Pinocchio's parser does not; give the body an <inertial>",
+                    body,
+                )
+        for joint in joints:
+            if joint.tag != "joint":
+                continue  # <freejoint/>: no default class, no damping, no spring
+            attrs = attributes(joint, body, joint_defaults)
+            el = f"joint '{joint.get('name', '')}'" if joint.get("name") else f"joint of body "\
+                 f"'{body.get('name', '')}'"  # fmt: skip
+            given = [a for a in ("damping", "stiffness", "springref") if a in attrs]
+            if not given:
+                continue
+            k, d, q_ref = (_number(attrs.get(a), 0.0, f"<joint {a}>", file, el, line(joint),
+                                   MjcfError) for a in ("stiffness", "damping", "springref"))
+            for what, v in (("stiffness", k), ("damping", d)):
+                if v < 0.0:
+                    raise MjcfError(f"{what} {v:g} is negative (it must be >= 0)", file, el,
+                                    line(joint))  # fmt: skip
+            if attrs.get("type", "hinge") == "hinge" and degrees:
+                q_ref = float(np.deg2rad(q_ref))
+            laws[body.get("name", "")] = _Law(k, d, q_ref, el, line(joint),
+                                              f"<joint {' '.join(given)}>")  # fmt: skip
+    for body in (world, *world.iter("body")):  # MuJoCo's contacts: every geom that can collide
+        for geom in body.findall("geom"):
+            attrs = attributes(geom, body, geom_defaults)
+            if not (attrs.get("contype", "1") == "0" and attrs.get("conaffinity", "1") == "0"):
+                unimported.append(Unimported("<geom>", "collision geometry: contacts are not "
+                                             "modelled", line(geom)))  # fmt: skip
+    return floating, pose, laws, unimported
 
 
 def import_mjcf(source: str | Path, gravity=None, name: str | None = None) -> System:
@@ -258,13 +414,12 @@ def import_mjcf(source: str | Path, gravity=None, name: str | None = None) -> Sy
         text = Path(file).read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise MjcfError(f"cannot read the file: {exc.strerror}", file) from None
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        raise MjcfError(f"not well-formed XML: {exc}", file, None, exc.position[0]) from None
+    root, line = _parse_xml(text, file, MjcfError)
     if root.tag != "mujoco":
-        raise MjcfError(f"the root element is <{root.tag}>, not <mujoco>", file, root.tag, 1)
-    floating, ignored, ground_pose = _check_tree(root, text, file)
+        raise MjcfError(f"the root element is <{root.tag}>, not <mujoco>", file, root.tag,
+                        line(root))  # fmt: skip
+    floating, ground_pose, laws, unimported = _check_tree(root, line, file)
+    unimported = _scan(root, line, MJCF_RULES) + unimported
     option = root.find("option")
     flag = option.find("flag") if option is not None else None
     if gravity is None and flag is not None and flag.get("gravity") == "disable":
@@ -277,7 +432,7 @@ def import_mjcf(source: str | Path, gravity=None, name: str | None = None) -> Sy
             gravity = []
         if len(gravity) != 3:
             raise MjcfError(f"gravity '{words}' is not three numbers", file, "option",
-                            _Lines(text, root)(option))  # fmt: skip
+                            line(option))  # fmt: skip
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -291,15 +446,11 @@ def import_mjcf(source: str | Path, gravity=None, name: str | None = None) -> Sy
             q0 = np.asarray(entry.data(), dtype=float)
     system = _system_from_model(pin, model, text, file, floating, gravity,
                                 name or re.sub(r"\W", "_", root.get("model", "")) or None,
-                                fmt=_MJCF, q0=q0, ground_pose=ground_pose)  # fmt: skip
-    if ignored:
-        warnings.warn(
-            f"{file}: ignored by the titopfmu import (only the rigid-body tree is imported): "
-            f"{', '.join(ignored)}",
-            MjcfWarning,
-            stacklevel=3,  # the caller of titopfmu.import_mjcf
-        )
+                                fmt=_MJCF, q0=q0, ground_pose=ground_pose,
+                                laws=lambda joint, body: laws.get(body),
+                                unimported=unimported)  # fmt: skip
+    _warn_unimported(unimported, file, MjcfWarning, "MJCF elements")
     return system
 
 
-__all__ = ["MUJOCO_GRAVITY", "MjcfError", "MjcfWarning", "import_mjcf"]
+__all__ = ["MJCF_RULES", "MUJOCO_GRAVITY", "MjcfError", "MjcfWarning", "import_mjcf"]

@@ -19,17 +19,29 @@ titopfmu needs: a body block per moving joint. The mapping, joint by joint:
 Each body block is named after its (child) link, each child port after the URDF joint that
 hangs from it; the body's reference point P and frame are the joint frame, its ``com`` and
 ``inertia`` those of the link's ``<inertial>`` (plus merged fixed links) in that frame. Each
-joint effort ``joint.tau`` is fed by a ``Constant`` named ``<link>_tau`` (0). The URDF joint of
+joint effort ``joint.tau`` is fed by a block named ``<link>_tau``: a
+:class:`~titopfmu.JointSpringDamper` law ``tau = -d q̇`` reading the same joint's motion where
+the joint has ``<dynamics damping>`` (d > 0), a ``Constant`` (0) otherwise. The URDF joint of
 every block is kept in ``system.urdf_joints`` (URDF joint name -> block name).
 
-Ignored, with one warning: position, velocity and effort limits, joint dynamics (damping,
-friction). Meshes and all geometry are not read (a missing mesh file is no problem).
+A ``<mimic>`` element on a moving joint is refused (:class:`UrdfError` naming the file, the line,
+the joint and its leader): mimic joints are not supported yet, and importing the follower as an
+independent joint would change the robot. Everything else the import leaves out is listed in
+one :class:`UrdfWarning` per import, element by element with its lines (its ``unimported``
+attribute holds the list): position, velocity and effort limits, dry friction, transmissions,
+collision geometry (contacts are not modelled), simulator extensions and any element or attribute
+the import does not know. :data:`URDF_RULES` is the table of every element and attribute, with
+its status (imported, not imported, refused, no effect); docs/model-files.md shows it. Display
+geometry is not read (a missing mesh file is no problem).
 """
 
 from __future__ import annotations
 
 import re
 import warnings
+import xml.etree.ElementTree as ET
+import xml.parsers.expat as expat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +53,7 @@ from .blocks import (
     Constant,
     FreeBody,
     Ground,
+    JointSpringDamper,
     PrismaticBody,
     RevoluteBody,
     RigidBody,
@@ -68,7 +81,11 @@ class UrdfError(DescriptionError):
 
 
 class UrdfWarning(UserWarning):
-    """Something in the URDF is ignored by the import (limits, joint dynamics)."""
+    """Something in the URDF is not imported (limits, friction, transmissions, ...). The message
+    lists every element and attribute left out, with its lines; ``unimported`` holds them as
+    :class:`Unimported` records."""
+
+    unimported: list[Unimported]
 
 
 def _pinocchio():
@@ -103,6 +120,308 @@ def _block_name(name: str, taken: set[str]) -> str:
     return out
 
 
+# -- what a description file holds and what the import makes of it ---------------------------
+
+#: Statuses of an element or attribute of a robot description (:data:`URDF_RULES`,
+#: ``titopfmu.mjcf.MJCF_RULES``). Only NOT_IMPORTED ones are listed in the import's warning:
+#: IMPORTED and APPROXIMATE are read (APPROXIMATE says how in its note), REFUSED raise an error
+#: naming the element and its line, NO_EFFECT are not read because nothing in the motion depends
+#: on them (names of display material, numerical settings of another simulator, ...).
+IMPORTED = "imported"
+APPROXIMATE = "imported approximately"
+NOT_IMPORTED = "not imported"
+REFUSED = "refused"
+NO_EFFECT = "no effect on the motion"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What the import makes of one element or attribute: a status and why. ``nothing_when``:
+    values of a NOT_IMPORTED attribute that leave nothing out (a zero friction)."""
+
+    status: str
+    note: str = ""
+    nothing_when: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Unimported:
+    """An element or attribute of a file that the import leaves out: ``what`` (``<limit lower
+    upper>``), ``note`` (why, what it would do), ``line`` (None: not located)."""
+
+    what: str
+    note: str
+    line: int | None
+
+
+_ZERO = ("0",)  # any number equal to zero
+
+
+def _leaves_nothing(value: str, rule: Rule) -> bool:
+    """Whether an attribute's value leaves nothing to import (a zero friction)."""
+    v = value.strip().lower()
+    if v in rule.nothing_when:
+        return True
+    if rule.nothing_when is _ZERO:
+        try:
+            return float(v) == 0.0
+        except ValueError:
+            return False
+    return False
+
+
+#: Every URDF element (``parent/tag`` or ``tag``) and attribute (``element@attribute``) with
+#: what the import makes of it; an element or attribute not in the table is NOT_IMPORTED
+#: (listed). A later import of limits or of rotor inertia changes the status here, nothing else.
+URDF_RULES: dict[str, Rule] = {
+    "robot": Rule(IMPORTED, "the robot"),
+    "robot@name": Rule(IMPORTED, "the System's name"),
+    "robot@version": Rule(NO_EFFECT, "format version"),
+    "link": Rule(IMPORTED, "a body block per moving joint, fixed links merged into it"),
+    "link@name": Rule(IMPORTED, "names the body block"),
+    "link/inertial": Rule(IMPORTED, "mass, centre of mass and inertia of the body"),
+    "inertial/origin@xyz": Rule(IMPORTED, "centre of mass"),
+    "inertial/origin@rpy": Rule(IMPORTED, "orientation of the inertia's axes"),
+    "inertial/mass@value": Rule(IMPORTED, "mass (kg)"),
+    **{
+        f"inertial/inertia@{a}": Rule(IMPORTED, "inertia at the centre of mass (kg m^2)")
+        for a in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    },
+    "link/visual": Rule(NO_EFFECT, "display geometry (not read: a missing mesh is no problem)"),
+    "link/collision": Rule(NOT_IMPORTED, "collision geometry: contacts are not modelled"),
+    "link/contact": Rule(NOT_IMPORTED, "contact parameters (PyBullet): contacts are not modelled"),
+    "robot/material": Rule(NO_EFFECT, "display colour"),
+    "joint": Rule(IMPORTED, "a joint body block (revolute, continuous, prismatic, floating)"),
+    "joint@name": Rule(IMPORTED, "names the parent's child port; system.urdf_joints"),
+    "joint@type": Rule(
+        IMPORTED, "revolute, continuous, prismatic, floating, fixed (planar refused)"
+    ),
+    "joint/origin@xyz": Rule(IMPORTED, "joint frame: the body's reference point"),
+    "joint/origin@rpy": Rule(IMPORTED, "joint frame orientation"),
+    "joint/parent@link": Rule(IMPORTED, "the tree"),
+    "joint/child@link": Rule(IMPORTED, "the tree"),
+    "joint/axis@xyz": Rule(IMPORTED, "joint axis"),
+    "joint/dynamics@damping": Rule(
+        IMPORTED,
+        "viscous damping d: a JointSpringDamper law tau = -d q_dot feeds the joint's effort "
+        "(on a floating joint: listed, the law is for 1-dof joints)",
+    ),
+    "joint/dynamics@friction": Rule(
+        NOT_IMPORTED,
+        "dry friction: no friction law yet (a zero friction leaves nothing out)",
+        _ZERO,
+    ),
+    "joint/limit@lower": Rule(NOT_IMPORTED, "position limits: no limit law yet"),
+    "joint/limit@upper": Rule(NOT_IMPORTED, "position limits: no limit law yet"),
+    "joint/limit@effort": Rule(
+        NOT_IMPORTED, "effort and velocity limits: efforts come from the System's blocks, unbounded"
+    ),
+    "joint/limit@velocity": Rule(
+        NOT_IMPORTED, "effort and velocity limits: efforts come from the System's blocks, unbounded"
+    ),
+    "joint/mimic": Rule(
+        REFUSED,
+        "mimic joints are not supported yet: imported as an independent joint, the follower "
+        "would move freely (on a fixed joint: no effect, accepted)",
+    ),
+    "joint/safety_controller": Rule(NOT_IMPORTED, "soft limits of a controller"),
+    "joint/calibration": Rule(NO_EFFECT, "encoder reference positions"),
+    "transmission": Rule(
+        NOT_IMPORTED, "actuator description; its rotor inertia and reduction are not imported yet"
+    ),
+    "gazebo": Rule(NOT_IMPORTED, "simulator extension"),
+}
+
+#: joint types whose dynamics, limits and mimic have no effect (the joint does not move)
+_FIXED = ("fixed",)
+
+
+def rules_table(rules: dict[str, Rule]) -> str:
+    """``rules`` as the Markdown table of docs/model-files.md: a row per element and per group
+    of its attributes of one status and note (elements alone of one status and note share a
+    row), in the table's order."""
+    groups: dict[tuple, list[str]] = {}
+    for key, rule in rules.items():
+        element, _, attr = key.partition("@")
+        tag = "".join(f"<{t}>" for t in element.split("/"))
+        if attr:
+            groups.setdefault((tag, rule.status, rule.note), []).append(attr)
+        else:  # an element's own rule: one row with the others of its status and note
+            groups.setdefault(("", rule.status, rule.note), []).append(tag)
+    rows = ["| element | attributes | status | how, or why not |", "|---|---|---|---|"]
+    for (tag, status, note), names in groups.items():
+        note = re.sub(r"(<[\w/]+>)", r"`\1`", note)  # an element named in a note: code
+        if tag:
+            attrs = " ".join("any other" if a == "*" else f"`{a}`" for a in names)
+            rows.append(f"| `{tag}` | {attrs} | {status} | {note} |")
+        else:
+            rows.append(f"| {', '.join(f'`{t}`' for t in names)} | | {status} | {note} |")
+    rows.append("| any other element or attribute | | not imported | listed in the warning |")
+    return "\n".join(rows)
+
+
+def _parse_xml(text: str, file: str, error: type[DescriptionError]):
+    """The element tree of ``text`` and ``line(element)``, its line number (expat, without
+    namespace processing: a prefixed tag stays as written)."""
+    parser = expat.ParserCreate()
+    builder = ET.TreeBuilder()
+    lines: dict[int, int] = {}
+
+    def start(tag, attrs):
+        lines[id(builder.start(tag, attrs))] = parser.CurrentLineNumber
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.data
+    try:
+        parser.Parse(text, True)
+        root = builder.close()
+    except expat.ExpatError as exc:
+        raise error(f"not well-formed XML: {expat.ErrorString(exc.code)} (line {exc.lineno}, "
+                    f"column {exc.offset})", file, None, exc.lineno) from None  # fmt: skip
+    except AssertionError:  # pragma: no cover - an empty document
+        raise error("not well-formed XML: no element found", file) from None
+    return root, lambda element: lines.get(id(element))
+
+
+def _scan(root: ET.Element, line: Callable, rules: dict[str, Rule],
+          skip: Callable[[ET.Element], bool] = lambda e: False) -> list[Unimported]:  # fmt: skip
+    """What ``root``'s document holds that ``rules`` does not import (NOT_IMPORTED or unknown),
+    in document order; ``skip(element)`` leaves an element and what it holds out of the scan
+    (handled elsewhere)."""
+    out: list[Unimported] = []
+    # an element whose attributes have rules is read (its own rule may be left out)
+    read = {k.split("@")[0] for k in rules if "@" in k}
+
+    def rule_of(key: str) -> Rule | None:
+        return rules.get(key) or (Rule(IMPORTED) if key in read else None)
+
+    def visit(el: ET.Element, parent: str | None) -> None:
+        tag = el.tag
+        key = f"{parent}/{tag}"
+        rule = rule_of(key)
+        if rule is None:
+            key = tag
+            rule = rule_of(tag) or Rule(NOT_IMPORTED, "not read by the import")
+        if skip(el) or rule.status in (NO_EFFECT, REFUSED):
+            return
+        if rule.status == NOT_IMPORTED:
+            out.append(Unimported(f"<{tag}>", rule.note, line(el)))
+            return
+        left: dict[str, list[str]] = {}  # note -> attributes
+        for attr, value in el.attrib.items():
+            if attr == "xmlns" or attr.startswith("xmlns:"):
+                continue  # a namespace declaration
+            r = rules.get(f"{key}@{attr}") or rules.get(f"{key}@*")
+            if r is None:
+                r = Rule(NOT_IMPORTED, "attribute not read by the import")
+            if r.status == NOT_IMPORTED and not _leaves_nothing(value, r):
+                left.setdefault(r.note, []).append(attr)
+        for note, attrs in left.items():
+            out.append(Unimported(f"<{tag} {' '.join(attrs)}>", note, line(el)))
+        for child in el:
+            visit(child, tag)
+
+    visit(root, None)
+    return out
+
+
+def _warn_unimported(items: list[Unimported], file: str, category: type[UrdfWarning],
+                     docs: str) -> None:  # fmt: skip
+    """One warning listing ``items``, grouped by element and reason, with their lines."""
+    if not items:
+        return
+    groups: dict[tuple[str, str], list[int | None]] = {}
+    for u in items:
+        groups.setdefault((u.what, u.note), []).append(u.line)
+    parts = []
+    for (what, note), lines in groups.items():
+        known = sorted({n for n in lines if n is not None})
+        where = (("line " if len(known) == 1 else "lines ") + ", ".join(map(str, known))
+                 if known else f"{len(lines)} place{'s' if len(lines) > 1 else ''}")  # fmt: skip
+        parts.append(f"{what} ({note}): {where}")
+    message = (f"{file}: not imported by titopfmu (the table of {docs} in docs/model-files.md "
+               f"says why): " + "; ".join(parts))  # fmt: skip
+    w = category(message)
+    w.unimported = list(items)
+    warnings.warn(w, stacklevel=4)  # the caller of titopfmu.import_urdf / import_mjcf
+
+
+def _number(value: str | None, default: float, what: str, file: str, element: str,
+            line: int | None, error: type[DescriptionError]) -> float:  # fmt: skip
+    """An attribute's number (``default`` when absent), or an error naming it."""
+    if value is None:
+        return default
+    try:
+        v = float(value)
+    except ValueError:
+        v = float("nan")
+    if not np.isfinite(v):
+        raise error(f"{what} '{value}' is not a finite number", file, element, line)
+    return v
+
+
+@dataclass(frozen=True)
+class _Law:
+    """A joint's spring-damper law from the file: ``tau = -k (q - q_ref) - d q_dot``; ``where``
+    (element, line) and ``what`` (the attributes, for messages)."""
+
+    k: float
+    d: float
+    q_ref: float
+    element: str
+    line: int | None
+    what: str
+
+
+def _urdf_tree(text: str, file: str):
+    """The URDF's laws (joint name -> _Law), the list of what is not imported, and a refusal of
+    a mimic on a moving joint (file, line, joint and leader named)."""
+    root, line = _parse_xml(text, file, UrdfError)
+    joints = root.findall("joint")  # (a <transmission> names joints too: not these)
+    mimics = []
+    laws: dict[str, _Law] = {}
+    fixed_extras: set[int] = set()
+    for j in joints:
+        name, kind = j.get("name", ""), j.get("type", "")
+        mimic = j.find("mimic")
+        if kind in _FIXED:
+            fixed_extras.update(
+                id(c) for c in j if c.tag in ("mimic", "limit", "dynamics", "safety_controller")
+            )
+            continue
+        if mimic is not None:
+            mimics.append((j, mimic))
+            continue
+        dyn = j.find("dynamics")
+        if dyn is not None:
+            el = f"joint '{name}'"
+            d = _number(dyn.get("damping"), 0.0, "<dynamics damping>", file, el, line(dyn),
+                        UrdfError)  # fmt: skip
+            if d < 0.0:
+                raise UrdfError(f"<dynamics damping> {d:g} is negative (it must be >= 0)", file,
+                                el, line(dyn))  # fmt: skip
+            laws[name] = _Law(0.0, d, 0.0, el, line(dyn), "<dynamics damping>")
+    if mimics:
+        j, mimic = mimics[0]
+        leader = mimic.get("joint", "")
+        factor, offset = mimic.get("multiplier", "1"), mimic.get("offset", "0")
+        others = [m[0].get("name", "") for m in mimics[1:]]
+        more = (f"; the file has {len(others)} more: " + ", ".join(f"'{o}'" for o in others)
+                if others else "")  # fmt: skip
+        raise UrdfError(
+            f"mimics joint '{leader}' (q = {factor} x q_{leader} + {offset}): mimic joints are "
+            "not supported yet (imported as an independent joint it would move freely and "
+            "change the robot); make the joint fixed, or remove its <mimic> to simulate it as an "
+            f"independent joint{more}",
+            file,
+            f"joint '{j.get('name', '')}'",
+            line(mimic),
+        )
+    unimported = _scan(root, line, URDF_RULES, skip=lambda e: id(e) in fixed_extras)
+    return laws, unimported
+
+
 def import_urdf(
     source: str | Path,
     floating_base: bool = False,
@@ -126,6 +445,10 @@ def import_urdf(
             text = Path(src).read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
             raise UrdfError(f"cannot read the file: {exc.strerror}", file) from None
+    if not text.strip():
+        raise UrdfError("the file is empty", file)
+    # read before Pinocchio, which would import a mimic joint as an independent one
+    laws, unimported = _urdf_tree(text, file)
     root_joint = [pin.JointModelFreeFlyer()] if floating_base else []
     try:
         with warnings.catch_warnings():
@@ -148,8 +471,10 @@ def import_urdf(
             None,
             line,
         ) from None
-    system = _system_from_model(pin, model, text, file, floating_base, gravity, name)
-    _warn_ignored_limits(text, file)
+    system = _system_from_model(pin, model, text, file, floating_base, gravity, name,
+                                laws=lambda joint, link: laws.get(joint),
+                                unimported=unimported)  # fmt: skip
+    _warn_unimported(unimported, file, UrdfWarning, "URDF elements")
     return system
 
 
@@ -169,11 +494,16 @@ _URDF = _Format("URDF", "link", UrdfError, "revolute, continuous, prismatic, fix
 
 
 def _system_from_model(pin, model, text, file, floating_base, gravity, name,
-                       fmt: _Format = _URDF, q0=None, ground_pose=None) -> System:  # fmt: skip
+                       fmt: _Format = _URDF, q0=None, ground_pose=None,
+                       laws: Callable[[str, str], _Law | None] = lambda joint, link: None,
+                       unimported: list[Unimported] | None = None) -> System:  # fmt: skip
     """The System of a Pinocchio model: a body block per joint (Pinocchio has merged the fixed
     ones), named after its link; ``q0`` (Pinocchio's configuration vector) gives the initial
     joint coordinates and the free root's pose (None: zero, the root at the origin);
-    ``ground_pose`` the Ground's ``position`` and ``euler`` (fixed base; None: the origin)."""
+    ``ground_pose`` the Ground's ``position`` and ``euler`` (fixed base; None: the origin).
+    ``laws(joint name, link name)``: the joint's spring-damper law from the file, or None; a
+    law on a 1-dof joint feeds its effort (a JointSpringDamper), one on a multi-dof joint (ball,
+    free) is added to ``unimported``."""
     g = np.asarray(gravity, dtype=float)
     # the link attached to each joint: the first BODY frame whose parent joint it is
     link_of: dict[int, str] = {}
@@ -282,22 +612,37 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
             raise fmt.error(f"{exc}", file, el, line) from None
         system.add(block)
         system.urdf_joints[model.names[j]] = bname
+        law = laws(model.names[j], link_of.get(j, model.names[j]))
+        if law is not None and law.k == 0.0 and law.d == 0.0:
+            law = None  # nothing to model
+        one_dof = j >= first and isinstance(block, (RevoluteBody, PrismaticBody))
+        if law is not None and not one_dof:
+            if unimported is not None:
+                what = "the free-flying root" if j < first else f"a {block.joint.dof}-dof joint"
+                unimported.append(
+                    Unimported(
+                        law.what, f"on {what}: the spring-damper law is for 1-dof joints", law.line
+                    )
+                )
+            law = None
         if j >= first:
             system.connect(f"{block_of[model.parents[j]]}.{port_of[j]}", f"{bname}.P")
             tau = _block_name(f"{bname}_tau", taken)
-            system.add(Constant(tau, np.zeros(block.joint.dof)))
-            system.connect(f"{tau}.y", f"{bname}.joint.tau")
+            if law is None:
+                system.add(Constant(tau, np.zeros(block.joint.dof)))
+            else:
+                try:
+                    system.add(JointSpringDamper(tau, k=law.k, d=law.d, q_ref=law.q_ref))
+                except TitopError as exc:
+                    raise fmt.error(f"{law.what}: {exc}", file,
+                                    law.element, law.line) from None  # fmt: skip
+                system.connect(f"{bname}.joint.m", f"{tau}.m")
+            system.connect(f"{tau}.{'y' if law is None else 'tau'}", f"{bname}.joint.tau")
     return system
 
 
-def _warn_ignored_limits(text, file) -> None:
-    if text is not None and ("<limit" in text or "<dynamics" in text):
-        warnings.warn(
-            f"{file}: joint limits (position, velocity, effort) and joint dynamics (damping, "
-            "friction) are ignored by the titopfmu import",
-            UrdfWarning,
-            stacklevel=4,
-        )
-
-
-__all__ = ["DEFAULT_GRAVITY", "DescriptionError", "UrdfError", "UrdfWarning", "import_urdf"]
+__all__ = [
+    "APPROXIMATE", "DEFAULT_GRAVITY", "IMPORTED", "NOT_IMPORTED", "NO_EFFECT", "REFUSED",
+    "URDF_RULES", "DescriptionError", "Rule", "Unimported", "UrdfError", "UrdfWarning",
+    "import_urdf", "rules_table",
+]  # fmt: skip
