@@ -497,3 +497,29 @@ def test_the_scaled_balloon_co_simulates_as_the_original(fmus):
     for s in (1e-6, 1e6):
         for k in COLUMNS:
             assert float(np.max(np.abs(results[s][k] - results[1.0][k]))) <= 1e-9, (s, k)
+
+
+def test_the_scaled_balloon_as_a_model_fmu_runs_as_the_original(tmp_path):
+    """The same scale test with the balloon as one model FMU (titopfmu.export_fmu), run by fmpy
+    in co-simulation with its internal DOP853 at rtol 1e-10 (atol negligible): the FMU's own
+    checks accept the scaled bodies, and the dimensionless results equal the original's to
+    1e-9. (The block FMUs co-simulated through the master do not yet: see the xfail above.)"""
+    from fmpy import simulate_fmu
+
+    from titopfmu import export_fmu
+
+    results = {}
+    for s in (1.0, 1e-6, 1e6):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InertiaWarning)
+            system = build_balloon(scaled_balloon(s, s))
+        fmu = export_fmu(system, tmp_path / f"balloon_{s:g}.fmu", outputs=COLUMNS, win64=False)
+        r = simulate_fmu(str(fmu), fmi_type="CoSimulation", stop_time=20.0,
+                         output_interval=0.05, output=list(COLUMNS),
+                         start_values={"solver.rtol": 1e-10, "solver.atol": 1e-30})  # fmt: skip
+        results[s] = dimensionless({k: r[k] for k in COLUMNS}, s)
+    for s in (1e-6, 1e6):
+        for k in COLUMNS:
+            err = float(np.max(np.abs(results[s][k] - results[1.0][k])))
+            assert err <= 1e-9, (s, k, err)
+    assert np.ptp(results[1.0]["theta1"]) > 1.0

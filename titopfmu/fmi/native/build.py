@@ -36,10 +36,11 @@ HEADERS = ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h")
 HEADERS3 = ("fmi3Functions.h", "fmi3FunctionTypes.h", "fmi3PlatformTypes.h")
 #: the FMI-version-independent layer (fmu.c: instance, stepping, state, derivatives) and the
 #: block model on it (fmu_block.c, which includes fmu.c: the compile lists stay as they are)
-MODEL_FILES = ("fmu.h", "fmu.c", "fmu_block.h", "fmu_block.c")
+MODEL_FILES = ("fmu.h", "fmu.c", "fmu_checks.c", "fmu_block.h", "fmu_block.c")
 #: the whole-model FMU (titopfmu.fmi.model): fmu_model.c on the same layer, with the internal
 #: integrator of co-simulation (ode.c)
-MODEL_FILES_WHOLE = ("fmu.h", "fmu.c", "fmu_model.h", "fmu_model.c", "ode.h", "ode.c")
+MODEL_FILES_WHOLE = ("fmu.h", "fmu.c", "fmu_checks.c", "fmu_model.h", "fmu_model.c", "ode.h",
+                     "ode.c")
 FLAGS = ["-std=c99", "-O3", "-Wall", "-Wextra", "-Werror", "-fvisibility=hidden", "-shared"]
 MINGW = "x86_64-w64-mingw32-gcc"
 #: the binaries' folders (Linux, Windows) by FMI version: FMI 3.0 names them by platform tuple

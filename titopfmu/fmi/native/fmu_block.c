@@ -13,6 +13,9 @@
 #include <string.h>
 
 #include "fmu_block.h"
+#if FMU_KIND >= 0
+#include "fmu_checks.c"
+#endif
 
 static void clear(FmuModelData *b);
 
@@ -31,151 +34,6 @@ static int par_vr(int role, int arg)
     for (size_t g = 0; g < sizeof FMU_PARAMS / sizeof FMU_PARAMS[0]; g++)
         if (FMU_PARAMS[g][0] == role && FMU_PARAMS[g][1] == arg)
             return FMU_PARAMS[g][2];
-    return -1;
-}
-
-/* a 3x3 DCM: orthonormal, det +1 (the core's titop_rotation_error, as the Python blocks') */
-static int check_dcm(FmuInstance *c, int role)
-{
-    const double *P = par(c, role, 0);
-    if (!P)
-        return 0;
-    double err = titop_rotation_error(P);
-    if (!(err <= 1e-9)) {
-        fmu_refuse(c, "parameter '%s' is not a rotation matrix (|P^T P - 1|, |det P - 1| up to %.3g)",
-               FMU_VAR_NAME[par_vr(role, 0)], err);
-        return -1;
-    }
-    return 0;
-}
-
-/* a number to 6 significant digits as Python prints float(f"{x:.6g}") (base.py's significant):
-   "3.0", "17.25", "1.5e-18", "1234570.0" */
-static void py_float(double x, char *out, size_t size)
-{
-    char g[32];
-    snprintf(g, sizeof g, "%.6g", x);
-    double r = strtod(g, NULL), a = fabs(r);
-    if (a >= 1e6 && a < 1e16) /* repr's fixed notation up to 1e16: an integer here */
-        snprintf(g, sizeof g, "%.1f", r);
-    else if (!strpbrk(g, ".e"))
-        strcat(g, ".0");
-    snprintf(out, size, "%s", g);
-}
-
-/* a finite double as Python's repr prints it: the shortest round trip, in fixed notation from
-   1e-4 up to 1e16 (where printf's %g turns to exponents from its precision on: 100.0, not
-   1e+02), ".0" on integers */
-typedef struct {
-    char s[40];
-} PyRepr;
-static PyRepr py_repr(double x)
-{
-    PyRepr r;
-    int p = 1;
-    for (; p <= 17; p++) {
-        snprintf(r.s, sizeof r.s, "%.*g", p, x);
-        if (strtod(r.s, NULL) == x)
-            break;
-    }
-    double a = fabs(x);
-    if (strchr(r.s, 'e') && a >= 1.0 && a < 1e16) /* an integer of at most p digits */
-        snprintf(r.s, sizeof r.s, "%.0f", x);
-    if (!strpbrk(r.s, ".en"))
-        strcat(r.s, ".0");
-    return r;
-}
-
-/* a vector of n doubles as Python prints a list of floats (repr) */
-static void py_list(const double *v, int n, char *out, size_t size)
-{
-    size_t k = 0;
-    out[0] = '\0';
-    for (int i = 0; i < n && k + 1 < size; i++) {
-        int w = snprintf(out + k, size - k, "%s%s%s", i ? ", " : "[", py_repr(v[i]).s,
-                         i == n - 1 ? "]" : "");
-        if (w < 0)
-            break;
-        k += (size_t)w;
-    }
-}
-
-/* inertia at the centre of mass: the core's check (titop_check_inertia), the Python blocks'
-   too: symmetric, positive semi-definite (definite for a root); principal moments that violate
-   the triangle inequality are a logged warning */
-static int check_inertia(FmuInstance *c, int definite)
-{
-    double e[3];
-    int code = titop_check_inertia(par(c, PAR_INERTIA, 0), definite, e);
-    if (code == TITOP_CHECK_NOT_SYMMETRIC) {
-        fmu_refuse(c, "parameter 'inertia' is not symmetric");
-        return -1;
-    }
-    if (code == TITOP_CHECK_NOT_PSD) {
-        fmu_refuse(c, "parameter 'inertia' is not positive semi-definite");
-        return -1;
-    }
-    if (code == TITOP_CHECK_NOT_PD) {
-        fmu_refuse(c, "parameter 'inertia': a root body needs a positive-definite inertia (its "
-                      "D_P is inverted, eq. 11)");
-        return -1;
-    }
-    if (code == TITOP_CHECK_TRIANGLE) {
-        char a[32], b[32], d[32];
-        py_float(e[0], a, sizeof a);
-        py_float(e[1], b, sizeof b);
-        py_float(e[2], d, sizeof d);
-        fmu_log(c, FMU_WARNING, "block '%s', parameter 'inertia': principal moments [%s, %s, %s] "
-                              "violate the triangle inequality I1 + I2 >= I3 (no real mass "
-                              "distribution has them); simulating anyway", c->name, a, b, d);
-    }
-    return 0;
-}
-
-/* the body's dynamic model D_P (eq. 4) within the range the equations can represent: the core's
-   check (titop_check_dynamic_model), the Python blocks' too (base.py's check_dynamic_model,
-   same words), naming the parameter out of range or the larger factor of m |com|^2 */
-static int check_dynamic_model(FmuInstance *c)
-{
-    double m = *par(c, PAR_MASS, 0);
-    const double *In = par(c, PAR_INERTIA, 0), *com = par(c, PAR_COM, 0);
-    int code = titop_check_dynamic_model(m, In, com, NULL);
-    if (code == TITOP_CHECK_OK)
-        return 0;
-    double cmax = 0.0, imax = 0.0, n = 0.0;
-    for (int k = 0; k < 3; k++)
-        cmax = fabs(com[k]) > cmax ? fabs(com[k]) : cmax;
-    for (int k = 0; k < 3 && cmax > 0.0; k++)
-        n += (com[k] / cmax) * (com[k] / cmax);
-    double cn = cmax > 0.0 ? cmax * sqrt(n) : 0.0; /* |com| without overflow */
-    for (int k = 0; k < 9; k++)
-        imax = fabs(In[k]) > imax ? fabs(In[k]) : imax;
-    char cs[160], product[200];
-    py_list(com, 3, cs, sizeof cs);
-    snprintf(product, sizeof product, "m |com|^2 (in D_P, eq. 4) = %s kg x (%.6g m)^2 is beyond "
-             "%g kg m^2, the range the equations can represent", py_repr(m).s, cn,
-             TITOP_RANGE_MAX);
-    if (code == TITOP_CHECK_MASS) {
-        if (!(m >= TITOP_RANGE_MIN && m <= TITOP_RANGE_MAX))
-            fmu_refuse(c, "parameter 'mass': %s kg is outside the range the equations can "
-                          "represent (%g to %g kg)", py_repr(m).s, TITOP_RANGE_MIN,
-                       TITOP_RANGE_MAX);
-        else
-            fmu_refuse(c, "parameter 'mass': %s; com = %s", product, cs);
-    } else if (code == TITOP_CHECK_COM) {
-        if (!(cn * cn <= TITOP_RANGE_MAX))
-            fmu_refuse(c, "parameter 'com': %s: |com|^2 = (%.6g m)^2 is beyond %g m^2, the range "
-                          "the equations can represent", cs, cn, TITOP_RANGE_MAX);
-        else
-            fmu_refuse(c, "parameter 'com': %s: %s", cs, product);
-    } else if (code == TITOP_CHECK_INERTIA_RANGE && !(imax <= TITOP_RANGE_MAX)) {
-        fmu_refuse(c, "parameter 'inertia': an entry of %.6g kg m^2 is beyond %g, the range the "
-                      "equations can represent", imax, TITOP_RANGE_MAX);
-    } else {
-        fmu_refuse(c, "parameter 'inertia': I + m |com|^2 (in D_P, eq. 4) is beyond %g kg m^2, "
-                      "the range the equations can represent; mass %s kg, com %s",
-                   TITOP_RANGE_MAX, py_repr(m).s, cs);
-    }
     return -1;
 }
 
@@ -221,11 +79,8 @@ static int build(FmuInstance *c)
     B->pm0 = FMU_PM0;
     if (FMU_KIND != TITOP_GROUND) {
         B->mass = *par(c, PAR_MASS, 0);
-        if (!(B->mass > 0)) {
-            fmu_refuse(c, "parameter 'mass' = %s must be positive (kg)", fmu_num(B->mass).s);
-            return -1;
-        }
-        if (check_inertia(c, FMU_KIND == TITOP_RIGID))
+        if (check_body(c, "", B->mass, par(c, PAR_INERTIA, 0), par(c, PAR_COM, 0),
+                       FMU_KIND == TITOP_RIGID))
             return -1;
         memcpy(B->inertia, par(c, PAR_INERTIA, 0), sizeof B->inertia);
         memcpy(B->com, par(c, PAR_COM, 0), sizeof B->com);
@@ -234,19 +89,14 @@ static int build(FmuInstance *c)
     for (int k = 0; k < 9; k++)
         B->R0[k] = k % 4 == 0;
     if (par(c, PAR_DCM, 0)) {
-        if (check_dcm(c, PAR_DCM))
+        if (check_dcm(c, FMU_VAR_NAME[par_vr(PAR_DCM, 0)], par(c, PAR_DCM, 0)))
             return -1;
         memcpy(B->R0, par(c, PAR_DCM, 0), sizeof B->R0);
     }
     if (par(c, PAR_AXIS, 0)) { /* normalised by the core, as the Python blocks' (any length) */
-        const double *a = par(c, PAR_AXIS, 0);
-        if (titop_check_axis(a, B->axis) != TITOP_CHECK_OK) {
-            fmu_refuse(c, "parameter '%s': zero joint axis", FMU_VAR_NAME[par_vr(PAR_AXIS, 0)]);
+        if (check_axis(c, FMU_VAR_NAME[par_vr(PAR_AXIS, 0)], par(c, PAR_AXIS, 0), B->axis))
             return -1;
-        }
     }
-    if (FMU_KIND != TITOP_GROUND && check_dynamic_model(c))
-        return -1;
     if (FMU_KIND == TITOP_GROUND) {
         titop_euler_dcm(par(c, PAR_GROUND_EULER, 0), B->R0);
         memcpy(B->pos, par(c, PAR_GROUND_POSITION, 0), sizeof B->pos);
@@ -277,16 +127,8 @@ static int build(FmuInstance *c)
         fmu_refuse(c, "invalid block: %s", msg);
         return -1;
     }
-    /* a joint must see a non-singular inertia (eq. 20): the core's check, the blocks' too */
-    if (B->nv && FMU_KIND != TITOP_RIGID) {
-        double J[36];
-        if (titop_check_apparent_inertia(B->S, B->D, B->nv, J) == TITOP_CHECK_SINGULAR) {
-            fmu_refuse(c, "parameter 'inertia': the apparent inertia seen from the joint (eq. 20) is "
-                      "singular (to 1e-12 of the body's own inertia): the body cannot be moved "
-                      "by its joint");
-            return -1;
-        }
-    }
+    if (check_apparent_inertia(c, "", B))
+        return -1;
     if (!b->data) { /* both buffers, or neither */
         size_t n = titop_data_size(m);
         double *data = c->alloc(n, sizeof(double));

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "fmu_model.h"
+#include "fmu_checks.c"
 
 #define NPARAMS (sizeof FMU_PARAMS / sizeof FMU_PARAMS[0])
 #define NINPUTS (sizeof FMU_INPUTS / sizeof FMU_INPUTS[0])
@@ -58,39 +59,12 @@ static Name par_name(int slot)
     return n;
 }
 
-/* a number as Python prints round(x, 6): at least one decimal ("3.0", "17.25") */
-static void py_float(double x, char *out, size_t size)
+/* "pend1." : the prefix of body i's parameter names */
+static Name prefix(int i)
 {
-    snprintf(out, size, "%.6f", x);
-    size_t n = strlen(out);
-    while (n > 2 && out[n - 1] == '0' && out[n - 2] != '.')
-        out[--n] = '\0';
-}
-
-/* an inertia at the centre of mass: the core's check (titop_check_inertia), the Python blocks'
-   too; principal moments that violate the triangle inequality are a logged warning */
-static int check_inertia(FmuInstance *c, int slot, int definite)
-{
-    double e[3];
-    Name n = par_name(slot);
-    int code = titop_check_inertia(&c->v[slot], definite, e);
-    if (code == TITOP_CHECK_NOT_SYMMETRIC)
-        return fmu_refuse(c, "parameter '%s' is not symmetric", n.s);
-    if (code == TITOP_CHECK_NOT_PSD)
-        return fmu_refuse(c, "parameter '%s' is not positive semi-definite", n.s);
-    if (code == TITOP_CHECK_NOT_PD)
-        return fmu_refuse(c, "parameter '%s': a root body needs a positive-definite inertia (its "
-                             "D_P is inverted, eq. 11)", n.s);
-    if (code == TITOP_CHECK_TRIANGLE) {
-        char a[32], b[32], d[32];
-        py_float(e[0], a, sizeof a);
-        py_float(e[1], b, sizeof b);
-        py_float(e[2], d, sizeof d);
-        fmu_log(c, FMU_WARNING, "parameter '%s': principal moments [%s, %s, %s] violate the "
-                                "triangle inequality I1 + I2 >= I3 (no real mass distribution "
-                                "has them); simulating anyway", n.s, a, b, d);
-    }
-    return FMU_OK;
+    Name n;
+    snprintf(n.s, sizeof n.s, "%s.", FMU_BODY_NAME[i]);
+    return n;
 }
 
 /* n initial values into the states of body B from its state `at` (checked against the state
@@ -118,15 +92,10 @@ static int apply(FmuInstance *c, int role, int arg, int slot)
     double q[4];
     Name n = par_name(slot);
     switch (role) {
-    case PAR_MASS:
-        if (!(v[0] > 0))
-            return fmu_refuse(c, "parameter '%s' = %s must be positive (kg)", n.s,
-                              fmu_num(v[0]).s);
+    case PAR_MASS: /* mass, inertia and centre of mass checked together (build) */
         B->mass = v[0];
         return FMU_OK;
     case PAR_INERTIA:
-        if (check_inertia(c, slot, B->kind == TITOP_RIGID))
-            return FMU_ERROR;
         memcpy(B->inertia, v, sizeof B->inertia);
         return FMU_OK;
     case PAR_COM:
@@ -135,23 +104,13 @@ static int apply(FmuInstance *c, int role, int arg, int slot)
     case PAR_GRAVITY:
         memcpy(B->gravity, v, sizeof B->gravity);
         return FMU_OK;
-    case PAR_AXIS: {
-        double nrm = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-        if (!(nrm >= 1e-12) || !isfinite(nrm))
-            return fmu_refuse(c, "parameter '%s': the joint axis must be a finite non-zero "
-                                 "vector", n.s);
-        for (int k = 0; k < 3; k++)
-            B->axis[k] = v[k] / nrm;
-        return FMU_OK;
-    }
-    case PAR_DCM: {
-        double err = titop_rotation_error(v);
-        if (!(err <= 1e-9))
-            return fmu_refuse(c, "parameter '%s' is not a rotation matrix (|P^T P - 1|, "
-                                 "|det P - 1| up to %.3g)", n.s, err);
+    case PAR_AXIS:
+        return check_axis(c, n.s, v, B->axis) ? FMU_ERROR : FMU_OK;
+    case PAR_DCM:
+        if (check_dcm(c, n.s, v))
+            return FMU_ERROR;
         memcpy(B->R0, v, sizeof B->R0);
         return FMU_OK;
-    }
     case PAR_GROUND_POSITION:
         memcpy(B->pos, v, sizeof B->pos);
         return FMU_OK;
@@ -274,6 +233,12 @@ static int build(FmuInstance *c)
     for (size_t g = 0; g < NPARAMS; g++)
         if (apply(c, FMU_PARAMS[g][0], FMU_PARAMS[g][1], FMU_PARAMS[g][2]) != FMU_OK)
             return -1;
+    for (int i = 0; i < FMU_NBODIES; i++) { /* each body's checks, the blocks' (fmu_checks.c) */
+        const titop_body *B = &b->bodies[i];
+        if (B->kind != TITOP_GROUND &&
+            check_body(c, prefix(i).s, B->mass, B->inertia, B->com, B->kind == TITOP_RIGID))
+            return -1;
+    }
     titop_model *m = &b->model;
     memset(m, 0, sizeof *m);
     m->nbodies = FMU_NBODIES;
@@ -294,19 +259,9 @@ static int build(FmuInstance *c)
         fmu_refuse(c, "invalid model (body %d): %s", bad, msg);
         return -1;
     }
-    /* a joint must see a non-singular inertia (eq. 20): the core's check, the blocks' too */
-    for (int i = 0; i < FMU_NBODIES; i++) {
-        const titop_body *B = &b->bodies[i];
-        double J[36];
-        if (B->nv && B->kind != TITOP_RIGID &&
-            titop_check_apparent_inertia(B->S, B->D, B->nv, J) == TITOP_CHECK_SINGULAR) {
-            int s = par_slot(PAR_INERTIA, i);
-            fmu_refuse(c, "parameter '%s': the apparent inertia seen from the joint (eq. 20) is "
-                          "singular: the body cannot be moved by its joint",
-                       s >= 0 ? par_name(s).s : "inertia");
+    for (int i = 0; i < FMU_NBODIES; i++) /* a joint must see a non-singular inertia (eq. 20) */
+        if (check_apparent_inertia(c, prefix(i).s, &b->bodies[i]))
             return -1;
-        }
-    }
     if (!b->data) { /* every buffer, or none */
         size_t n = titop_data_size(m);
         double *data = c->alloc(n, sizeof(double));
