@@ -53,6 +53,12 @@ from ..fmi.native.build import (
     compiler,
     zip_fmu,
 )
+from ..fmi.native.generate import (
+    BUILD_DESCRIPTION,
+    add_log_categories,
+    add_source_files,
+    build_description_xml,
+)
 from ..fmi.ports import UNIT_DEFINITIONS
 
 if TYPE_CHECKING:  # duck-typed at run time: linear.model imports this module
@@ -298,21 +304,25 @@ def build_fmu(
     # the dependencies of the outputs and the state derivatives: the non-zeros of the matrices
     deps = {vr_y + i: sorted(_deps(C, i, vr_x) + _deps(D, i, vr_u)) for i in range(p)}
     deps.update({vr_dx + i: sorted(_deps(A, i, vr_x) + _deps(B, i, vr_u)) for i in range(n)})
+    # the compile units of sources/ (FMI 2.0: <SourceFiles>; FMI 3.0: buildDescription.xml)
+    sources = [WRAPPER[fmi_version], *C_UNITS]
     write = _model_description2 if fmi_version == 2 else _model_description3
-    xml = write(ident, guid, text, V, unit_of, deps, vr_x, vr_dx)
+    xml = write(ident, guid, text, V, unit_of, deps, vr_x, vr_dx, sources)
 
     cc = compiler()
     with tempfile.TemporaryDirectory(prefix="titopfmu-linear-") as tmp:
         tree = Path(tmp)
         src = tree / "sources"
         src.mkdir()
-        units_c = [WRAPPER[fmi_version], *C_UNITS]
+        units_c = list(sources)
         for f in (*units_c, *HEADERS_C):
             shutil.copy(NATIVE / f, src / f)
         for f in HEADERS if fmi_version == 2 else HEADERS3:
             shutil.copy(FMI_HEADERS / f, src / f)
         (src / CONFIG).write_text(config)
         (src / MATRICES).write_text("\n".join(matrices) + "\n")
+        if fmi_version == 3:
+            (tree / BUILD_DESCRIPTION).write_bytes(build_description_xml(ident, sources))
         units_c = [f"sources/{f}" for f in units_c]
         linux, windows = PLATFORMS[fmi_version]
         lib = f"binaries/{linux}/{ident}.so"
@@ -347,8 +357,10 @@ def _units(root: Element, used: set[str]) -> None:
 
 
 def _model_description2(ident: str, guid: str, text: str, V: list[Var], unit_of: dict[str, str],
-                        deps: dict[int, list[int]], vr_x: int, vr_dx: int) -> bytes:  # fmt: skip
-    """The FMI 2.0 modelDescription.xml: one ScalarVariable a slot, value reference = slot."""
+                        deps: dict[int, list[int]], vr_x: int, vr_dx: int,
+                        sources: list[str]) -> bytes:  # fmt: skip
+    """The FMI 2.0 modelDescription.xml: one ScalarVariable a slot, value reference = slot;
+    ``sources``: the compile units of ``sources/``."""
     root = Element("fmiModelDescription", {
         "fmiVersion": "2.0", "modelName": ident, "guid": guid, "description": text,
         "generationTool": "titopfmu", "variableNamingConvention": "structured",
@@ -356,11 +368,14 @@ def _model_description2(ident: str, guid: str, text: str, V: list[Var], unit_of:
     })  # fmt: skip
     caps = {"modelIdentifier": ident, "canGetAndSetFMUstate": "true",
             "canSerializeFMUstate": "true", "providesDirectionalDerivative": "true"}  # fmt: skip
-    SubElement(root, "ModelExchange", {**caps, "completedIntegratorStepNotNeeded": "true"})
-    SubElement(root, "CoSimulation", {**caps, "canHandleVariableCommunicationStepSize": "true",
-                                      "canInterpolateInputs": "true",
-                                      "maxOutputDerivativeOrder": "1"})  # fmt: skip
+    me = SubElement(root, "ModelExchange", {**caps, "completedIntegratorStepNotNeeded": "true"})
+    add_source_files(me, sources)
+    cs = SubElement(root, "CoSimulation", {**caps, "canHandleVariableCommunicationStepSize": "true",
+                                           "canInterpolateInputs": "true",
+                                           "maxOutputDerivativeOrder": "1"})  # fmt: skip
+    add_source_files(cs, sources)
     _units(root, {u for u in unit_of.values() if u})
+    add_log_categories(root)
     SubElement(root, "DefaultExperiment", startTime="0", stopTime="10", stepSize="0.01")
     mv = SubElement(root, "ModelVariables")
     for vr, (name, caus, desc, start, initial) in enumerate(V):
@@ -392,9 +407,11 @@ def _model_description2(ident: str, guid: str, text: str, V: list[Var], unit_of:
 
 
 def _model_description3(ident: str, token: str, text: str, V: list[Var], unit_of: dict[str, str],
-                        deps: dict[int, list[int]], vr_x: int, vr_dx: int) -> bytes:  # fmt: skip
+                        deps: dict[int, list[int]], vr_x: int, vr_dx: int,
+                        sources: list[str]) -> bytes:  # fmt: skip
     """The FMI 3.0 modelDescription.xml: value reference 0 is ``time``, slot k is the Float64
-    variable of value reference k + 1."""
+    variable of value reference k + 1 (``sources``: in buildDescription.xml, not here)."""
+    del sources
     root = Element("fmiModelDescription", {
         "fmiVersion": "3.0", "modelName": ident, "instantiationToken": token,
         "description": text, "generationTool": "titopfmu",
@@ -408,6 +425,7 @@ def _model_description3(ident: str, token: str, text: str, V: list[Var], unit_of
                                       "maxOutputDerivativeOrder": "1",
                                       "hasEventMode": "false"})  # fmt: skip
     _units(root, {u for u in unit_of.values() if u} | {"s"})
+    add_log_categories(root)
     SubElement(root, "DefaultExperiment", startTime="0", stopTime="10", stepSize="0.01")
     mv = SubElement(root, "ModelVariables")
     SubElement(mv, "Float64", name="time", valueReference="0", causality="independent",

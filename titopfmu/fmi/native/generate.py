@@ -52,6 +52,66 @@ OUT_ROLES = ["OUT_WRENCH_PARENT", "OUT_PORT_MOTION", "OUT_BODY_MOTION", "OUT_JOI
              "OUT_EFFORT", "OUT_BODY_WRENCH", "OUT_CLOSURE_LEFT", "OUT_CLOSURE_RIGHT",
              "OUT_LAW"]  # fmt: skip
 
+#: the log categories of every native FMU, as fmu.c passes them to the host's logger by the
+#: message's status (fmi2_block.c, fmi3_block.c; ``fmi3InstantiateScheduledExecution`` logs its
+#: refusal as ``logStatusError``): ``<LogCategories>`` of both FMI versions
+LOG_CATEGORIES = (
+    ("logStatusError", "a refused call (status Error): what was refused and why, naming the "
+     "variable, parameter, state or block at fault and the time"),
+    ("logStatusWarning", "a doubtful value accepted (status Warning), e.g. principal moments of "
+     "inertia that violate the triangle inequality"),
+    ("logAll", "informational messages (status OK)"),
+)  # fmt: skip
+
+#: where an FMI 3.0 FMU's build description is (FMI 3.0, section 2.5.1: the sources' compile
+#: units, include directory and language; FMI 2.0 lists the units in modelDescription.xml)
+BUILD_DESCRIPTION = "sources/buildDescription.xml"
+
+#: units of single components of a parameter whose components differ in unit, by role: FMI 2.0
+#: gives each scalar its own; an FMI 3.0 array carries one unit, so it has none (its description
+#: says which element is what)
+COMPONENT_UNITS = {"PAR_TWIST0": ("m/s",) * 3 + ("rad/s",) * 3}
+
+
+def rate_unit(unit: str) -> str:
+    """The unit of the time derivative of a quantity in ``unit`` (m -> m/s, rad/s -> rad/s2), or
+    "" when that unit is not one of :data:`UNIT_DEFINITIONS` (a quaternion component's 1/s)."""
+    rate = unit + "2" if unit.endswith("/s") else (unit + "/s" if unit else "1/s")
+    return rate if rate in UNIT_DEFINITIONS else ""
+
+
+def add_log_categories(root: Element) -> None:
+    """``<LogCategories>`` (:data:`LOG_CATEGORIES`) under the model description ``root``, in
+    its place (after the unit and type definitions, before the default experiment)."""
+    cats = SubElement(root, "LogCategories")
+    for name, description in LOG_CATEGORIES:
+        SubElement(cats, "Category", name=name, description=description)
+
+
+def add_source_files(interface: Element, sources: list[str]) -> None:
+    """FMI 2.0: ``<SourceFiles>`` under ``<ModelExchange>`` or ``<CoSimulation>``, the compile
+    units ``sources`` (names relative to ``sources/``); nothing when there is none."""
+    if sources:
+        files = SubElement(interface, "SourceFiles")
+        for f in sources:
+            SubElement(files, "File", name=f)
+
+
+def build_description_xml(model_identifier: str, sources: list[str]) -> bytes:
+    """FMI 3.0 ``sources/buildDescription.xml``: one build configuration of the compile units
+    ``sources`` (names relative to ``sources/``), C99, the include directory ``sources/``
+    itself (the headers are beside the units)."""
+    root = Element("fmiBuildDescription", fmiVersion="3.0")
+    bc = SubElement(root, "BuildConfiguration", modelIdentifier=model_identifier,
+                    description="the C99 compile units of the FMU's shared library; on Linux "
+                    "link the C math library (-lm)")  # fmt: skip
+    fs = SubElement(bc, "SourceFileSet", language="C99")
+    for f in sources:
+        SubElement(fs, "SourceFile", name=f)
+    SubElement(fs, "IncludeDirectory", name=".")
+    indent(root)
+    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8")
+
 
 @dataclass
 class Variable:
@@ -99,6 +159,10 @@ class NativeFmu:
     title: str = ""
     experiment: tuple[float, float, float, float | None] = (0.0, 1.0, 0.001, None)
     config_lines: list[str] = field(default_factory=list)
+    #: the C compile units of ``sources/`` (names relative to it), set by the build
+    #: (:mod:`titopfmu.fmi.native.build`) before the model description is written: FMI 2.0's
+    #: ``<SourceFiles>``, FMI 3.0's ``sources/buildDescription.xml``
+    sources: list[str] = field(default_factory=list)
 
     @property
     def model_name(self) -> str:
@@ -185,10 +249,14 @@ class NativeFmu:
         caps = {"modelIdentifier": self.model_name, "canGetAndSetFMUstate": "true",
                 "canSerializeFMUstate": "true", "providesDirectionalDerivative": "true",
                 "canNotUseMemoryManagementFunctions": "false"}  # fmt: skip
-        SubElement(root, "ModelExchange", {**caps, "completedIntegratorStepNotNeeded": "true"})
-        SubElement(root, "CoSimulation", {**caps, "canHandleVariableCommunicationStepSize": "true",
-                                          "canInterpolateInputs": "true",
-                                          "maxOutputDerivativeOrder": "0"})  # fmt: skip
+        me = SubElement(root, "ModelExchange",
+                        {**caps, "completedIntegratorStepNotNeeded": "true"})  # fmt: skip
+        add_source_files(me, self.sources)
+        cs = SubElement(root, "CoSimulation", {**caps,
+                                               "canHandleVariableCommunicationStepSize": "true",
+                                               "canInterpolateInputs": "true",
+                                               "maxOutputDerivativeOrder": "0"})  # fmt: skip
+        add_source_files(cs, self.sources)
         used = {x.unit for x in self.variables if x.unit}
         if used:
             units = SubElement(root, "UnitDefinitions")
@@ -196,6 +264,7 @@ class NativeFmu:
                 if name in used:
                     u = SubElement(units, "Unit", name=name)
                     SubElement(u, "BaseUnit", {k: str(e) for k, e in exps.items()})
+        add_log_categories(root)
         self._experiment(root)
         mv = SubElement(root, "ModelVariables")
         caus = {C_PARAM: "parameter", C_INPUT: "input", C_OUTPUT: "output", C_LOCAL: "local"}
@@ -292,6 +361,7 @@ class NativeFmu:
             if name in units:
                 SubElement(SubElement(u, "Unit", name=name), "BaseUnit",
                            {k: str(e) for k, e in exps.items()})  # fmt: skip
+        add_log_categories(root)
         self._experiment(root)
         mv = SubElement(root, "ModelVariables")
         SubElement(
@@ -364,6 +434,10 @@ class NativeFmu:
             unknown("InitialUnknown", a_vr, sorted(set(ins) | set(params)))
         indent(root)
         return b'<?xml version="1.0" encoding="UTF-8"?>\n' + tostring(root, encoding="utf-8")
+
+    def build_description(self) -> bytes:
+        """FMI 3.0 ``sources/buildDescription.xml`` of the compile units :attr:`sources`."""
+        return build_description_xml(self.model_name, self.sources)
 
 
 def describe(ftype: FmuType, n: int, fmi_version: int = 2) -> NativeFmu:
@@ -448,24 +522,28 @@ def describe(ftype: FmuType, n: int, fmi_version: int = 2) -> NativeFmu:
         default = np.array(p.default, dtype=float)
         vr0 = len(V)
         desc = p.description.replace("fmi2", "fmi3") if fmi_version == 3 else p.description
-        for fname, idx in p.names():
+        units = COMPONENT_UNITS.get(p.role)
+        for k, (fname, idx) in enumerate(p.names()):
             V.append(Variable(fname, T_BOOL if p.boolean else T_INT if p.integer else T_REAL,
                               C_PARAM, float(default[idx]) if default.shape else float(default),
-                              p.unit, desc))  # fmt: skip
+                              units[k] if units else p.unit, desc))  # fmt: skip
         A.append(Array(p.name, vr0, tuple(p.shape), desc))
         if p.role not in ROLES:  # pragma: no cover - a declaration without a known role
             raise ValueError(f"{ftype.key}: parameter {p.name!r} has no role of fmu_config.h")
         arg = int(p.name[1:].split(".")[0]) if p.role == "PAR_POINT" else 0
         fmu.params.append((p.role, arg, vr0))
     names = list(getattr(proto, "state_names", ()))
+    # the units of the states as the block type declares them (a quaternion's components: none)
+    declared = {st.name: st.unit for st in ftype.declaration.states} if ftype.declaration else {}
     x0 = len(V)
     for s in names:
-        V.append(Variable(f"state.{s}", T_REAL, C_LOCAL, 0.0, "",
+        V.append(Variable(f"state.{s}", T_REAL, C_LOCAL, 0.0, declared.get(s, ""),
                           "continuous state (model exchange)"))  # fmt: skip
     dx0 = len(V)
     for k, s in enumerate(names):
-        V.append(Variable(f"der(state.{s})", T_REAL, C_LOCAL, 0.0, "",
-                          "derivative of the state", derivative_of=x0 + k + 1))  # fmt: skip
+        V.append(Variable(f"der(state.{s})", T_REAL, C_LOCAL, 0.0,
+                          rate_unit(declared.get(s, "")), "derivative of the state",
+                          derivative_of=x0 + k + 1))  # fmt: skip
     A += [Array(V[vr].name, vr, (), V[vr].description) for vr in range(x0, len(V))]
     fmu.defines.update(FMU_X_VR0=x0, FMU_DX_VR0=dx0)
     return fmu
