@@ -25,13 +25,17 @@ from typing import TypeVar
 from ...blocks.base import TitopError
 from ..catalog import FmuType
 from .documentation import documentation_html
-from .generate import describe
+from .generate import BUILD_DESCRIPTION, describe
 
 HERE = Path(__file__).resolve().parent
 CORE = HERE.parent.parent / "core" / "csrc"
 FMI_HEADERS = HERE.parent / "headers"
 CORE_FILES = ("titop.h", "titop_scalar.h", "titop_spatial.h", "titop_core.c", "titop_double.c",
               "titop_complex.c")  # fmt: skip
+#: the core's compile units (titop_core.c is included by both, once per scalar type): linked
+#: as objects compiled once per build (:class:`CoreObjects`), listed with every FMU's own units
+#: as the sources' compile units
+CORE_UNITS = ("titop_double.c", "titop_complex.c")
 HEADERS = ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h")
 HEADERS3 = ("fmi3Functions.h", "fmi3FunctionTypes.h", "fmi3PlatformTypes.h")
 #: the FMI-version-independent layer (fmu.c: instance, stepping, state, derivatives) and the
@@ -331,7 +335,9 @@ def _compile_sources(fmu, model_c: str, model_files: Sequence[str], tmp: str, wi
     files, the generated fmu_config.h) and compile the binaries (Linux; Windows with ``win64``,
     default: when MinGW-w64 is installed). Returns the library on which to measure the
     dependencies: the Linux one (FMI 2.0), or an FMI 2.0 build of the same sources (FMI 3.0;
-    removed by :func:`_finish`)."""
+    removed by :func:`_finish`). Sets ``fmu.sources``, the compile units of ``sources/``: the FMI
+    functions, ``model_c``, ``extra_units`` and the core's (:data:`CORE_UNITS`), which the
+    model description lists for tools that rebuild the FMU."""
     fmi_version = fmu.fmi_version
     wrapper = f"fmi{fmi_version}_block.c"
     name = fmu.model_name
@@ -345,7 +351,9 @@ def _compile_sources(fmu, model_c: str, model_files: Sequence[str], tmp: str, wi
         shutil.copy(FMI_HEADERS / f, src / f)
     for f in (wrapper, *model_files):
         shutil.copy(HERE / f, src / f)
-    units = [f"sources/{wrapper}", f"sources/{model_c}", *(f"sources/{u}" for u in extra_units)]
+    own = [wrapper, model_c, *extra_units]  # compiled here; the core's linked as objects
+    fmu.sources = [*own, *CORE_UNITS]
+    units = [f"sources/{u}" for u in own]
     (src / "fmu_config.h").write_text(fmu.config_header())
     if win64 is None:
         win64 = shutil.which(MINGW) is not None
@@ -382,9 +390,11 @@ def _compile_sources(fmu, model_c: str, model_files: Sequence[str], tmp: str, wi
 
 
 def _finish(fmu, tmp: str, plib: Path, out_dir: Path, documentation: str) -> Path:
-    """modelDescription.xml (with the dependencies measured), the FMI 3.0 terminals of the TITOP
-    ports and documentation into ``tmp``, the probe library removed, the FMU zipped into
-    ``out_dir``; for FMI 2.0, the OSP-IS model description beside it
+    """modelDescription.xml (with the dependencies measured and, FMI 2.0, the compile units
+    ``fmu.sources``), for FMI 3.0 the terminals of the TITOP ports and
+    ``sources/buildDescription.xml`` (the compile units), and documentation into ``tmp``, the
+    probe library removed, the FMU zipped into ``out_dir``; for FMI 2.0, the OSP-IS model
+    description beside it
     (``<id>_OspModelDescription.xml``, :mod:`titopfmu.fmi.terminals`)."""
     from ..terminals import (
         TERMINALS_PATH,
@@ -405,6 +415,8 @@ def _finish(fmu, tmp: str, plib: Path, out_dir: Path, documentation: str) -> Pat
         (out_dir / osp_file_name(fmu.model_name)).write_bytes(
             osp_model_description_xml(fmu.model_name, fmu.variables, ports)
         )
+    if fmu.fmi_version == 3:
+        (Path(tmp) / BUILD_DESCRIPTION).write_bytes(fmu.build_description())
     (Path(tmp) / "modelDescription.xml").write_bytes(fmu.model_description())
     doc = Path(tmp) / "documentation" / "index.html"
     doc.parent.mkdir()
