@@ -576,3 +576,25 @@ def test_the_command_line_writes_a_model_fmu_or_refuses_in_one_line(tmp_path, ca
     err = capsys.readouterr().err
     assert "buoyancy.y" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "x.fmu").exists()
+
+
+def test_a_single_pendulum_model_fmu_builds_and_declares_units(tmp_path):
+    """The smallest model (one revolute body, two states) compiles (a regression: an inlined
+    bound the compiler once doubted), and the twist of a free root carries its units."""
+    s = System("pendulum")
+    s.add(Ground("g", children={"A": (0.0, 0.0, 0.0)}))
+    s.add(RevoluteBody("arm", 1.0, np.diag([0.01, 0.01, 0.01]), axis=(0, 0, 1),
+                       com=(0.0, -0.5, 0.0), theta0=0.4, gravity=(0, -9.81, 0)))  # fmt: skip
+    s.add(Constant("tau", 0.0))
+    s.connect("g.A", "arm.P")
+    s.connect("tau.y", "arm.joint.tau")
+    fmu = export_fmu(s, tmp_path / "pendulum.fmu", signals=["arm.joint.m[3]"], win64=False)
+    r = simulate_fmu(str(fmu), fmi_type="CoSimulation", stop_time=1.0, output_interval=0.01,
+                     output=["arm.joint.m[3]"])  # fmt: skip
+    ref = engine_run(s, 1.0, 0.1, {"q": "arm.joint.m[3]"})
+    assert _compare(ref, r["time"], [r["arm.joint.m[3]"]]) < 1e-6
+    v = {x.name: x for x in read_model_description(str(fmu)).modelVariables}
+    assert v["arm.state.q"].unit == "rad" and v["der(arm.state.qd)"].unit == "rad/s2"
+    b = {x.name: x for x in read_model_description(str(export_fmu(
+        base_and_arm(), tmp_path / "ba.fmu", win64=False))).modelVariables}  # fmt: skip
+    assert b["base.twist[1]"].unit == "m/s" and b["base.twist[6]"].unit == "rad/s"

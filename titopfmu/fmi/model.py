@@ -44,7 +44,17 @@ from ..blocks.declarations import BlockType
 from ..core.model import GROUND, IMPOSED, NativeTree, builtin_kind
 from ..spatial.rotations import dcm_from_quaternion, euler_from_dcm
 from .catalog import Param
-from .native.generate import C_INPUT, C_LOCAL, C_OUTPUT, C_PARAM, T_INT, T_REAL, Array, NativeFmu
+from .native.generate import (
+    C_INPUT,
+    C_LOCAL,
+    C_OUTPUT,
+    C_PARAM,
+    COMPONENT_UNITS,
+    T_INT,
+    T_REAL,
+    Array,
+    NativeFmu,
+)
 from .native.generate import Variable as Var
 from .terminals import osp_file_name
 
@@ -460,7 +470,9 @@ def describe_model(mp: ModelPlan, fmi_version: int = 2) -> NativeFmu:
     for p, arg in mp.params:
         vtype = T_BOOL if p.boolean else T_INT if p.integer else T_REAL
         shape = tuple(p.shape)
-        units = [p.unit] * max(1, int(np.prod(shape)) if shape else 1)
+        units = list(COMPONENT_UNITS.get(p.role, ())) or [p.unit] * max(
+            1, int(np.prod(shape)) if shape else 1
+        )
         vr0 = add(p.name, C_PARAM, p.default, units, p.description, shape, vtype)
         fmu.params.append((p.role, arg, vr0))
     x0 = len(V)
