@@ -50,10 +50,24 @@ def expect_parameter_error(make, block: str, parameter: str) -> ParameterError:
 # ----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("mass", [0.0, -1.0, np.nan, np.inf, "heavy", None])
+@pytest.mark.parametrize("mass", [-1.0, np.nan, np.inf, "heavy", None])
 @pytest.mark.parametrize("cls", [RigidBody, WeldedBody, RevoluteBody, PrismaticBody])
 def test_bad_mass(cls, mass):
     expect_parameter_error(lambda: cls("body", mass, I3), "body", "mass")
+
+
+def test_a_zero_mass_is_refused_for_a_root_only():
+    """A root needs a mass; a joint body may be massless (a robot's virtual link): it is
+    judged with what its joint moves. A leaf (no child port) has only its own inertia and
+    armature: a massless prismatic one has nothing to move along its axis."""
+    expect_parameter_error(lambda: RigidBody("body", 0.0, I3), "body", "mass")
+    WeldedBody("body", 0.0, I3)
+    RevoluteBody("body", 0.0, I3)  # an inertia about its axis
+    exc = expect_parameter_error(lambda: PrismaticBody("body", 0.0, I3), "body", "inertia")
+    assert "no child port" in str(exc) and "armature" in str(exc)
+    PrismaticBody("body", 0.0, I3, armature=0.2)  # its rotor's inertia
+    PrismaticBody("body", 0.0, np.zeros((3, 3)), children={"tip": [0.1, 0.0, 0.0]})
+    PrismaticBodyInverse("body", 0.0, np.zeros((3, 3)))  # its effort is then zero
 
 
 @pytest.mark.parametrize(
@@ -88,9 +102,12 @@ def test_point_mass_root_is_rejected():
     RevoluteBody("bob", 1.0, np.zeros((3, 3)), com=[1.0, 0.0, 0.0])
 
 
-@pytest.mark.parametrize("cls", [RevoluteBody, RevoluteBodyInverse])
+@pytest.mark.parametrize("cls", [RevoluteBody])
 def test_point_mass_on_the_revolute_axis_is_rejected(cls):
-    """Zero apparent inertia J_r (eq. 20): a point mass on the joint axis."""
+    """Zero apparent inertia J_r (eq. 20): a point mass on the joint axis, a leaf (with child
+    ports, the engine judges it with what it carries; an inverse joint solves nothing)."""
+    RevoluteBodyInverse("bob", 1.0, np.zeros((3, 3)), axis=[0.0, 0.0, 2.0], com=[0.0, 0.0, 1.5])
+    cls("bob", 1.0, np.zeros((3, 3)), axis=[0.0, 0.0, 1.0], children={"C": [1.0, 0.0, 0.0]})
     exc = expect_parameter_error(
         lambda: cls("bob", 1.0, np.zeros((3, 3)), axis=[0.0, 0.0, 2.0], com=[0.0, 0.0, 1.5]),
         "bob",

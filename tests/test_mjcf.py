@@ -437,10 +437,10 @@ def test_springs_dampers_on_ball_and_free_joints_are_listed_negative_ones_refuse
     with pytest.warns(MjcfWarning) as record:
         system = titopfmu.import_mjcf(write(tmp_path, text))
     got = [(u.what, u.note.split(":")[0], u.line) for u in record[0].message.unimported]
-    assert got == [("<joint armature>", "rotor inertia", 6),
-                   ("<joint damping>", "on the free-flying root", 4),
+    assert got == [("<joint damping>", "on the free-flying root", 4),
                    ("<joint damping stiffness>", "on a 3-dof joint", 5)], got  # fmt: skip
     assert isinstance(system.blocks["tail_tau"], titopfmu.JointSpringDamper)
+    assert system.blocks["tail"].armature == 0.1  # imported (tests/test_armature_massless.py)
     assert isinstance(system.blocks["head_tau"], titopfmu.Constant)
     refused(tmp_path, text.replace('stiffness="3"', 'stiffness="-3"'), "joint 'neck'",
             "stiffness -3 is negative", line=5)  # fmt: skip

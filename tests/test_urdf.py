@@ -347,12 +347,17 @@ def test_loop_is_refused():
         import_quiet(text, False)
 
 
-def test_massless_moving_link_is_refused():
-    text = urdf(joint("j1", "continuous", "a", "b"), links=("a", "b")).replace(
-        '<link name="b"><inertial><mass value="1.0"/>', '<link name="b"><inertial><mass value="0"/>'
-    )
-    with pytest.raises(UrdfError, match="link 'b'.*massless"):
-        import_quiet(text, False)
+def test_massless_moving_link_is_refused_when_its_joint_moves_nothing():
+    """A massless leaf link (no mass, no inertia) is refused naming it; one with an inertia
+    about its axis is not (tests/test_armature_massless.py: massless links that carry others)."""
+    text = urdf(joint("j1", "continuous", "a", "b"), links=("a", "b"))
+    massless = text.replace('<mass value="1.0"/><inertia ixx="0.1" iyy="0.1" izz="0.1"',
+                            '<mass value="0"/><inertia ixx="0" iyy="0" izz="0"', 2)
+    with pytest.raises(UrdfError, match="link 'b'.*massless") as exc:
+        import_quiet(massless, False)
+    assert exc.value.line == massless[: massless.index('<link name="b"')].count("\n") + 1
+    spinning = text.replace('<mass value="1.0"/>', '<mass value="0"/>')
+    assert import_quiet(spinning, False).blocks["b"].mass == 0.0
 
 
 # -- what the import leaves out, and mimic joints ---------------------------------------------

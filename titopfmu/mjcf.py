@@ -25,6 +25,12 @@ MuJoCo reads it), with the ``<default>`` classes applied; a joint without either
 ``Constant`` (0). Damping or stiffness on a ball or free joint is not imported (listed in the
 warning): the law is for 1-dof joints.
 
+A joint's ``armature`` (rotor inertia, with the ``<default>`` classes) is the joint body's
+``armature`` parameter, added to the joint's apparent inertia (eq. 20) as in MuJoCo and
+Pinocchio's ``model.armature`` (a ball joint's on each of its 3 dof; a negative one is refused);
+on a free-flying root it is listed in the warning (a RigidBody has no joint). A massless body is
+imported when the bodies its joint moves have inertia about the joint.
+
 Refused with an error naming the element and its line, because Pinocchio 4.1's parser would drop
 or mix it up silently (see :func:`_check_tree`): a second top-level body with joints, a free
 joint anywhere but on the first top-level body, several joints in one body, ``<frame>``,
@@ -32,11 +38,12 @@ joint anywhere but on the first top-level body, several joints in one body, ``<f
 ``eulerseq``, unnamed or duplicate body names, an orientation other than ``quat`` on a jointless
 top-level body, a body whose inertia comes from its geoms that has a geom without contacts or a
 mesh geom; and active equality constraints (a ``<joint>`` coupling, a mimic, names both joints;
-closed loops, welds), massless moving bodies, non-physical inertias.
+closed loops, welds), moving bodies whose subtree has no inertia about their joint,
+non-physical inertias.
 
 Everything else the import leaves out is listed in one :class:`MjcfWarning` per import, element
-by element with its lines (its ``unimported`` attribute holds the list): joint ranges, armature
-(rotor inertia) and friction loss, actuators, tendons, sensors, keyframes, the geoms' contacts,
+by element with its lines (its ``unimported`` attribute holds the list): joint ranges and
+friction loss, actuators, tendons, sensors, keyframes, the geoms' contacts,
 and any element or attribute the import does not know. :data:`MJCF_RULES` is the table of every
 element and attribute with its status; docs/model-files.md shows it.
 """
@@ -162,7 +169,9 @@ MJCF_RULES: dict[str, Rule] = {
     "joint@damping": Rule(IMPORTED, _LAW),
     "joint@stiffness": Rule(IMPORTED, _LAW),
     "joint@springref": Rule(IMPORTED, _LAW),
-    "joint@armature": Rule(NOT_IMPORTED, "rotor inertia: not imported yet", _ZERO),
+    "joint@armature": Rule(IMPORTED, "rotor inertia: the joint body's armature, added to the "
+                           "joint's apparent inertia (eq. 20; one value for each dof of a ball "
+                           "joint); on the free-flying root: listed, a RigidBody has no joint"),
     "joint@frictionloss": Rule(NOT_IMPORTED, "dry friction: no friction law yet", _ZERO),
     "joint@range": Rule(NOT_IMPORTED, "position limits: no limit law yet"),
     "joint@limited": Rule(NOT_IMPORTED, "position limits: no limit law yet", ("false",)),
@@ -381,6 +390,11 @@ def _check_tree(root: ET.Element, line: Callable, file: str):
             attrs = attributes(joint, body, joint_defaults)
             el = f"joint '{joint.get('name', '')}'" if joint.get("name") else f"joint of body "\
                  f"'{body.get('name', '')}'"  # fmt: skip
+            armature = _number(attrs.get("armature"), 0.0, "<joint armature>", file, el,
+                               line(joint), MjcfError)  # fmt: skip
+            if not armature >= 0.0:  # imported from Pinocchio's reading (model.armature)
+                raise MjcfError(f"armature {armature:g} is negative (a rotor inertia: it must be "
+                                ">= 0)", file, el, line(joint))  # fmt: skip
             given = [a for a in ("damping", "stiffness", "springref") if a in attrs]
             if not given:
                 continue

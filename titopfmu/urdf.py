@@ -60,6 +60,7 @@ from .blocks import (
     SphericalBody,
     TitopError,
 )
+from .blocks.base import SingularJointError
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
@@ -531,14 +532,14 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
     def where_joint(j):
         return f"joint '{model.names[j]}'", _line_of(text, "joint", model.names[j])
 
-    def body_params(j):
+    def body_params(j, root=False):
         inertia = model.inertias[j]
         mass = float(inertia.mass)
-        if not mass > 0.0:
+        if root and not mass > 0.0:  # a joint body may be massless: its subtree is judged below
             el, line = where_link(j)
             raise fmt.error(
-                "massless moving link (after merging the links fixed to it): a joint body needs "
-                f"a mass and an inertia that its joint can move; {fmt.massless_hint}",
+                "massless free-flying root (after merging the links fixed to it): the root "
+                f"needs a mass and an inertia; {fmt.massless_hint}",
                 file,
                 el,
                 line,
@@ -550,6 +551,17 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
             children=children[j] or None,
             gravity=g,
         )
+
+    def singular(j, exc: SingularJointError) -> DescriptionError:
+        el, line = where_link(j)
+        what = "massless" if not float(model.inertias[j].mass) > 0.0 else \
+            "without inertia about its joint"  # fmt: skip
+        return fmt.error(f"{what} moving {fmt.link} (after merging the {fmt.link}s fixed to it): "
+                         f"{exc.reason}; {fmt.massless_hint}", file, el, line)
+
+    def armature(j):  # the rotor inertia of each of the joint's speeds (Pinocchio's reading)
+        jm = model.joints[j]
+        return np.array(model.armature[jm.idx_v : jm.idx_v + jm.nv], dtype=float)
 
     def coordinates(j):
         jm = model.joints[j]
@@ -572,7 +584,12 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
                 if q is not None:  # [x, y, z, qx, qy, qz, qw] of the root in the world frame
                     zyx = Rotation.from_quat(q[3:7]).as_euler("ZYX")  # [ψ, θ, φ]
                     pose = dict(position=q[0:3], euler=zyx[::-1])
-                block = RigidBody(bname, **pose, **body_params(j))
+                block = RigidBody(bname, **pose, **body_params(j, root=True))
+                if np.any(armature(j)) and unimported is not None:
+                    el, line = where_joint(j)
+                    unimported.append(Unimported(f"armature of {el}", "rotor inertia on the "
+                                                 "free-flying root: a RigidBody has no joint "
+                                                 "to add it to", line))  # fmt: skip
             else:
                 M = model.jointPlacements[j]
                 R = np.array(M.rotation, dtype=float)
@@ -584,16 +601,19 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
                     if kind.startswith("JointModelR"):
                         angle = 0.0 if q is None or jm.nq != 1 else float(q[0])
                         block = RevoluteBody(bname, axis=S[3:6], P_a0b=R, theta0=angle,
+                                             armature=armature(j)[0],
                                              **body_params(j))  # fmt: skip
                     else:
                         block = PrismaticBody(bname, axis=S[0:3], P_ab=R,
                                               x0=0.0 if q is None else float(q[0]),
+                                              armature=armature(j)[0],
                                               **body_params(j))  # fmt: skip
                 elif kind == "JointModelSpherical":
                     quat = None if q is None else q[[3, 0, 1, 2]]  # Pinocchio: [x, y, z, w]
-                    block = SphericalBody(bname, P_a0b=R, quaternion0=quat, **body_params(j))
+                    block = SphericalBody(bname, P_a0b=R, quaternion0=quat,
+                                          armature=armature(j), **body_params(j))
                 elif kind == "JointModelFreeFlyer":
-                    block = FreeBody(bname, P_a0b=R, **body_params(j))
+                    block = FreeBody(bname, P_a0b=R, armature=armature(j), **body_params(j))
                 else:
                     el, line = where_joint(j)
                     what = {"JointModelPlanar": "planar", "JointModelMimic": "mimic",
@@ -607,6 +627,8 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
                     )
         except DescriptionError:
             raise
+        except SingularJointError as exc:  # a leaf without inertia about its joint
+            raise singular(j, exc) from None
         except TitopError as exc:
             el, line = where_link(j)
             raise fmt.error(f"{exc}", file, el, line) from None
@@ -638,6 +660,17 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
                                     law.element, law.line) from None  # fmt: skip
                 system.connect(f"{bname}.joint.m", f"{tau}.m")
             system.connect(f"{tau}.{'y' if law is None else 'tau'}", f"{bname}.joint.tau")
+    # a massless link is imported when the links its joint moves have inertia about the joint:
+    # the engine's check of the articulated inertia (eq. 20) at the initial state
+    from .assembly.engine import Engine
+
+    joint_of = {b: j for j, b in block_of.items()}
+    try:
+        Engine(system)
+    except SingularJointError as exc:
+        if exc.block not in joint_of:  # pragma: no cover - a block the import did not make
+            raise
+        raise singular(joint_of[exc.block], exc) from None
     return system
 
 

@@ -57,6 +57,38 @@ from titopfmu import Engine  # noqa: E402
 from titopfmu.examples.balloon import build_balloon  # noqa: E402
 
 warnings.simplefilter("ignore")
+
+
+def rotors():
+    """Rotor inertias (armature) on forward and inverse joints and a massless link with a
+    child: the sweep's D = S^T Ia S + armature, the inverse effort's armature u̇."""
+    from titopfmu import (
+        Constant,
+        Ground,
+        PrismaticBodyInverse,
+        RevoluteBody,
+        SphericalBody,
+        System,
+    )
+
+    s = System("rotors")
+    s.add(Ground("g", children={"O": (0.0, 0.0, 0.0), "Q": (0.3, 0.0, 0.0)}),
+          RevoluteBody("ghost", 0.0, np.zeros((3, 3)), axis=(0, 0, 1), armature=0.1,
+                       theta0=0.2, children={"C": (0.0, 0.2, 0.0)}),
+          SphericalBody("ball", 1.5, np.diag([0.1, 0.2, 0.15]), com=(0.1, 0.0, -0.2),
+                        armature=[0.05, 0.1, 0.2], omega0=(0.3, -0.2, 0.5)),
+          PrismaticBodyInverse("slide", 0.7, np.eye(3) * 0.01, axis=(1, 0, 0), armature=0.4),
+          Constant("t1", 0.2), Constant("t2", [0.1, 0.0, -0.1]),
+          Constant("m3", [0.5, 0.1, 0.05]))  # fmt: skip
+    s.connect("g.O", "ghost.P")
+    s.connect("ghost.C", "ball.P")
+    s.connect("g.Q", "slide.P")
+    s.connect("t1.y", "ghost.joint.tau")
+    s.connect("t2.y", "ball.joint.tau")
+    s.connect("m3.y", "slide.joint.m")
+    return s
+
+
 systems = {
     "balloon": build_balloon,
     "tree": lambda: random_tree(3)[0],
@@ -65,6 +97,7 @@ systems = {
     "four_bar": lambda: four_bar(1e4),
     "tether": tethered_pendulum,
     "imposed": imposed_motion_system,
+    "rotors": rotors,
 }
 rng = np.random.default_rng(0)
 for name, build in systems.items():

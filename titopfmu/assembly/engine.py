@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import integrate
 
-from ..blocks.base import TitopError
+from ..blocks.base import SingularJointError, TitopError
 from ..blocks.bodies import BodyBlock, Ground, ImposedMotionBody, JointBody, RigidBody
 from ..blocks.closure import LoopClosure
 from ..blocks.signals import JointSpringDamper
 from ..blocks.standalone import motion_vector
-from ..core.model import NativeTree, unsupported
+from ..core.model import SINGULAR, NativeTree, unsupported
 from ..interrupts import signal_name
 from ..spatial.algebra import FloatArray
 from ..spatial.rotations import euler_from_dcm
@@ -290,6 +290,46 @@ class Engine:
         self._fixed_inputs = None
         if all(s in self._constant_signals for s, _, _ in self._input_src):
             self._fixed_inputs = self._gather(self._constant_signals)
+        self._check_articulated_inertia(parents)
+
+    def _check_articulated_inertia(self, parents: list) -> None:
+        """One evaluation in the core at the initial state and t = 0: a joint whose
+        articulated inertia S^T Ia S + armature (eq. 20, the subtree its joint moves) is singular
+        is refused here, naming its block, rather than at the first evaluation. A massless body
+        is valid when the bodies it carries have inertia about its joint (the sweep's LDL^T
+        pivots judge it, ``titop.h``); a leaf with none was refused by its block already."""
+        nt = self.native
+        x0 = self.initial_state()
+        try:
+            inputs = self._native_inputs(0.0, x0)
+        except (ValueError, TypeError, KeyError, ArithmeticError):  # told when it runs
+            inputs = np.zeros(nt.nin)
+        r = nt.derivative(0.0, x0, inputs, np.empty(self.n_states), nt.new_data())
+        if not r or r[0] != SINGULAR or not 0 <= r[1] < len(self.tree_blocks):
+            return
+        i = r[1]
+        below = [j for j in range(i + 1, len(parents)) if self._descends(parents, j, i)]
+        b = self.tree_blocks[i]
+        carried = ", ".join(f"'{self.tree_blocks[j].name}'" for j in below[:8])
+        carried += ", ..." if len(below) > 8 else ""
+        moved = (f"this body and the {len(below)} below it: {carried}" if below else
+                 "this body")  # fmt: skip
+        raise SingularJointError(
+            b.name,
+            "the articulated inertia S^T Ia S seen from its joint (eq. 20, with the armature) is "
+            f"singular at the initial state: the subtree the joint moves ({moved}) has no "
+            "inertia about the joint, so the joint's acceleration is undefined; give one of "
+            "them a mass or inertia the joint can move, or the joint an armature",
+        )  # fmt: skip
+
+    @staticmethod
+    def _descends(parents: list, j: int, i: int) -> bool:
+        """Whether tree body j is below tree body i (``parents``: (index, slot) or None)."""
+        while parents[j] is not None:
+            j = parents[j][0]
+            if j == i:
+                return True
+        return False
 
     def _native_laws(self) -> list:
         """Joint spring-damper laws the core evaluates itself: a JointSpringDamper block

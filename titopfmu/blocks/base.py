@@ -41,7 +41,18 @@ class ParameterError(TitopError):
     def __init__(self, block: str, parameter: str, message: str) -> None:
         self.block = block
         self.parameter = parameter
+        self.reason = message
         super().__init__(f"block '{block}', parameter '{parameter}': {message}")
+
+
+class SingularJointError(ParameterError):
+    """A joint's apparent inertia (eq. 20) is singular: the body it moves (a leaf, its own
+    inertia and armature) or the subtree it moves (judged by the engine) has no inertia about
+    the joint, so its acceleration is undefined. Names the joint's block; ``parameter`` is
+    'inertia'."""
+
+    def __init__(self, block: str, message: str) -> None:
+        super().__init__(block, "inertia", message)
 
 
 class InertiaWarning(UserWarning):
@@ -121,13 +132,17 @@ def as_matrix(block: str, parameter: str, value: ArrayLike, shape: tuple[int, in
     return m
 
 
-def check_mass(block: str, mass: float) -> float:
+def check_mass(block: str, mass: float, zero: bool = False) -> float:
+    """A mass (kg): positive and finite; zero too with ``zero`` (a joint body: a massless link
+    is valid when the subtree its joint moves has inertia about the joint, which the engine
+    judges on the whole system)."""
     try:
         m = float(mass)
     except (TypeError, ValueError):
         raise ParameterError(block, "mass", f"not a number: {mass!r}") from None
-    if not np.isfinite(m) or m <= 0.0:
-        raise ParameterError(block, "mass", f"must be positive and finite (kg), got {mass}")
+    if not np.isfinite(m) or m < 0.0 or (m == 0.0 and not zero):
+        rule = ">= 0" if zero else "positive"
+        raise ParameterError(block, "mass", f"must be {rule} and finite (kg), got {mass}")
     return m
 
 
@@ -138,19 +153,22 @@ def significant(values) -> list[float]:
 
 
 def check_inertia(block: str, inertia: ArrayLike, *, positive_definite: bool,
-                  stacklevel: int = 3) -> FloatArray:
+                  stacklevel: int = 3, reference: float = 0.0) -> FloatArray:
     """Check an inertia tensor at the centre of mass (kg m²).
 
-    Symmetric and positive semi-definite (point masses, I = 0, are legal), positive definite when
-    ``positive_definite`` (a root body), each relative to the tensor's own largest entry (the
-    core's ``titop_check_inertia``: a body scaled in mass and length passes as the original
-    does). Principal moments that violate the triangle inequality give an
-    :class:`InertiaWarning`, not an error (seed 004's own balloon does).
+    Symmetric and positive semi-definite (point masses, I = 0, are legal), each relative to the
+    larger of the tensor's own largest entry and ``reference`` (kg m², the body's m |com|²: the
+    rounding noise of a point mass's zero inertia passes), positive definite relative to its own
+    largest entry when ``positive_definite`` (a root body) (the core's ``titop_check_inertia``: a
+    body scaled in mass and length passes as the original does). Principal moments that violate
+    the triangle inequality give an :class:`InertiaWarning`, not an error (seed 004's own
+    balloon does).
     """
     i = as_matrix(block, "inertia", inertia, (3, 3))
     moments = np.zeros(3)
     # the core's check (titop_check_inertia), the FMUs' too: the same parameters are refused
-    code = _titop.check_inertia(np.ascontiguousarray(i).reshape(9), positive_definite, moments)
+    code = _titop.check_inertia(np.ascontiguousarray(i).reshape(9), positive_definite, moments,
+                                float(reference))  # fmt: skip
     if code == _titop.CHECK_NOT_SYMMETRIC:
         raise ParameterError(block, "inertia", f"not symmetric: {i.tolist()}")
     i = 0.5 * (i + i.T)
@@ -262,11 +280,19 @@ def check_psd(block: str, parameter: str, value: ArrayLike, shape: tuple[int, in
     return m
 
 
-def check_nonnegative(block: str, parameter: str, value) -> float:
-    v = check_finite_scalar(block, parameter, value)
-    if v < 0:
-        raise ParameterError(block, parameter, "must be >= 0")
-    return v
+def check_nonnegative(block: str, parameter: str, value, shape: tuple[int, ...] = ()):
+    """A finite number >= 0, or (``shape`` (n,)) a vector of them (a joint's armature)."""
+    if not shape:
+        v = check_finite_scalar(block, parameter, value)
+        if v < 0:
+            raise ParameterError(block, parameter, "must be >= 0")
+        return v
+    if np.ndim(value) == 0 and not isinstance(value, str):  # one value for every component
+        value = np.full(shape[0], check_finite_scalar(block, parameter, value))
+    vec = as_vector(block, parameter, value, shape[0])
+    if np.any(vec < 0):
+        raise ParameterError(block, parameter, f"must be >= 0, got {vec.tolist()}")
+    return vec
 
 
 def _caller_level() -> int:
@@ -283,16 +309,29 @@ def _caller_level() -> int:
     return level
 
 
-def check_parameter(block: str, p, value):
+def inertia_reference(mass, com) -> float:
+    """m |com|² (kg m²) of unchecked values, the scale :func:`check_inertia` judges rounding
+    noise against; 0 when they are not numbers or it is not finite."""
+    try:
+        c = np.asarray(com, dtype=float).reshape(3)
+        with np.errstate(over="ignore", invalid="ignore"):  # out of range: judged elsewhere
+            r = float(mass) * float(c @ c)
+    except (TypeError, ValueError):
+        return 0.0
+    return r if np.isfinite(r) and r >= 0.0 else 0.0
+
+
+def check_parameter(block: str, p, value, reference: float = 0.0):
     """``value`` of the declared parameter ``p`` (:class:`~titopfmu.blocks.declarations.
-    Parameter`) checked by its declared check; the checked value (arrays as floats)."""
+    Parameter`) checked by its declared check; the checked value (arrays as floats).
+    ``reference``: the body's m |com|² for an inertia (:func:`check_inertia`)."""
     c = p.check
-    if c == "mass":
-        return check_mass(block, value)
+    if c in ("mass", "joint_mass"):
+        return check_mass(block, value, zero=c == "joint_mass")
     if c in ("inertia", "inertia_pd"):
         # the warning of a dubious inertia points at the code that built the block
         return check_inertia(block, value, positive_definite=c == "inertia_pd",
-                             stacklevel=_caller_level())  # fmt: skip
+                             stacklevel=_caller_level(), reference=reference)  # fmt: skip
     if c == "dcm":
         return check_dcm(block, p.name, value)
     if c == "axis":
@@ -300,7 +339,7 @@ def check_parameter(block: str, p, value):
     if c == "scalar":
         return check_finite_scalar(block, p.name, value)
     if c == "nonnegative":
-        return check_nonnegative(block, p.name, value)
+        return check_nonnegative(block, p.name, value, p.shape or ())
     if c == "psd":
         return check_psd(block, p.name, value, p.shape)
     if c == "vector":
@@ -372,8 +411,21 @@ class DeclaredBlock(Block):
                 continue  # checked where they are used (the joint model checks axis and DCM)
             if v is None and not p.required:
                 v = p.default
-            out[p.name] = check_parameter(self.name, p, v)
+            ref = 0.0
+            if p.check in ("inertia", "inertia_pd"):  # its rounding noise against m |com|^2
+                com = values.get("com")
+                ref = inertia_reference(values.get("mass"), _default_of(type(self), "com")
+                                        if com is None else com)  # fmt: skip
+            out[p.name] = check_parameter(self.name, p, v, ref)
         return out
+
+
+def _default_of(cls, name: str):
+    """The declared default of parameter ``name`` of a declared class (zeros if none)."""
+    try:
+        return cls.declaration.parameter(name).default
+    except KeyError:
+        return (0.0, 0.0, 0.0)
 
 
 def declared_signature(decl):

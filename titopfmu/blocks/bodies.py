@@ -39,10 +39,12 @@ from .base import (
     Block,
     DeclaredBlock,
     ParameterError,
+    SingularJointError,
     as_vector,
     check_dynamic_model,
     check_inertia,
     check_mass,
+    inertia_reference,
 )
 from .declarations import (
     FREE,
@@ -323,8 +325,10 @@ class BodyBlock(CoreBlock):
         root: bool = False,
     ) -> None:
         super().__init__(name)
-        self._setup_body(
-            check_mass(name, mass), check_inertia(name, inertia, positive_definite=root),
+        self._setup_body(  # a joint body may be massless (the engine judges its subtree)
+            check_mass(name, mass, zero=not root and self.has_parent),
+            check_inertia(name, inertia, positive_definite=root,
+                          reference=inertia_reference(mass, com)),
             as_vector(name, "com", com, 3), children, external,
             as_vector(name, "gravity", gravity, 3),
         )  # fmt: skip
@@ -591,8 +595,10 @@ class JointBody(BodyBlock):
 
     def _setup_joint(self, joint: JointModel) -> None:
         """The joint's part of the block: its model, the parent port, the apparent-inertia
-        check (eq. 20) and the joint's signal ports (those of the declaration if the type has
-        one, else from the joint model's descriptions)."""
+        check (eq. 20) of a forward joint without child ports (a leaf: its own inertia and
+        armature are all its joint moves; a body with child ports is judged with the subtree
+        its joint moves, by the engine) and the joint's signal ports (those of the declaration
+        if the type has one, else from the joint model's descriptions)."""
         name = self.name
         self.joint = joint
         k = joint.dof
@@ -610,18 +616,21 @@ class JointBody(BodyBlock):
         if not k:
             return
         j = np.zeros((k, k))  # apparent inertia seen from the joint, eq. (20): the core's
-        singular = _titop.check_apparent_inertia(  # check, the FMUs' too
-            np.ascontiguousarray(joint.S, dtype=float).reshape(6 * k),
-            np.ascontiguousarray(self.D, dtype=float).reshape(36), k, j.reshape(k * k),
-        ) == _titop.CHECK_SINGULAR  # fmt: skip
+        armature = np.broadcast_to(np.asarray(getattr(self, "armature", 0.0), dtype=float), (k,))
+        singular = (not self.inverse and not self.n_children  # check, the FMUs' too
+                    and _titop.check_apparent_inertia(
+                        np.ascontiguousarray(joint.S, dtype=float).reshape(6 * k),
+                        np.ascontiguousarray(self.D, dtype=float).reshape(36), k,
+                        j.reshape(k * k), np.ascontiguousarray(armature),
+                    ) == _titop.CHECK_SINGULAR)  # fmt: skip
         if singular:
-            raise ParameterError(
+            raise SingularJointError(
                 name,
-                "inertia",
                 f"the apparent inertia seen from the joint (eq. 20) is "
                 f"{'zero' if k == 1 else 'singular'} (to 1e-12 of the body's own inertia): "
-                f"{j.tolist()}; the body cannot be moved by its joint (e.g. a point mass on a "
-                "revolute axis or on a ball joint)",
+                f"{j.tolist()}; the body has no child port and cannot be moved by its joint "
+                "(e.g. a point mass on a revolute axis or on a ball joint, or no mass at all; "
+                "give it an armature or an inertia about the joint)",
             )
         if self.inverse:
             self.kinematic_inputs = ("joint.m",)
@@ -674,6 +683,8 @@ class DeclaredJointBody(JointBody, DeclaredBody):
 
     def _setup_type(self, values: dict) -> None:
         joint = JOINT_MODELS[type(self).declaration.core_kind](self.name, values)
+        if "armature" in values:  # before the apparent-inertia check, which counts it
+            self.armature = values["armature"]
         self._setup_joint(joint)
         super()._setup_type(values)
         for key, v in (("axis", "axis"), ("P_a0b", "R_a0b"), ("P_ab", "R_ab")):

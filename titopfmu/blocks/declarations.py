@@ -182,10 +182,13 @@ FILE_ORDER = ("mass", "inertia", "com", "children", "external", "gravity")
 # -- the parameters shared by the body types -----------------------------------------------------
 
 
-def _mass(root: bool) -> tuple[Parameter, ...]:
+def _mass(root: bool, joint: bool = False) -> tuple[Parameter, ...]:
+    """mass and inertia: a root's inertia positive definite; a joint body's mass may be zero."""
     return (
-        Parameter("mass", (), "kg", REQUIRED, "mass m of the body (> 0)", "mass", role="PAR_MASS",
-                  start=1.0),
+        Parameter("mass", (), "kg", REQUIRED, "mass m of the body (>= 0: a massless body is "
+                  "valid when the subtree its joint moves has inertia about the joint)" if joint
+                  else "mass m of the body (> 0)", "joint_mass" if joint else "mass",
+                  role="PAR_MASS", start=1.0),
         Parameter(
             "inertia", (3, 3), "kg.m2", REQUIRED,
             "inertia tensor I_B at the centre of mass B, in the body frame R_a; symmetric, "
@@ -213,6 +216,17 @@ _GRAVITY = Parameter("gravity", (3,), "m/s2", (0.0, 0.0, -9.81),
                      "gravity g in the inertial frame R_i", role="PAR_GRAVITY")  # fmt: skip
 
 _BODY_TAIL = (_COM, _CHILDREN, _EXTERNAL, _GRAVITY)
+
+
+def _armature(shape: tuple[int, ...], unit: str, what: str, inverse: bool) -> Parameter:
+    """The rotor inertia (armature) of a joint with a dof: one value per joint speed, added to
+    the joint's apparent inertia S^T Ia S (eq. 20) as Pinocchio's ``model.armature`` and MJCF's
+    joint ``armature`` (a motor's rotor inertia times its gear ratio squared)."""
+    effect = ("the required effort gets + armature u̇" if inverse else
+              "added to the joint's apparent inertia S^T Ia S, eq. 20")  # fmt: skip
+    return Parameter("armature", shape, unit, 0.0 if not shape else (0.0,) * shape[0],
+                     f"rotor inertia (armature) {what} ({effect}; Pinocchio's model.armature, "
+                     "MJCF's joint armature); >= 0", "nonnegative", role="PAR_ARMATURE")
 
 _MOTION_UNITS = ("m/s2",) * 3 + ("rad/s2",) * 3 + ("m/s",) * 3 + ("rad/s",) * 3 + ("m",) * 3 \
     + ("rad",) * 3  # fmt: skip
@@ -339,7 +353,7 @@ GROUND_TYPE = BlockType(
 
 WELDED_BODY = BlockType(
     "WeldedBody", "welded_body", "welded body R^A (Alazard et al. 2025, eq. 15)", "joint",
-    _mass(root=False) + (
+    _mass(root=False, joint=True) + (
         Parameter("P_ab", (3, 3), "", _I3, "constant DCM P_{a/b} of the body frame in the "
                   "parent's", "dcm", role="PAR_DCM"),
     ) + _BODY_TAIL,
@@ -380,8 +394,10 @@ def _one_dof(revolute: bool, inverse: bool) -> BlockType:
             Parameter(q[1], (), f"{unit}/s", 0.0, f"initial joint rate {q[3]}(0)", "scalar",
                       initial=True, role="PAR_QD0"),
         )  # fmt: skip
+    armature = _armature((), "kg.m2" if revolute else "kg", "about the joint axis" if revolute
+                         else "along the joint axis", inverse)  # fmt: skip
     return BlockType(
-        name, key, title, "joint", _mass(root=False) + own + _BODY_TAIL,
+        name, key, title, "joint", _mass(root=False, joint=True) + own + _BODY_TAIL + (armature,),
         ports=_one_dof_ports(unit, inverse),
         states=() if inverse else (State("q", unit), State("qd", f"{unit}/s")),
         core_kind=REVOLUTE if revolute else PRISMATIC, inverse=inverse,
@@ -424,8 +440,11 @@ def _ball(free: bool, inverse: bool) -> BlockType:
         states = _ROOT_STATES
     else:
         states = _BALL_STATES
+    armature = (_armature((6,), "", "per joint speed [v_r (kg, 3), ω_r (kg m^2, 3)], R_a",
+                          inverse) if free else
+                _armature((3,), "kg.m2", "per joint speed ω_r (x, y, z in R_a)", inverse))
     return BlockType(
-        name, key, title, "joint", _mass(root=False) + own + _BODY_TAIL,
+        name, key, title, "joint", _mass(root=False, joint=True) + own + _BODY_TAIL + (armature,),
         ports=_ball_ports(free, inverse), states=states,
         core_kind=FREE if free else SPHERICAL, inverse=inverse,
         fmu=FmuDecl(("TitopFreeBody" if free else "TitopSphericalBody")

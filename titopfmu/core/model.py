@@ -1,11 +1,11 @@
 """A tree of built-in blocks as a C core model (:mod:`titopfmu.core._titop`, ``csrc/titop.h``).
 
 :class:`NativeTree` reads the parameters of the blocks (mass, inertia, centre of mass, ports,
-joint axes and DCMs, gravity, external-wrench points, loop closures, joint spring-damper laws)
-into the flat arrays the core takes, once; every evaluation is then one call into C: the
-kinematics, biases, loop closures, the articulated-inertia sweep of the algebraic loop and the
-state derivative. Exact first derivatives of the state derivative come from the core compiled a
-second time on complex numbers (complex step).
+joint axes, DCMs and rotor inertias (armature), gravity, external-wrench points, loop closures,
+joint spring-damper laws) into the flat arrays the core takes, once; every evaluation is then
+one call into C: the kinematics, biases, loop closures, the articulated-inertia sweep of the
+algebraic loop and the state derivative. Exact first derivatives of the state derivative come
+from the core compiled a second time on complex numbers (complex step).
 
 Inputs the caller passes at each evaluation, in :attr:`NativeTree.inputs` order then
 :attr:`NativeTree.externals` order: a forward joint's effort ``joint.tau`` (k), an inverse
@@ -108,7 +108,7 @@ class NativeTree:
         law_dst = {dst for _, _, dst in laws}
         n = len(blocks)
         bi = np.zeros((n, 11), dtype=np.intc)
-        bd = np.zeros((n, 31))
+        bd = np.zeros((n, 37))
         port_i, port_d, ext_i, ext_d = [], [], [], []
         port0 = []
         #: (block index, port, width, offset) of the inputs the caller passes
@@ -160,6 +160,8 @@ class NativeTree:
                 bd[i, 16:19] = getattr(joint, "axis", (0.0, 0.0, 0.0))
                 R0 = joint.R_ab if kind in (WELD, PRISMATIC) else joint.R_a0b
                 bd[i, 19:28] = R0.reshape(9)
+                if dof:  # rotor inertia per joint speed (titop_body.armature), zero by default
+                    bd[i, 31 : 31 + dof] = np.broadcast_to(getattr(b, "armature", 0.0), (dof,))
         #: offset of the parent motion vector input (or None) and of each boundary port wrench
         self.parent_input: int | None = None
         self.port_inputs: list[int] = []

@@ -228,6 +228,8 @@ def random_values(params: list[Param], rng: np.random.Generator) -> dict[str, ob
             v[n] = _random_spd(rng, 6, 100.0 if n == "K" else 5.0)
         elif n in ("k", "d"):
             v[n] = np.array(rng.uniform(0.0, 20.0))
+        elif n == "armature":  # a rotor inertia per joint speed, >= 0
+            v[n] = rng.uniform(0.0, 0.5, p.shape) if p.shape else np.array(rng.uniform(0.0, 0.5))
         elif n.endswith("axis"):
             a = rng.standard_normal(3)
             v[n] = a / np.linalg.norm(a)

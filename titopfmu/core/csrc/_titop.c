@@ -13,7 +13,7 @@
 #include "titop.h"
 
 #define BODY_INTS 11
-#define BODY_DOUBLES 31
+#define BODY_DOUBLES 37 /* ..., pos (3), armature (6) */
 #define CLOSURE_DOUBLES 72
 
 typedef struct {
@@ -120,6 +120,7 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
         memcpy(B->axis, bd + 16, 3 * sizeof(double));
         memcpy(B->R0, bd + 19, 9 * sizeof(double));
         memcpy(B->pos, bd + 28, 3 * sizeof(double));
+        memcpy(B->armature, bd + 31, 6 * sizeof(double));
     }
     for (Py_ssize_t j = 0; j < np_; j++) {
         memcpy(m->ports[j].pc, (const double *)b[3].buf + 3 * j, 3 * sizeof(double));
@@ -711,10 +712,16 @@ static PyObject *py_joint_coordinates(PyObject *mod, PyObject *const *args, Py_s
 static PyObject *py_check_inertia(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)mod;
-    if (nargs_is(nargs, 3, "check_inertia(I, definite, moments) -> code") < 0)
+    if (nargs != 3 && nargs != 4) {
+        PyErr_SetString(PyExc_TypeError,
+                        "check_inertia(I, definite, moments[, reference]) -> code");
         return NULL;
+    }
     int definite = PyObject_IsTrue(args[1]);
     if (definite < 0)
+        return NULL;
+    double reference = nargs == 4 ? PyFloat_AsDouble(args[3]) : 0.0;
+    if (reference == -1.0 && PyErr_Occurred())
         return NULL;
     bufset b = {.n = 0};
     void *in, *moments;
@@ -723,7 +730,7 @@ static PyObject *py_check_inertia(PyObject *mod, PyObject *const *args, Py_ssize
         release_all(&b);
         return NULL;
     }
-    int code = titop_check_inertia(in, definite, moments);
+    int code = titop_check_inertia(in, definite, reference, moments);
     release_all(&b);
     return PyLong_FromLong(code);
 }
@@ -732,8 +739,11 @@ static PyObject *py_check_apparent_inertia(PyObject *mod, PyObject *const *args,
                                            Py_ssize_t nargs)
 {
     (void)mod;
-    if (nargs_is(nargs, 4, "check_apparent_inertia(S, D, nv, J) -> code") < 0)
+    if (nargs != 4 && nargs != 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "check_apparent_inertia(S, D, nv, J[, armature]) -> code");
         return NULL;
+    }
     long nv = PyLong_AsLong(args[2]);
     if (nv == -1 && PyErr_Occurred())
         return NULL;
@@ -742,14 +752,15 @@ static PyObject *py_check_apparent_inertia(PyObject *mod, PyObject *const *args,
         return NULL;
     }
     bufset b = {.n = 0};
-    void *S, *D, *J;
+    void *S, *D, *J, *arm = NULL;
     if (take(&b, args[0], 6 * nv, 0, 0, "S", &S) < 0 || take(&b, args[1], 36, 0, 0, "D", &D) < 0 ||
-        take(&b, args[3], nv * nv, 1, 0, "J", &J) < 0) {
+        take(&b, args[3], nv * nv, 1, 0, "J", &J) < 0 ||
+        (nargs == 5 && take(&b, args[4], nv, 0, 1, "armature", &arm) < 0)) {
         release_all(&b);
         return NULL;
     }
     double Jfull[36];
-    int code = titop_check_apparent_inertia(S, D, (int)nv, Jfull);
+    int code = titop_check_apparent_inertia(S, D, (int)nv, arm, Jfull);
     memcpy(J, Jfull, (size_t)(nv * nv) * sizeof(double));
     release_all(&b);
     return PyLong_FromLong(code);
@@ -810,9 +821,10 @@ static PyObject *py_rotation_error(PyObject *mod, PyObject *const *args, Py_ssiz
 
 static PyMethodDef module_methods[] = {
     {"check_inertia", (PyCFunction)(void (*)(void))py_check_inertia, METH_FASTCALL,
-     "check_inertia(I, definite, moments) -> code: titop_check_inertia (titop.h)"},
+     "check_inertia(I, definite, moments[, reference]) -> code: titop_check_inertia (titop.h)"},
     {"check_apparent_inertia", (PyCFunction)(void (*)(void))py_check_apparent_inertia,
-     METH_FASTCALL, "check_apparent_inertia(S, D, nv, J) -> code: eq. (20)'s J = S^T D S"},
+     METH_FASTCALL, "check_apparent_inertia(S, D, nv, J[, armature]) -> code: eq. (20)'s J = "
+     "S^T D S + diag(armature) of a body alone"},
     {"check_dynamic_model", (PyCFunction)(void (*)(void))py_check_dynamic_model, METH_FASTCALL,
      "check_dynamic_model(mass, I, com, D) -> code: D_P of eq. (4) (into D unless None) within "
      "range, the code naming the parameter out of it (titop_check_dynamic_model)"},

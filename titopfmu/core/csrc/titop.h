@@ -80,7 +80,9 @@ typedef struct titop_body {
                      (3 nv), imposed motion vector (18); -1 if none */
     int pm0;      /* parent == TITOP_PARENT_INPUT: first input of the parent motion vector (18,
                      projected in the parent frame R_b) */
-    double mass;        /* kg, > 0 (unused by GROUND) */
+    double mass;        /* kg: > 0 for a root (unused by GROUND), >= 0 for a joint body (a
+                           massless link is valid when the subtree its joint moves has inertia
+                           about the joint: the sweep's pivots judge it, TITOP_SINGULAR) */
     double com[3];      /* PB: reference point P -> centre of mass B, m */
     double inertia[9];  /* I_B at the centre of mass, kg m^2 */
     double gravity[3];  /* g in the inertial frame, m/s^2 */
@@ -88,6 +90,10 @@ typedef struct titop_body {
     double R0[9];       /* P_{a0/b} (revolute, spherical, free), P_{a/b} (weld, prismatic),
                            P_{b/i} (ground) */
     double pos[3];      /* ground: [IO]_{R_i}, m */
+    double armature[6]; /* joint bodies: rotor inertia per joint speed u_k (k < nv), >= 0, kg m^2
+                           (rotational) or kg (translational), added to the joint's apparent
+                           inertia S^T Ia S (eq. 20) as Pinocchio's model.armature; zero unless
+                           set */
     /* set by titop_model_init: */
     int nq, nv;         /* configuration and speed counts of the joint (root rigid: 7, 6) */
     double D[36];       /* D_P = τ_BP^T diag(m 1, I_B) τ_BP (eq. 4) */
@@ -225,22 +231,31 @@ enum {
 double titop_rotation_error(const double P[9]);
 /* eigenvalues of a symmetric 3x3 matrix, ascending */
 void titop_symmetric_eigenvalues(const double A[9], double e[3]);
-/* an inertia at the centre of mass (kg m^2, row-major), relative to its own largest entry s:
-   symmetric to 1e-9 s, principal moments (out, ascending) >= -1e-12 s, > 1e-12 s when
-   `definite` (a root: D_P is inverted, eq. 11; a zero inertia is not definite); the triangle
-   inequality I1 + I2 >= I3 is only a warning. A non-finite entry: TITOP_CHECK_NOT_SYMMETRIC
-   (moments NaN; the callers check finiteness first). */
-int titop_check_inertia(const double inertia[9], int definite, double moments[3]);
-/* the apparent inertia J = S^T D S (eq. 20, nv x nv, out) of a joint with nv dof (S 6 x nv and
-   D = D_P 6 x 6, row-major): TITOP_CHECK_SINGULAR when a diagonal entry J_aa is at most 1e-12
+/* an inertia at the centre of mass (kg m^2, row-major), relative to s, the larger of its own
+   largest entry and `reference` (kg m^2, the body's m |PB|^2: its inertia about P, eq. 4; 0
+   for none; ignored unless finite and >= 0): symmetric to 1e-9 s, principal moments (out,
+   ascending) >= -1e-12 s (rounding noise of a point mass's zero inertia passes); > 1e-12 of
+   its own largest entry when `definite` (a root: D_P is inverted, eq. 11; a zero inertia is
+   not definite); the triangle inequality I1 + I2 >= I3 is only a warning (moments above
+   1e-12 s). A non-finite entry: TITOP_CHECK_NOT_SYMMETRIC (moments NaN; the callers check
+   finiteness first). */
+int titop_check_inertia(const double inertia[9], int definite, double reference,
+                        double moments[3]);
+/* the apparent inertia J = S^T D S + diag(armature) (eq. 20 with the rotor inertia, nv x nv,
+   out) of a joint with nv dof (S 6 x nv and D = D_P 6 x 6, row-major; armature: nv values, or
+   NULL for none) of the body alone (a leaf; a body with children is judged with its subtree by
+   the sweep, TITOP_SINGULAR): TITOP_CHECK_SINGULAR when a diagonal entry J_aa is at most 1e-12
    of the body's own inertia along that dof, |t_a|^2 |D_tt| + 2 |t_a| |w_a| |D_tw| +
-   |w_a|^2 |D_ww| (S's column a = [t_a; w_a], |.| Frobenius norms of D's 3x3 blocks: m, m |PB|
-   and about |I_B| + m |PB|^2, eq. 4), when an LDL^T pivot of J is at most 1e-12 of its own
-   diagonal entry, or when D or J is not finite */
-int titop_check_apparent_inertia(const double *S, const double D[36], int nv, double J[36]);
+   |w_a|^2 |D_ww| + armature_a (S's column a = [t_a; w_a], |.| Frobenius norms of D's 3x3
+   blocks: m, m |PB| and about |I_B| + m |PB|^2, eq. 4), when an LDL^T pivot of J is at most
+   1e-12 of its own diagonal entry, or when D, the armature or J is not finite (a massless body
+   without armature: J = 0, singular) */
+int titop_check_apparent_inertia(const double *S, const double D[36], int nv,
+                                 const double *armature, double J[36]);
 /* D_P = tau_BP^T diag(m 1, I_B) tau_BP (eq. 4, out unless NULL) of a body of mass m, inertia
-   I_B and centre of mass PB (com), within the range: TITOP_CHECK_MASS (m not positive and
-   finite, or outside [TITOP_RANGE_MIN, TITOP_RANGE_MAX]), TITOP_CHECK_COM (PB not finite, or
+   I_B and centre of mass PB (com), within the range: TITOP_CHECK_MASS (m not zero nor within
+   [TITOP_RANGE_MIN, TITOP_RANGE_MAX]: m = 0, a massless joint body, is in range; the callers
+   refuse it for a root), TITOP_CHECK_COM (PB not finite, or
    |PB|^2 above TITOP_RANGE_MAX), TITOP_CHECK_INERTIA_RANGE (an entry of I_B not finite or above
    TITOP_RANGE_MAX); then an entry of D_P above TITOP_RANGE_MAX (m |PB|, m |PB|^2, I_B +
    m |PB|^2) names the larger of its factors: 'inertia' if |I_B| >= m |PB|^2, else 'mass' if

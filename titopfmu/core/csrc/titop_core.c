@@ -502,20 +502,24 @@ static int backward_step(const titop_model *m, real_t *data, int i)
                     s += d->Ia[6 * r + c] * B->S[nv * c + k];
                 U[nv * r + k] = s;
             }
+        /* D = S^T Ia S + diag(armature): eq. (20) with the rotor inertia of the joint (the
+           subtree's articulated inertia for D_P; Featherstone's ABA D_i = S^T U + armature,
+           as Pinocchio's model.armature) */
         for (int a = 0; a < nv; a++)
             for (int b2 = 0; b2 <= a; b2++) {
-                real_t s = 0.0;
+                real_t s = a == b2 ? (real_t)B->armature[a] : 0.0;
                 for (int r = 0; r < 6; r++)
                     s += B->S[nv * r + a] * U[nv * r + b2];
                 d->L[nv * a + b2] = s;
                 d->L[nv * b2 + a] = s;
             }
         /* singular when a pivot is at most 1e-14 of the sum of the magnitudes of the terms of
-           its diagonal entry, |S|^T |Ia| |S| (rounding): each dof in its own unit, as the
-           checks (titop_check_apparent_inertia) */
+           its diagonal entry, |S|^T |Ia| |S| + armature (rounding): each dof in its own unit, as
+           the checks (titop_check_apparent_inertia). A massless body is judged here with the
+           subtree its joint moves: only that subtree's inertia about the joint matters */
         double tol[6] = {0};
         for (int a = 0; a < nv; a++) {
-            double s = 0.0;
+            double s = B->armature[a];
             for (int r = 0; r < 6; r++) {
                 double sr = fabs(B->S[nv * r + a]);
                 if (sr != 0.0)
@@ -642,9 +646,9 @@ static int forward_step(const titop_model *m, real_t *data, int i, const real_t 
             mv6(d->Ia, d->acc, W);
             for (int k = 0; k < 6; k++)
                 W[k] += d->ha[k];
-            if (B->inverse)
+            if (B->inverse) /* τ = S^T W_{B/A,P} + armature u̇ (the rotor's inertia, eq. 20) */
                 for (int k = 0; k < nv; k++) {
-                    real_t s = 0.0;
+                    real_t s = B->armature[k] * d->alpha[k];
                     for (int r = 0; r < 6; r++)
                         s += B->S[nv * r + k] * W[r];
                     d->effort[k] = s;
@@ -835,17 +839,18 @@ int TITOP_FN(block_map)(const titop_model *m, double *data_d, int i, const doubl
                         f += S[nv * k + q] * DG[6 * k + c];
                     F[6 * q + c] = -f;
                 }
-                for (int c = 0; c < nv; c++) { /* J = S^T D S */
-                    real_t jj = 0.0;
+                for (int c = 0; c < nv; c++) { /* J = S^T D S + diag(armature) (eq. 20) */
+                    real_t jj = c == q ? (real_t)B->armature[q] : 0.0;
                     for (int k = 0; k < 6; k++)
                         for (int l = 0; l < 6; l++)
                             jj += S[nv * k + q] * Dm[6 * k + l] * S[nv * l + c];
                     J[nv * q + c] = jj;
                 }
             }
-        } else if (nv) { /* inverse: τ = S^T W_{B/A,P} = S^T (D G ẋ'_B + r - Σ τ_CP^T W_C) */
+        } else if (nv) { /* inverse: τ = S^T W_{B/A,P} + armature u̇
+                                      = S^T (D G ẋ'_B + r - Σ τ_CP^T W_C) + armature u̇ */
             for (int q = 0; q < nv; q++) {
-                real_t s = 0.0;
+                real_t s = B->armature[q] * d->alpha[q];
                 for (int k = 0; k < 6; k++)
                     s += S[nv * k + q] * r[k];
                 xc[q] = s;
@@ -1224,7 +1229,7 @@ void titop_symmetric_eigenvalues(const double A[9], double e[3])
             }
 }
 
-int titop_check_inertia(const double In[9], int definite, double moments[3])
+int titop_check_inertia(const double In[9], int definite, double reference, double moments[3])
 {
     double scale = 0.0, A[9];
     for (int k = 0; k < 9; k++) {
@@ -1235,12 +1240,15 @@ int titop_check_inertia(const double In[9], int definite, double moments[3])
         if (fabs(In[k]) > scale)
             scale = fabs(In[k]);
     }
-    /* every threshold relative to the inertia's own largest entry: a body scaled in mass and
-       length (I in kg m^2) passes or fails as the original does; a zero inertia (a point mass)
-       is symmetric and semi-definite, not definite */
+    /* every threshold relative to the inertia's own largest entry, or to the reference (the
+       body's m |PB|^2) where larger: a body scaled in mass and length (I in kg m^2) passes or
+       fails as the original does; a zero inertia (a point mass) is symmetric and
+       semi-definite, not definite, and so is its rounding noise (-5e-20 kg m^2 on a link of
+       0.5 kg at 3 cm) */
+    double big = reference >= 0.0 && isfinite(reference) && reference > scale ? reference : scale;
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
-            if (!(fabs(In[3 * i + j] - In[3 * j + i]) <= 1e-9 * scale))
+            if (!(fabs(In[3 * i + j] - In[3 * j + i]) <= 1e-9 * big))
                 return TITOP_CHECK_NOT_SYMMETRIC;
     /* the eigenvalues of I / 2^e (entries at most 1 in magnitude) times 2^e: exactly the
        eigenvalues of I computed directly, without overflow near the double range */
@@ -1251,12 +1259,12 @@ int titop_check_inertia(const double In[9], int definite, double moments[3])
     titop_symmetric_eigenvalues(A, moments);
     for (int k = 0; k < 3; k++)
         moments[k] *= p;
-    double tol = 1e-12 * scale;
-    if (!(moments[0] >= -tol))
+    double tol = 1e-12 * scale, tol_big = 1e-12 * big;
+    if (!(moments[0] >= -tol_big))
         return TITOP_CHECK_NOT_PSD;
-    if (definite && !(moments[0] > tol))
+    if (definite && !(moments[0] > tol)) /* a root's own inertia: D_P is inverted */
         return TITOP_CHECK_NOT_PD;
-    if (moments[2] > tol && moments[0] + moments[1] < moments[2] * (1.0 - 1e-9))
+    if (moments[2] > tol_big && moments[0] + moments[1] < moments[2] * (1.0 - 1e-9))
         return TITOP_CHECK_TRIANGLE;
     return TITOP_CHECK_OK;
 }
@@ -1297,15 +1305,20 @@ static double safe_norm(const double *v, int n, int stride)
     return p * sqrt(s);
 }
 
-int titop_check_apparent_inertia(const double *S, const double D[36], int nv, double J[36])
+int titop_check_apparent_inertia(const double *S, const double D[36], int nv,
+                                 const double *armature, double J[36])
 {
-    double L[36], tol[6] = {0};
+    double L[36], tol[6] = {0}, arm[6] = {0};
     int finite = 1;
     for (int k = 0; k < 36; k++)
         finite = finite && isfinite(D[k]);
-    for (int a = 0; a < nv; a++) /* J = S^T D S, eq. (20) */
+    for (int a = 0; a < nv && armature; a++) {
+        arm[a] = armature[a];
+        finite = finite && isfinite(arm[a]);
+    }
+    for (int a = 0; a < nv; a++) /* J = S^T D S + diag(armature), eq. (20) */
         for (int b = 0; b < nv; b++) {
-            double s = 0.0;
+            double s = a == b ? arm[a] : 0.0;
             for (int r = 0; r < 6; r++)
                 for (int q = 0; q < 6; q++)
                     s += S[nv * r + a] * D[6 * r + q] * S[nv * q + b];
@@ -1320,7 +1333,7 @@ int titop_check_apparent_inertia(const double *S, const double D[36], int nv, do
     double ntt = block_norm(D, 0, 0), ntw = block_norm(D, 0, 3), nww = block_norm(D, 3, 3);
     for (int a = 0; a < nv; a++) {
         double t = safe_norm(S + a, 3, nv), w = safe_norm(S + 3 * nv + a, 3, nv);
-        double own = t * t * ntt + 2.0 * t * w * ntw + w * w * nww;
+        double own = t * t * ntt + 2.0 * t * w * ntw + w * w * nww + fabs(arm[a]);
         if (!(J[nv * a + a] > 1e-12 * own)) /* zero (e.g. a point mass on a revolute axis) */
             return TITOP_CHECK_SINGULAR;
         tol[a] = 1e-12 * J[nv * a + a];
@@ -1336,7 +1349,9 @@ int titop_check_dynamic_model(double mass, const double inertia[9], const double
                               double D[36])
 {
     double Db[36] = {0}, Dp[36];
-    if (!(mass >= TITOP_RANGE_MIN && mass <= TITOP_RANGE_MAX))
+    /* m = 0: a massless joint body (its subtree is judged by the sweep); the callers refuse it
+       for a root */
+    if (!(mass == 0.0 || (mass >= TITOP_RANGE_MIN && mass <= TITOP_RANGE_MAX)))
         return TITOP_CHECK_MASS;
     double imax = 0.0;
     for (int k = 0; k < 9; k++) {
@@ -1428,6 +1443,11 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
             return bad(i, bad_body, msg, size, "external wrenches out of range");
         B->nq = NQ[B->kind];
         B->nv = NV[B->kind];
+        for (int k = 0; k < 6; k++) /* the rotor inertia of each joint speed (none on a root) */
+            if (!(isfinite(B->armature[k]) && B->armature[k] >= 0.0) ||
+                ((root || k >= B->nv) && B->armature[k] != 0.0))
+                return bad(i, bad_body, msg, size, "armature must be >= 0 and finite, one per "
+                                                   "joint speed (none on a root)");
         if (B->inverse && (root || B->nv == 0))
             return bad(i, bad_body, msg, size, "only a joint body with a dof can be inverse");
         if (B->kind == TITOP_RIGID) {
@@ -1456,8 +1476,10 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
         /* D_P = τ_BP^T diag(m 1, I_B) τ_BP, BP = -PB (eq. 4) */
         double Db[36] = {0};
         if (B->kind != TITOP_GROUND) {
-            if (!(B->mass > 0.0))
-                return bad(i, bad_body, msg, size, "mass must be positive");
+            if (root && !(B->mass > 0.0))
+                return bad(i, bad_body, msg, size, "the mass of a root body must be positive");
+            if (!(B->mass >= 0.0)) /* a joint body: massless is valid if its subtree is not */
+                return bad(i, bad_body, msg, size, "mass must be >= 0");
             for (int k = 0; k < 3; k++) {
                 Db[7 * k] = B->mass;
                 for (int c = 0; c < 3; c++)

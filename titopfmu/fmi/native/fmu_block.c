@@ -97,6 +97,12 @@ static int build(FmuInstance *c)
         if (check_axis(c, FMU_VAR_NAME[par_vr(PAR_AXIS, 0)], par(c, PAR_AXIS, 0), B->axis))
             return -1;
     }
+    if (par(c, PAR_ARMATURE, 0)) { /* the rotor inertia of each joint speed (eq. 20) */
+        int nv = FMU_KIND == TITOP_FREE ? 6 : FMU_KIND == TITOP_SPHERICAL ? 3 : 1;
+        memcpy(B->armature, par(c, PAR_ARMATURE, 0), (size_t)nv * sizeof(double));
+        if (check_armature(c, "", B, nv))
+            return -1;
+    }
     if (FMU_KIND == TITOP_GROUND) {
         titop_euler_dcm(par(c, PAR_GROUND_EULER, 0), B->R0);
         memcpy(B->pos, par(c, PAR_GROUND_POSITION, 0), sizeof B->pos);

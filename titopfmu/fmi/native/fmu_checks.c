@@ -89,11 +89,13 @@ static void py_list(const double *v, int n, char *out, size_t size)
 
 /* inertia at the centre of mass: the core's check (titop_check_inertia), the Python blocks'
    too: symmetric, positive semi-definite (definite for a root); principal moments that violate
-   the triangle inequality are a logged warning */
-static int check_inertia(FmuInstance *c, const char *pfx, const double *In, int definite)
+   the triangle inequality are a logged warning; `reference` is the body's m |PB|^2 (rounding
+   noise of a zero inertia is judged against it) */
+static int check_inertia(FmuInstance *c, const char *pfx, const double *In, int definite,
+                         double reference)
 {
     double e[3];
-    int code = titop_check_inertia(In, definite, e);
+    int code = titop_check_inertia(In, definite, reference, e);
     if (code == TITOP_CHECK_NOT_SYMMETRIC) {
         fmu_refuse(c, "parameter '%sinertia' is not symmetric", pfx);
         return -1;
@@ -169,28 +171,53 @@ static int check_dynamic_model(FmuInstance *c, const char *pfx, double m, const 
     return -1;
 }
 
-/* a body's mass, inertia (definite for a root) and dynamic model within range, in that order */
+/* a body's mass (positive for a root, >= 0 for a joint body: a massless link is valid when the
+   subtree its joint moves has inertia about the joint), inertia (definite for a root) and
+   dynamic model within range, in that order */
 static int check_body(FmuInstance *c, const char *pfx, double m, const double *In,
                       const double *com, int root)
 {
-    if (!(m > 0)) {
-        fmu_refuse(c, "parameter '%smass' = %s must be positive (kg)", pfx, fmu_num(m).s);
+    if (root ? !(m > 0) : !(m >= 0)) {
+        fmu_refuse(c, "parameter '%smass' = %s must be %s (kg)", pfx, fmu_num(m).s,
+                   root ? "positive" : ">= 0");
         return -1;
     }
-    if (check_inertia(c, pfx, In, root))
+    double reference = m * (com[0] * com[0] + com[1] * com[1] + com[2] * com[2]);
+    if (check_inertia(c, pfx, In, root, isfinite(reference) ? reference : 0.0))
         return -1;
     return check_dynamic_model(c, pfx, m, In, com);
 }
 
-/* a joint must see a non-singular inertia (eq. 20): the core's check, the blocks' too */
+/* a joint's rotor inertia: one value >= 0 per joint speed (the core's titop_model_init refuses
+   the same), named as the Python blocks name it ('armature', 'armature[2]') */
+static int check_armature(FmuInstance *c, const char *pfx, const titop_body *B, int nv)
+{
+    for (int k = 0; k < nv; k++)
+        if (!(B->armature[k] >= 0.0)) {
+            char idx[16] = "";
+            if (nv > 1)
+                snprintf(idx, sizeof idx, "[%d]", k + 1);
+            fmu_refuse(c, "parameter '%sarmature%s' = %s must be >= 0 (kg m^2 or kg)", pfx, idx,
+                       fmu_num(B->armature[k]).s);
+            return -1;
+        }
+    return 0;
+}
+
+/* a forward joint on its own (a block FMU: its child ports are inputs) must see a non-singular
+   inertia, its own and its armature (eq. 20): the core's check, the blocks' too (a Python block
+   is judged so when it has no child port; a body with children, in a system, with the subtree
+   its joint moves, as the model FMUs do) */
 static int check_apparent_inertia(FmuInstance *c, const char *pfx, const titop_body *B)
 {
     double J[36];
-    if (B->nv && B->kind != TITOP_RIGID &&
-        titop_check_apparent_inertia(B->S, B->D, B->nv, J) == TITOP_CHECK_SINGULAR) {
+    if (B->nv && B->kind != TITOP_RIGID && !B->inverse &&
+        titop_check_apparent_inertia(B->S, B->D, B->nv, B->armature, J) ==
+            TITOP_CHECK_SINGULAR) {
         fmu_refuse(c, "parameter '%sinertia': the apparent inertia seen from the joint (eq. 20) "
                       "is singular (to 1e-12 of the body's own inertia): the body cannot be "
-                      "moved by its joint", pfx);
+                      "moved by its joint (a massless body, or a point mass on its axis; give "
+                      "it an inertia about the joint or an armature)", pfx);
         return -1;
     }
     return 0;

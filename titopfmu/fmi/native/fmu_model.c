@@ -32,6 +32,7 @@
 #define NMOUT FMU_NMOUT
 
 static void clear(FmuInstance *c);
+static void gather_inputs(FmuInstance *c, double dt, double *in);
 
 /* ---- building the core model from the parameters ---- */
 
@@ -106,6 +107,11 @@ static int apply(FmuInstance *c, int role, int arg, int slot)
         return FMU_OK;
     case PAR_AXIS:
         return check_axis(c, n.s, v, B->axis) ? FMU_ERROR : FMU_OK;
+    case PAR_ARMATURE: { /* the rotor inertia of each joint speed (eq. 20), checked here */
+        int nv = B->kind == TITOP_FREE ? 6 : B->kind == TITOP_SPHERICAL ? 3 : 1;
+        memcpy(B->armature, v, (size_t)nv * sizeof(double));
+        return check_armature(c, prefix(arg).s, B, nv) ? FMU_ERROR : FMU_OK;
+    }
     case PAR_DCM:
         if (check_dcm(c, n.s, v))
             return FMU_ERROR;
@@ -259,8 +265,9 @@ static int build(FmuInstance *c)
         fmu_refuse(c, "invalid model (body %d): %s", bad, msg);
         return -1;
     }
-    for (int i = 0; i < FMU_NBODIES; i++) /* a joint must see a non-singular inertia (eq. 20) */
-        if (check_apparent_inertia(c, prefix(i).s, &b->bodies[i]))
+    for (int i = 0; i < FMU_NBODIES; i++) /* a forward joint without child ports (a leaf): */
+        if (b->bodies[i].nports == 0 && /* its own inertia (eq. 20), as its Python block */
+            check_apparent_inertia(c, prefix(i).s, &b->bodies[i]))
             return -1;
     if (!b->data) { /* every buffer, or none */
         size_t n = titop_data_size(m);
@@ -279,6 +286,20 @@ static int build(FmuInstance *c)
         b->data = data;
         b->zwork = zw;
         b->ode_work = ow;
+    }
+    /* a joint whose articulated inertia S^T Ia S + armature (eq. 20: the subtree its joint
+       moves) is singular cannot be solved: one evaluation at the initial state and inputs, the
+       sweep's pivots judging it (a massless body is valid when what it carries is not), the
+       block named, as the engine does */
+    gather_inputs(c, 0.0, b->in);
+    if (titop_eval(m, b->data, c->t, c->x, b->in, 0, NULL, &bad) == TITOP_SINGULAR &&
+        bad >= 0 && bad < FMU_NBODIES) {
+        fmu_refuse(c, "parameter '%sinertia': the articulated inertia seen from the joint of "
+                      "'%s' (eq. 20, with the armature) is singular at the initial state: the "
+                      "subtree the joint moves has no inertia about the joint (give one of its "
+                      "bodies a mass or inertia the joint can move, or the joint an armature)",
+                   prefix(bad).s, FMU_BODY_NAME[bad]);
+        return -1;
     }
     b->built = 1;
     b->ode_ready = 0; /* new tolerances, or a new model: the integrator starts afresh */
