@@ -77,7 +77,8 @@ def test_fmu_parameters_have_the_declared_names_units_and_defaults(key):
         for v in fmu.variables:
             p = declared.get(v.name.split("[")[0])
             if p is not None and v.causality == 0:
-                assert v.unit == p.unit, v.name
+                k = int(v.name.split("[")[1].rstrip("]")) - 1 if p.units else 0
+                assert v.unit == (p.units[k] if p.units else p.unit), v.name
                 assert v.description.startswith(p.description[:20]), v.name
 
 

@@ -61,6 +61,9 @@ class Parameter:
     json: str = "number"
     #: the FMU's start value of a required parameter (which has no default)
     start: Any = None
+    #: the unit of each component, when they differ (``unit`` is then "": one unit cannot
+    #: describe them; FMI 2.0 gives each scalar its own)
+    units: tuple[str, ...] = ()
 
     @property
     def required(self) -> bool:
@@ -311,7 +314,7 @@ RIGID_BODY = BlockType(
                   initial=True, role="PAR_EULER0"),
         Parameter("twist", (6,), "", (0.0,) * 6,
                   "initial twist [v_P (m/s); ω (rad/s)] at P, in the body frame R_a",
-                  initial=True, role="PAR_TWIST0"),
+                  initial=True, role="PAR_TWIST0", units=("m/s",) * 3 + ("rad/s",) * 3),
     ),
     states=_ROOT_STATES, core_kind=RIGID,
     fmu=FmuDecl("TitopRigidBody",

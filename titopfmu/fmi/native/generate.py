@@ -18,6 +18,7 @@ from xml.etree.ElementTree import Element, SubElement, indent, tostring
 
 import numpy as np
 
+from ...blocks.declarations import BLOCK_TYPES
 from ...blocks.standalone import StandaloneBlock
 from ...core.model import NativeTree, builtin_kind
 from ..catalog import FmuType, Param, default_values
@@ -67,10 +68,11 @@ LOG_CATEGORIES = (
 #: units, include directory and language; FMI 2.0 lists the units in modelDescription.xml)
 BUILD_DESCRIPTION = "sources/buildDescription.xml"
 
-#: units of single components of a parameter whose components differ in unit, by role: FMI 2.0
-#: gives each scalar its own; an FMI 3.0 array carries one unit, so it has none (its description
-#: says which element is what)
-COMPONENT_UNITS = {"PAR_TWIST0": ("m/s",) * 3 + ("rad/s",) * 3}
+#: units of single components of a parameter whose components differ in unit, by role, as the
+#: declarations state them (Parameter.units): FMI 2.0 gives each scalar its own; an FMI 3.0
+#: array carries one unit, so it has none (its description says which element is what)
+COMPONENT_UNITS = {p.role: p.units for d in BLOCK_TYPES.values() for p in d.parameters
+                   if p.units}  # fmt: skip
 
 
 def rate_unit(unit: str) -> str:
