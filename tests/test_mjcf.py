@@ -173,20 +173,24 @@ def test_initial_state_is_mujocos_qpos0_and_gravity_is_the_files(tmp_path):
 
 
 def test_what_is_not_imported_warns_once_with_lines_and_the_cli_loads_mjcf(tmp_path):
-    """ARM's default damping makes laws on its hinges and slide; on its ball joint it is listed,
-    as are the shoulder's range, the actuator and the geoms' contacts, each with its line."""
+    """ARM's default damping makes laws on its hinges and slide, the shoulder's range stops in
+    its law; the damping on its ball joint is listed, as are the actuator and the geoms'
+    contacts, each with its line."""
     path = write(tmp_path, ARM)
     with pytest.warns(MjcfWarning) as record:
         system = titopfmu.import_mjcf(path)
     assert len(record) == 1
     w = record[0].message
     got = {(u.what, u.line) for u in w.unimported}
-    assert got == {("<joint range>", 10), ("<actuator>", 27), ("<geom>", 6), ("<geom>", 8),
-                   ("<geom>", 11), ("<geom>", 20), ("<joint damping>", 16)}, got  # fmt: skip
+    assert got == {("<actuator>", 27), ("<geom>", 6), ("<geom>", 8), ("<geom>", 11),
+                   ("<geom>", 20), ("<joint damping>", 16)}, got  # fmt: skip
     message = str(w)
-    for what in ("<actuator>", "<joint damping> (on a 3-dof joint", "<joint range>",
+    for what in ("<actuator>", "<joint damping> (on a 3-dof joint",
                  "contacts are not modelled): lines 6, 8, 11, 20"):  # fmt: skip
         assert what in message, what
+    assert "range" not in message  # imported (tests/test_joint_limits_friction.py)
+    shoulder = system.blocks["upper_tau"]
+    assert (shoulder.limited, shoulder.lower, shoulder.upper) == (True, -np.pi / 2, np.pi / 2)
     laws = {n: (b.k, b.d) for n, b in system.blocks.items()
             if isinstance(b, titopfmu.JointSpringDamper)}  # fmt: skip
     assert laws == {"upper_tau": (0.0, 0.05), "fore_tau": (0.0, 0.05), "finger_tau": (0.0, 0.05)}

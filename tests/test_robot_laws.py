@@ -205,7 +205,7 @@ def test_damped_ur5_trajectory_matches_pinocchio_with_the_same_laws(tmp_path):
     path, damping = damped_ur5(tmp_path)
     system = load(path)
     ref = PinocchioOfUrdf(path, system, False, gravity=(0.0, 0.0, -G))
-    assert sorted(d for _, _, _, d, _ in ref.laws) == sorted(damping)  # Pinocchio's reading
+    assert sorted(law[3] for law in ref.laws) == sorted(damping)  # Pinocchio's reading
     laws = {n: b for n, b in system.blocks.items() if isinstance(b, JointSpringDamper)}
     assert sorted(b.d for b in laws.values()) == sorted(damping) and len(laws) == 6
     assert len(ref.engine._native_laws()) == 6

@@ -57,9 +57,15 @@ class PinocchioOfUrdf:
     """Pinocchio's model of the URDF (built here, independently of the import) and the map
     between its (q, v) and the titopfmu engine state, joint by joint through the URDF joint
     names (``system.urdf_joints``). The joint efforts are the joint laws
-    ``tau = -k (q - q_ref) - d q_dot`` of the 1-dof joints: d is Pinocchio's own reading of the
-    file's damping (``model.damping``), k and q_ref come from ``springs`` (joint name ->
-    (k, q_ref)), which Pinocchio does not read."""
+    ``tau = -k (q - q_ref) - d q_dot - f_c tanh(q_dot / v_c) + stops`` of the 1-dof joints: d
+    and f_c are Pinocchio's own reading of the file's damping and friction (``model.damping``,
+    ``model.friction``; v_c the import's 1e-3), k and q_ref come from ``springs`` (joint name ->
+    (k, q_ref)), which Pinocchio does not read; where the import made the joint ``limited``, its
+    stops with the law's limits, stiffness and damping (the import's choice of scale, tested on
+    its own in tests/test_joint_limits_friction.py), the limits equal to Pinocchio's reading of
+    a URDF (``lowerPositionLimit``, ``upperPositionLimit``; its MJCF parser subtracts a joint's
+    ``ref`` from its range, where MuJoCo limits the coordinate itself), the stop's formula
+    written again here."""
 
     def __init__(self, path: str, system, floating: bool, model=None, gravity=G,
                  springs: dict | None = None) -> None:  # fmt: skip
@@ -88,20 +94,35 @@ class PinocchioOfUrdf:
                 else ("unbounded" if jm.nq == 2 else "1dof")
             )
             self.joints.append((jm, block, kind))
-        self.laws = []  # (state slice of the joint, v index, k, d, q_ref)
+        self.laws = []  # (state slice of the joint, v index, k, d, q_ref, f_c, stops or None)
         for jm, block, kind in self.joints:
             if kind in ("1dof", "unbounded"):
                 k, q_ref = (springs or {}).get(self.model.names[jm.id], (0.0, 0.0))
                 d = float(self.model.damping[jm.idx_v])
-                if k or d:
-                    self.laws.append((self.slices[block.name], jm.idx_v, k, d, q_ref))
+                fc = float(self.model.friction[jm.idx_v])
+                law = system.blocks[system.source(f"{block.name}.joint.tau").split(".")[0]]
+                stops = None
+                if getattr(law, "limited", False):
+                    lo, up = (float(a[jm.idx_q]) for a in (self.model.lowerPositionLimit,
+                                                           self.model.upperPositionLimit))
+                    assert kind == "1dof"
+                    if str(path).endswith(".urdf"):
+                        assert (lo, up) == (law.lower, law.upper)
+                    stops = (law.lower, law.upper, law.k_stop, law.d_stop)
+                if k or d or fc or stops:
+                    self.laws.append((self.slices[block.name], jm.idx_v, k, d, q_ref, fc, stops))
 
     def tau(self, x):
         """The joint laws' efforts at the engine state x (1-dof joints: [q, q_dot])."""
         tau = np.zeros(self.model.nv)
-        for sl, iv, k, d, q_ref in self.laws:
+        for sl, iv, k, d, q_ref, fc, stops in self.laws:
             q, qd = x[sl]
-            tau[iv] = -k * (q - q_ref) - d * qd
+            tau[iv] = -k * (q - q_ref) - d * qd - fc * np.tanh(qd / 1e-3)
+            if stops is not None:  # spring + damping bounded by it, pushing out
+                lo, up, ks, ds = stops
+                for p, v, sign in ((lo - q, -qd, 1.0), (q - up, qd, -1.0)):
+                    if p > 0:
+                        tau[iv] += sign * (ks * p + np.clip(ds * v, -ks * p, ks * p))
         return tau
 
     def q_v(self, x):
@@ -429,16 +450,17 @@ def test_what_is_not_imported_is_listed_once_with_its_lines():
     w = record[0].message
     got = {(u.what, u.line) for u in w.unimported}
     assert got == {
-        ("<link colour>", 3), ("<collision>", 4), ("<limit lower upper>", 6),
-        ("<limit effort velocity>", 6), ("<dynamics friction>", 7), ("<transmission>", 8),
-        ("<gazebo>", 9), ("<sensor>", 10),
+        ("<link colour>", 3), ("<collision>", 4), ("<limit effort velocity>", 6),
+        ("<transmission>", 8), ("<gazebo>", 9), ("<sensor>", 10),
     }, got  # fmt: skip
     message = str(w)
-    assert "<dynamics friction> (dry friction: no friction law yet" in message
-    assert "): line 7;" in message
-    assert "damping" not in message.replace("<dynamics friction>", "")  # damping is imported
+    assert "<limit effort velocity> (effort and velocity limits" in message
+    assert "): line 6;" in message
+    # damping, friction and position limits are imported (tests/test_joint_limits_friction.py)
+    assert "damping" not in message and "friction" not in message and "lower" not in message
     law = s.blocks["b_tau"]
     assert isinstance(law, titopfmu.JointSpringDamper) and (law.k, law.d) == (0.0, 0.5)
+    assert (law.friction, law.limited, law.lower, law.upper) == (0.2, True, -1.0, 1.0)
 
 
 def test_damping_that_cannot_be_imported_is_listed_or_refused():

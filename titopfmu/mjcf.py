@@ -21,9 +21,14 @@ URDF import's (:mod:`titopfmu.urdf`), joint by joint:
 Joint damping and springs are imported as :class:`~titopfmu.JointSpringDamper` laws feeding the
 joint's effort (``<body>_tau``): ``tau = -stiffness (q - springref) - damping q̇`` on hinge and
 slide joints (``springref`` in degrees for hinges under ``<compiler angle="degree">``, as
-MuJoCo reads it), with the ``<default>`` classes applied; a joint without either has a
-``Constant`` (0). Damping or stiffness on a ball or free joint is not imported (listed in the
-warning): the law is for 1-dof joints.
+MuJoCo reads it), with the ``<default>`` classes applied, and with them, in the same law,
+``frictionloss`` as Coulomb friction regularised over 1e-3 rad/s (m/s) and a joint's ``range``
+(where ``limited``, or ``auto`` with ``<compiler autolimits>``, MuJoCo's default) as one-sided
+stops as stiff against a steady load as MuJoCo's soft limits (``solreflimit``, ``solimplimit``:
+see :func:`_friction_and_limits`; ``<flag limit="disable">`` and ``frictionloss="disable"``
+respected); a joint without any of these has a ``Constant`` (0). Damping, stiffness, friction
+or a range on a ball or free joint is not imported (listed in the warning): the law is for
+1-dof joints.
 
 A joint's ``armature`` (rotor inertia, with the ``<default>`` classes) is the joint body's
 ``armature`` parameter, added to the joint's apparent inertia (eq. 20) as in MuJoCo and
@@ -42,8 +47,8 @@ closed loops, welds), moving bodies whose subtree has no inertia about their joi
 non-physical inertias.
 
 Everything else the import leaves out is listed in one :class:`MjcfWarning` per import, element
-by element with its lines (its ``unimported`` attribute holds the list): joint ranges and
-friction loss, actuators, tendons, sensors, keyframes, the geoms' contacts,
+by element with its lines (its ``unimported`` attribute holds the list): actuators, tendons,
+sensors, keyframes, the geoms' contacts,
 and any element or attribute the import does not know. :data:`MJCF_RULES` is the table of every
 element and attribute with its status; docs/model-files.md shows it.
 """
@@ -54,6 +59,7 @@ import re
 import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +68,7 @@ from scipy.spatial.transform import Rotation
 from .assembly.system import System
 from .urdf import (
     _ZERO,
+    APPROXIMATE,
     IMPORTED,
     NO_EFFECT,
     NOT_IMPORTED,
@@ -78,6 +85,7 @@ from .urdf import (
     _scan,
     _system_from_model,
     _warn_unimported,
+    stop_gains,
 )
 
 MUJOCO_GRAVITY = (0.0, 0.0, -9.81)
@@ -113,6 +121,17 @@ _ACTUATORS = ("general", "motor", "position", "velocity", "intvelocity", "damper
 _LAW = ("a JointSpringDamper law tau = -stiffness (q - springref) - damping q_dot feeds the "
         "joint's effort (hinge, slide; springref in degrees for a hinge under angle='degree'); "
         "on a ball or free joint: listed, the law is for 1-dof joints")
+_FRICTION = ("Coulomb friction f_c of the joint law (hinge, slide), regularised: "
+             "-f_c tanh(q_dot / v_c), v_c = 1e-3 rad/s or m/s (MuJoCo: a soft friction "
+             "constraint); on a ball joint: listed")
+_STOPS = ("position limits (hinge, slide) as the joint law's one-sided stops, as stiff against a "
+          "steady load as MuJoCo's soft limit: stiffness J d k / (1 - d) and damping "
+          "J d b / (1 - d) (bounded by the stop's spring), J the joint's apparent inertia at "
+          "qpos0, "
+          "k = d / (dmax timeconst dampratio)^2 and b = 2 / (dmax timeconst) of solreflimit "
+          "(default 0.02 1; negative: stiffness d / dmax^2 and damping / dmax), d midway between "
+          "dmin and dmax of solimplimit (default 0.9 0.95); the rebound differs; on a ball joint: "
+          "listed")
 _REFUSED_HOLDERS = ("frame", "include", "replicate", "composite", "flexcomp", "attach")
 
 #: Every MJCF element (``parent/tag`` or ``tag``) and attribute (``element@attribute``,
@@ -127,7 +146,8 @@ MJCF_RULES: dict[str, Rule] = {
     "compiler@inertiafromgeom": Rule(IMPORTED, "Pinocchio's parser"),
     "compiler@boundmass": Rule(IMPORTED, "Pinocchio's parser"),
     "compiler@boundinertia": Rule(IMPORTED, "Pinocchio's parser"),
-    "compiler@autolimits": Rule(NO_EFFECT, "joint ranges are listed where given"),
+    "compiler@autolimits": Rule(IMPORTED, "whether a joint's range alone limits it "
+                                "(limited='auto'; MuJoCo's default: true)"),
     **{f"compiler@{a}": Rule(NO_EFFECT, "file locations (meshes are not read)")
        for a in ("meshdir", "texturedir", "assetdir", "strippath")},
     "option@gravity": Rule(IMPORTED, "gravity of every body"),
@@ -135,6 +155,8 @@ MJCF_RULES: dict[str, Rule] = {
                            "its own method and tolerances") for a in _NUMERICS},
     "option@*": Rule(NOT_IMPORTED, "MuJoCo option not modelled"),
     "option/flag@gravity": Rule(IMPORTED, "disable: zero gravity"),
+    "option/flag@limit": Rule(IMPORTED, "disable: no joint stops"),
+    "option/flag@frictionloss": Rule(IMPORTED, "disable: no joint friction"),
     "option/flag@*": Rule(NOT_IMPORTED, "switch of MuJoCo's pipeline"),
     "size": Rule(NO_EFFECT, "memory sizes"),
     "visual": Rule(NO_EFFECT, "rendering"),
@@ -172,14 +194,20 @@ MJCF_RULES: dict[str, Rule] = {
     "joint@armature": Rule(IMPORTED, "rotor inertia: the joint body's armature, added to the "
                            "joint's apparent inertia (eq. 20; one value for each dof of a ball "
                            "joint); on the free-flying root: listed, a RigidBody has no joint"),
-    "joint@frictionloss": Rule(NOT_IMPORTED, "dry friction: no friction law yet", _ZERO),
-    "joint@range": Rule(NOT_IMPORTED, "position limits: no limit law yet"),
-    "joint@limited": Rule(NOT_IMPORTED, "position limits: no limit law yet", ("false",)),
-    "joint@margin": Rule(NOT_IMPORTED, "position limits: no limit law yet", _ZERO),
-    "joint@solreflimit": Rule(NOT_IMPORTED, "position limits: no limit law yet"),
-    "joint@solimplimit": Rule(NOT_IMPORTED, "position limits: no limit law yet"),
-    "joint@solreffriction": Rule(NOT_IMPORTED, "dry friction: no friction law yet"),
-    "joint@solimpfriction": Rule(NOT_IMPORTED, "dry friction: no friction law yet"),
+    "joint@frictionloss": Rule(APPROXIMATE, _FRICTION),
+    "joint@range": Rule(APPROXIMATE, _STOPS),
+    "joint@limited": Rule(IMPORTED, "true, false, or auto: limited where a range is given under "
+                          "autolimits"),
+    "joint@margin": Rule(NOT_IMPORTED, "a limit active before it is reached: the stops act from "
+                         "the range's bounds", _ZERO),
+    "joint@solreflimit": Rule(APPROXIMATE, _STOPS),
+    "joint@solimplimit": Rule(APPROXIMATE, "its dmin and dmax (first two values) scale the "
+                              "stops (see range); the impedance's variation with penetration is "
+                              "not modelled"),
+    "joint@solreffriction": Rule(NOT_IMPORTED, "softness of MuJoCo's friction constraint: the "
+                                 "friction is regularised over 1e-3 rad/s (m/s) instead"),
+    "joint@solimpfriction": Rule(NOT_IMPORTED, "softness of MuJoCo's friction constraint: the "
+                                 "friction is regularised over 1e-3 rad/s (m/s) instead"),
     "joint@springdamper": Rule(NOT_IMPORTED, "spring-damper given by time constant and damping "
                                "ratio: give stiffness and damping", _ZERO),
     **{f"joint@{a}": Rule(NOT_IMPORTED, "actuator force limits and gravity compensation "
@@ -231,6 +259,77 @@ def _defaults(root: ET.Element, tag: str) -> dict[str, dict[str, str]]:
 
 
 _ORIENTATION = ("euler", "axisangle", "xyaxes", "zaxis")
+
+
+@dataclass(frozen=True)
+class _Switches:
+    """The model-wide settings a joint's friction and limits depend on: ``<compiler angle
+    autolimits>``, ``<option><flag limit frictionloss>``."""
+
+    degrees: bool
+    autolimits: bool
+    limits: bool
+    friction: bool
+
+
+#: MuJoCo's defaults of a joint's limit: solreflimit (timeconst, dampratio), solimplimit
+MUJOCO_SOLREF, MUJOCO_SOLIMP = (0.02, 1.0), (0.9, 0.95, 0.001, 0.5, 2.0)
+
+
+def _numbers(attrs: dict, name: str, default: tuple, el: str, line, file: str) -> list[float]:
+    """An attribute of several numbers (MuJoCo's defaults for those not given)."""
+    words = attrs.get(name)
+    if words is None:
+        return list(default)
+    try:
+        values = [float(w) for w in words.split()]
+    except ValueError:
+        values = []
+    if not values or len(values) > len(default) or not np.all(np.isfinite(values)):
+        raise MjcfError(f"{name} '{words}' is not up to {len(default)} finite numbers", file, el,
+                        line)  # fmt: skip
+    return values + list(default[len(values):])
+
+
+def _friction_and_limits(attrs: dict, switches: _Switches, el: str, line, file: str):
+    """A joint's Coulomb friction (``frictionloss``), its limits (lower, upper), in radians for a
+    hinge, or None, and its stops' stiffness and damping per unit apparent inertia: those of
+    MuJoCo's soft limit against a steady load. MuJoCo's limit keeps 1 - d of a load's
+    acceleration a and adds d (b q̇ + k r) against it (d the impedance, solimplimit; k = d /
+    (dmax timeconst dampratio)^2 and b = 2 / (dmax timeconst) from solreflimit, or k =
+    stiffness d / dmax^2, b = damping / dmax from a negative one): it settles at r = (1 - d) a /
+    (d k), a spring of stiffness d k / (1 - d) per unit inertia, damping d b / (1 - d); d taken
+    midway between solimplimit's dmin and dmax (the impedance across its transition width)."""
+    friction = 0.0
+    if switches.friction:
+        friction = _number(attrs.get("frictionloss"), 0.0, "<joint frictionloss>", file, el,
+                           line, MjcfError)  # fmt: skip
+        if friction < 0.0:
+            raise MjcfError(f"frictionloss {friction:g} is negative (it must be >= 0)", file, el,
+                            line)  # fmt: skip
+    limited = attrs.get("limited", "auto").strip().lower()
+    if not (switches.limits and "range" in attrs and attrs.get("type", "hinge") != "free"
+            and (limited == "true" or (limited == "auto" and switches.autolimits))):
+        return friction, None, (0.0, 0.0)
+    r = _numbers(attrs, "range", (0.0, 0.0), el, line, file)
+    if attrs.get("type", "hinge") == "hinge" and switches.degrees:
+        r = [float(np.deg2rad(v)) for v in r]
+    if r[0] > r[1]:
+        raise MjcfError(f"range '{attrs['range']}': its lower bound is above its upper one", file,
+                        el, line)  # fmt: skip
+    ref = _numbers(attrs, "solreflimit", MUJOCO_SOLREF, el, line, file)
+    imp = _numbers(attrs, "solimplimit", MUJOCO_SOLIMP, el, line, file)
+    if ref[0] > 0.0:  # time constant and damping ratio (k, b of dmax = 1)
+        k, b = stop_gains(ref[0], ref[1]) if ref[1] > 0.0 else (0.0, 0.0)
+    else:  # stiffness and damping
+        k, b = -ref[0], -ref[1]
+    if not (k > 0.0 and b >= 0.0):
+        raise MjcfError(f"solreflimit '{attrs.get('solreflimit')}' gives no stiffness to the "
+                        "limit", file, el, line)  # fmt: skip
+    dmin, dmax = (min(max(v, 1e-4), 0.9999) for v in imp[:2])  # MuJoCo's bounds
+    d = 0.5 * (dmin + dmax)
+    k, b = d * d / (dmax * dmax) * k, d / dmax * b
+    return friction, (r[0], r[1]), (k / (1.0 - d), b / (1.0 - d))
 
 
 def _check_tree(root: ET.Element, line: Callable, file: str):
@@ -349,6 +448,14 @@ def _check_tree(root: ET.Element, line: Callable, file: str):
     compiler_attrs = compiler.attrib if compiler is not None else {}
     degrees = compiler_attrs.get("angle", "degree").strip().lower() != "radian"
     from_geoms = compiler_attrs.get("inertiafromgeom", "auto").strip().lower()
+    option = root.find("option")
+    flag = option.find("flag") if option is not None else None
+    switches = _Switches(
+        degrees=degrees,
+        autolimits=compiler_attrs.get("autolimits", "true").strip().lower() == "true",
+        limits=flag is None or flag.get("limit", "enable").strip().lower() != "disable",
+        friction=flag is None or flag.get("frictionloss", "enable").strip().lower() != "disable",
+    )
     laws: dict[str, _Law] = {}
 
     for body in world.iter("body"):
@@ -396,6 +503,9 @@ def _check_tree(root: ET.Element, line: Callable, file: str):
                 raise MjcfError(f"armature {armature:g} is negative (a rotor inertia: it must be "
                                 ">= 0)", file, el, line(joint))  # fmt: skip
             given = [a for a in ("damping", "stiffness", "springref") if a in attrs]
+            friction, limits, stop = _friction_and_limits(attrs, switches, el, line(joint), file)
+            given += [a for a, on in (("frictionloss", friction > 0.0),
+                                      ("range", limits is not None)) if on]  # fmt: skip
             if not given:
                 continue
             k, d, q_ref = (_number(attrs.get(a), 0.0, f"<joint {a}>", file, el, line(joint),
@@ -407,7 +517,8 @@ def _check_tree(root: ET.Element, line: Callable, file: str):
             if attrs.get("type", "hinge") == "hinge" and degrees:
                 q_ref = float(np.deg2rad(q_ref))
             laws[body.get("name", "")] = _Law(k, d, q_ref, el, line(joint),
-                                              f"<joint {' '.join(given)}>")  # fmt: skip
+                                              f"<joint {' '.join(given)}>", friction=friction,
+                                              limits=limits, stop=stop)  # fmt: skip
     for body in (world, *world.iter("body")):  # MuJoCo's contacts: every geom that can collide
         for geom in body.findall("geom"):
             attrs = attributes(geom, body, geom_defaults)

@@ -59,9 +59,11 @@ def _parameter_schema(p: Parameter) -> dict:
                          {"type": "array", "items": {"type": "string"}, "minItems": 1}]}
     elif p.json == "integer":
         out = {"type": "integer", "minimum": 1}
+    elif p.json == "boolean":
+        out = {"type": "boolean"}
     elif p.shape == ():
         out = {"type": "number"}
-        if p.check == "mass":
+        if p.check in ("mass", "positive"):
             out["exclusiveMinimum"] = 0
         elif p.check == "nonnegative":
             out["minimum"] = 0

@@ -20,15 +20,21 @@ Each body block is named after its (child) link, each child port after the URDF 
 hangs from it; the body's reference point P and frame are the joint frame, its ``com`` and
 ``inertia`` those of the link's ``<inertial>`` (plus merged fixed links) in that frame. Each
 joint effort ``joint.tau`` is fed by a block named ``<link>_tau``: a
-:class:`~titopfmu.JointSpringDamper` law ``tau = -d q̇`` reading the same joint's motion where
-the joint has ``<dynamics damping>`` (d > 0), a ``Constant`` (0) otherwise. The URDF joint of
-every block is kept in ``system.urdf_joints`` (URDF joint name -> block name).
+:class:`~titopfmu.JointSpringDamper` law reading the same joint's motion where the joint has
+``<dynamics damping friction>`` or position limits, a ``Constant`` (0) otherwise: viscous damping
+``-d q̇``, Coulomb friction ``-f_c tanh(q̇ / v_c)`` regularised over v_c = 1e-3 rad/s (m/s), and
+the ``<limit lower upper>`` of a revolute or prismatic joint as one-sided stops, stiff springs
+``J / tc²`` with damping ``2 J / tc`` bounded by the spring's effort, J the joint's apparent
+inertia at the initial configuration and tc = :data:`STOP_TIME_CONSTANT` (2 ms, stiff: a
+steady acceleration a into a stop penetrates it by ``a tc²``). The initial joint coordinates
+are zero, or the nearest limit of a joint whose limits exclude zero. The URDF joint of every
+block is kept in ``system.urdf_joints`` (URDF joint name -> block name).
 
 A ``<mimic>`` element on a moving joint is refused (:class:`UrdfError` naming the file, the line,
 the joint and its leader): mimic joints are not supported yet, and importing the follower as an
 independent joint would change the robot. Everything else the import leaves out is listed in
 one :class:`UrdfWarning` per import, element by element with its lines (its ``unimported``
-attribute holds the list): position, velocity and effort limits, dry friction, transmissions,
+attribute holds the list): velocity and effort limits, transmissions,
 collision geometry (contacts are not modelled), simulator extensions and any element or attribute
 the import does not know. :data:`URDF_RULES` is the table of every element and attribute, with
 its status (imported, not imported, refused, no effect); docs/model-files.md shows it. Display
@@ -208,12 +214,21 @@ URDF_RULES: dict[str, Rule] = {
         "(on a floating joint: listed, the law is for 1-dof joints)",
     ),
     "joint/dynamics@friction": Rule(
-        NOT_IMPORTED,
-        "dry friction: no friction law yet (a zero friction leaves nothing out)",
-        _ZERO,
+        APPROXIMATE,
+        "Coulomb friction f_c, regularised: the joint law's friction term -f_c tanh(q_dot / v_c), "
+        "v_c = 1e-3 rad/s or m/s (JointSpringDamper friction_velocity)",
     ),
-    "joint/limit@lower": Rule(NOT_IMPORTED, "position limits: no limit law yet"),
-    "joint/limit@upper": Rule(NOT_IMPORTED, "position limits: no limit law yet"),
+    **{
+        f"joint/limit@{a}": Rule(
+            APPROXIMATE,
+            "position limits (revolute, prismatic; a continuous joint has none) as the joint "
+            "law's one-sided stops: stiffness J / tc^2 and damping 2 J / tc (bounded by the "
+            "stop's spring), J the joint's apparent inertia at the initial configuration, "
+            "tc = 2 ms (a steady acceleration a into a stop penetrates it by a tc^2); a joint "
+            "whose limits exclude 0 starts at the nearest one",
+        )
+        for a in ("lower", "upper")
+    },
     "joint/limit@effort": Rule(
         NOT_IMPORTED, "effort and velocity limits: efforts come from the System's blocks, unbounded"
     ),
@@ -362,10 +377,28 @@ def _number(value: str | None, default: float, what: str, file: str, element: st
     return v
 
 
+#: time constant tc (s) and damping ratio zeta of the stops of a URDF joint's limits (hard limits:
+#: stiff stops): stiffness ``J / (tc zeta)^2`` and damping ``2 J / tc`` for the joint's apparent
+#: inertia J, so that a steady acceleration a into a stop penetrates it by ``a tc^2`` (4e-5 m
+#: or rad at 1 g or 9.81 rad/s^2), and a joint hitting it at speed v enters it by ``0.72 v tc``
+#: and leaves at 0.26 v
+STOP_TIME_CONSTANT, STOP_DAMPING_RATIO = 0.002, 1.0
+
+
+def stop_gains(time_constant: float = STOP_TIME_CONSTANT,
+               damping_ratio: float = STOP_DAMPING_RATIO) -> tuple[float, float]:  # fmt: skip
+    """A stop's stiffness and damping per unit apparent inertia of the joint (1/s², 1/s) from a
+    time constant and a damping ratio, as MuJoCo's ``solref`` (timeconst, dampratio)."""
+    return 1.0 / (time_constant * damping_ratio) ** 2, 2.0 / time_constant
+
+
 @dataclass(frozen=True)
 class _Law:
-    """A joint's spring-damper law from the file: ``tau = -k (q - q_ref) - d q_dot``; ``where``
-    (element, line) and ``what`` (the attributes, for messages)."""
+    """A joint's law from the file (a :class:`~titopfmu.JointSpringDamper`): spring-damper
+    ``tau = -k (q - q_ref) - d q_dot``, Coulomb ``friction``, ``limits`` (lower, upper) or None;
+    ``stop``: the stops' stiffness and damping per unit apparent inertia of the joint
+    (:func:`stop_gains`); ``where`` (element, line) and ``what`` (the attributes, for
+    messages)."""
 
     k: float
     d: float
@@ -373,6 +406,23 @@ class _Law:
     element: str
     line: int | None
     what: str
+    friction: float = 0.0
+    limits: tuple[float, float] | None = None
+    stop: tuple[float, float] = stop_gains()
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to model."""
+        return self.k == 0.0 and self.d == 0.0 and self.friction == 0.0 and self.limits is None
+
+    def parameters(self, inertia: float) -> dict:
+        """The JointSpringDamper's parameters for a joint of apparent inertia ``inertia``
+        (without one, > 0, the stops are left out: the import refuses that joint anyway)."""
+        out = dict(k=self.k, d=self.d, q_ref=self.q_ref, friction=self.friction)
+        if self.limits is not None and inertia > 0.0:
+            out.update(limited=True, lower=self.limits[0], upper=self.limits[1],
+                       k_stop=inertia * self.stop[0], d_stop=inertia * self.stop[1])  # fmt: skip
+        return out
 
 
 def _urdf_tree(text: str, file: str):
@@ -394,15 +444,37 @@ def _urdf_tree(text: str, file: str):
         if mimic is not None:
             mimics.append((j, mimic))
             continue
-        dyn = j.find("dynamics")
+        el = f"joint '{name}'"
+        dyn, limit = j.find("dynamics"), j.find("limit")
+        d = friction = 0.0
+        given: list[str] = []
         if dyn is not None:
-            el = f"joint '{name}'"
-            d = _number(dyn.get("damping"), 0.0, "<dynamics damping>", file, el, line(dyn),
-                        UrdfError)  # fmt: skip
-            if d < 0.0:
-                raise UrdfError(f"<dynamics damping> {d:g} is negative (it must be >= 0)", file,
-                                el, line(dyn))  # fmt: skip
-            laws[name] = _Law(0.0, d, 0.0, el, line(dyn), "<dynamics damping>")
+            d, friction = (_number(dyn.get(a), 0.0, f"<dynamics {a}>", file, el, line(dyn),
+                                   UrdfError) for a in ("damping", "friction"))  # fmt: skip
+            for a, v in (("damping", d), ("friction", friction)):
+                if v < 0.0:
+                    raise UrdfError(f"<dynamics {a}> {v:g} is negative (it must be >= 0)", file,
+                                    el, line(dyn))  # fmt: skip
+            read = [a for a in ("damping", "friction") if dyn.get(a) is not None]
+            if read:
+                given.append(f"<dynamics {' '.join(read)}>")
+        limits = None
+        # position limits of revolute and prismatic joints (a continuous joint has none); a
+        # <limit> with neither bound (effort and velocity only) gives no stops
+        if limit is not None and kind in ("revolute", "prismatic") and (
+                limit.get("lower") is not None or limit.get("upper") is not None):
+            lower, upper = (_number(limit.get(a), 0.0, f"<limit {a}>", file, el, line(limit),
+                                    UrdfError) for a in ("lower", "upper"))  # fmt: skip
+            if lower > upper:
+                raise UrdfError(f"<limit lower> {lower:g} is above <limit upper> {upper:g}",
+                                file, el, line(limit))  # fmt: skip
+            limits = (lower, upper)
+            given.append("<limit lower upper>")
+        if given:
+            where = line(dyn) if dyn is not None else line(limit)
+            laws[name] = _Law(0.0, d, 0.0, el, where, " ".join(given), friction=friction,
+                              limits=limits,
+                              stop=stop_gains(STOP_TIME_CONSTANT, STOP_DAMPING_RATIO))  # fmt: skip
     if mimics:
         j, mimic = mimics[0]
         leader = mimic.get("joint", "")
@@ -563,9 +635,24 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
         jm = model.joints[j]
         return np.array(model.armature[jm.idx_v : jm.idx_v + jm.nv], dtype=float)
 
+    diagonal: list = []  # the joint-space inertia's diagonal at the initial configuration
+
+    def apparent_inertia(j) -> float:
+        """The joint's apparent inertia J = M_jj at the initial configuration (the links it
+        moves, locked together, about its axis): the scale of its stops."""
+        if not diagonal:
+            q = pin.neutral(model) if q0 is None else np.asarray(q0, dtype=float)
+            diagonal.append(np.diag(pin.crba(model, model.createData(), q)).copy())
+        return float(diagonal[0][model.joints[j].idx_v])
+
     def coordinates(j):
         jm = model.joints[j]
-        return None if q0 is None else np.asarray(q0[jm.idx_q : jm.idx_q + jm.nq], dtype=float)
+        if q0 is None:  # (URDF) zero, or the nearest stop of a joint whose limits exclude zero
+            law = laws(model.names[j], link_of.get(j, model.names[j]))
+            if law is None or law.limits is None or jm.nq != 1:
+                return None
+            return np.clip(np.zeros(1), *law.limits)
+        return np.asarray(q0[jm.idx_q : jm.idx_q + jm.nq], dtype=float)
 
     if floating_base:
         if model.njoints < 2 or model.joints[1].shortname() != "JointModelFreeFlyer":
@@ -635,7 +722,7 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
         system.add(block)
         system.urdf_joints[model.names[j]] = bname
         law = laws(model.names[j], link_of.get(j, model.names[j]))
-        if law is not None and law.k == 0.0 and law.d == 0.0:
+        if law is not None and law.empty:
             law = None  # nothing to model
         one_dof = j >= first and isinstance(block, (RevoluteBody, PrismaticBody))
         if law is not None and not one_dof:
@@ -643,7 +730,7 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
                 what = "the free-flying root" if j < first else f"a {block.joint.dof}-dof joint"
                 unimported.append(
                     Unimported(
-                        law.what, f"on {what}: the spring-damper law is for 1-dof joints", law.line
+                        law.what, f"on {what}: the joint law is for 1-dof joints", law.line
                     )
                 )
             law = None
@@ -654,7 +741,7 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
                 system.add(Constant(tau, np.zeros(block.joint.dof)))
             else:
                 try:
-                    system.add(JointSpringDamper(tau, k=law.k, d=law.d, q_ref=law.q_ref))
+                    system.add(JointSpringDamper(tau, **law.parameters(apparent_inertia(j))))
                 except TitopError as exc:
                     raise fmt.error(f"{law.what}: {exc}", file,
                                     law.element, law.line) from None  # fmt: skip
@@ -676,6 +763,7 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
 
 __all__ = [
     "APPROXIMATE", "DEFAULT_GRAVITY", "IMPORTED", "NOT_IMPORTED", "NO_EFFECT", "REFUSED",
+    "STOP_DAMPING_RATIO", "STOP_TIME_CONSTANT",
     "URDF_RULES", "DescriptionError", "Rule", "Unimported", "UrdfError", "UrdfWarning",
     "import_urdf", "rules_table",
 ]  # fmt: skip

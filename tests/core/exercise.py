@@ -89,6 +89,31 @@ def rotors():
     return s
 
 
+def stops():
+    """Joint laws with friction and stops, each joint started inside a stop (one entering it
+    faster than its damping bound, one leaving it): every branch of the law."""
+    from titopfmu import Ground, JointSpringDamper, RevoluteBody, System
+
+    s = System("stops")
+    inertia = np.diag([0.02, 0.03, 0.01])
+    s.add(Ground("g", children={"A": (0.0, 0.0, 0.0)}),
+          RevoluteBody("l1", 2.0, inertia, axis=(0, 1, 0), com=(0.3, 0, 0), theta0=0.6,
+                       theta_dot0=3.0, children={"B": (0.6, 0, 0)}),
+          RevoluteBody("l2", 1.0, inertia, axis=(0, 1, 0), com=(0.25, 0, 0), theta0=-0.35,
+                       theta_dot0=0.5),
+          JointSpringDamper("j1", friction=0.5, limited=True, lower=-0.6, upper=0.5,
+                            k_stop=2e3, d_stop=40.0),
+          JointSpringDamper("j2", k=1.0, d=0.05, friction=0.1, friction_velocity=0.01,
+                            limited=True, lower=-0.3, upper=0.8, k_stop=500.0,
+                            d_stop=10.0))  # fmt: skip
+    s.connect("g.A", "l1.P")
+    s.connect("l1.B", "l2.P")
+    for j, b in (("j1", "l1"), ("j2", "l2")):
+        s.connect(f"{b}.joint.m", f"{j}.m")
+        s.connect(f"{j}.tau", f"{b}.joint.tau")
+    return s
+
+
 systems = {
     "balloon": build_balloon,
     "tree": lambda: random_tree(3)[0],
@@ -98,6 +123,7 @@ systems = {
     "tether": tethered_pendulum,
     "imposed": imposed_motion_system,
     "rotors": rotors,
+    "stops": stops,
 }
 rng = np.random.default_rng(0)
 for name, build in systems.items():
@@ -179,5 +205,11 @@ th = np.array([0.3, -1.2, 2.0])
 vals = [dcm_from_euler(th), euler_from_dcm(dcm_from_euler(th)), quaternion_from_euler(th),
         dcm_from_quaternion([0.9, 0.1, -0.2, 0.3]), quaternion_rate([0.9, 0.1, -0.2, 0.3], th),
         rotation_vector(dcm_from_euler(0.1 * th)), *joint_values()]  # fmt: skip
+row = np.array([3.0, 0.2, 0.1, 0.7, 0.05, 1.0, -0.5, 0.4, 400.0, 30.0])  # the joint law's row
+tau = np.zeros(1)
+for m in ([0.0, -20.0, -0.55], [0.0, 2.0, -0.55], [0.0, 0.3, 0.45], [0.0, 0.01, 0.2]):
+    _titop.joint_law(row, np.array(m), tau)
+    vals.append(tau.copy())
+assert _titop.check_law(row) is None and _titop.check_law(row * -1.0)[0] == "k"
 print(f"helpers {sum(float(np.sum(v)) for v in vals):.17g}")
 print("done")

@@ -116,6 +116,8 @@ def _file_value(p: Parameter, v):
     if p.check == "free_vector":
         a = np.asarray(v, dtype=float).reshape(-1)
         return float(a[0]) if a.size == 1 else a.tolist()
+    if p.json == "boolean":
+        return bool(v)
     if p.shape == ():
         return float(v)
     return _vec(v)

@@ -295,6 +295,26 @@ def check_nonnegative(block: str, parameter: str, value, shape: tuple[int, ...] 
     return vec
 
 
+def check_positive(block: str, parameter: str, value) -> float:
+    v = check_finite_scalar(block, parameter, value)
+    if not v > 0:
+        raise ParameterError(block, parameter, "must be > 0")
+    return v
+
+
+def check_flag(block: str, parameter: str, value) -> bool:
+    """A boolean: True, False, or a number equal to 1 or 0 (an FMU's or a campaign's value)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(block, parameter, f"not a boolean: {value!r}") from None
+    if v not in (0.0, 1.0):
+        raise ParameterError(block, parameter, f"must be true or false (1 or 0), got {value!r}")
+    return v == 1.0
+
+
 def _caller_level() -> int:
     """The ``stacklevel`` of a warning issued two calls below here (by a check called from this
     module) that points at the first frame outside the ``titopfmu.blocks`` package: the code
@@ -340,6 +360,10 @@ def check_parameter(block: str, p, value, reference: float = 0.0):
         return check_finite_scalar(block, p.name, value)
     if c == "nonnegative":
         return check_nonnegative(block, p.name, value, p.shape or ())
+    if c == "positive":
+        return check_positive(block, p.name, value)
+    if c == "flag":
+        return check_flag(block, p.name, value)
     if c == "psd":
         return check_psd(block, p.name, value, p.shape)
     if c == "vector":

@@ -57,7 +57,8 @@ class Parameter:
     fmu: bool = True
     role: str = ""
     alternative: str | None = None
-    #: JSON type of a scalar in a model file: "number", "integer", "string" (expression)
+    #: JSON type of a scalar in a model file: "number", "integer", "string" (expression),
+    #: "boolean" (an FMU's Boolean parameter)
     json: str = "number"
     #: the FMU's start value of a required parameter (which has no default)
     start: Any = None
@@ -481,9 +482,15 @@ LOOP_CLOSURE = BlockType(
                 "loop closure L^A_C: 6x6 spring-damper between two motion vectors (Fig. 14)"),
 )  # fmt: skip
 
+_LAW_TITLE = ("joint law tau = -k (q - q_ref) - d q_dot - friction tanh(q_dot / "
+              "friction_velocity) + stops at lower, upper when limited, on a 1-dof joint motion "
+              "[q̈, q̇, q]")
+
+#: the default regularisation velocity of a joint law's friction (m/s or rad/s)
+FRICTION_VELOCITY = 1e-3
+
 JOINT_SPRING_DAMPER = BlockType(
-    "JointSpringDamper", "joint_spring_damper",
-    "joint law tau = -k (q - q_ref) - d q_dot on a 1-dof joint motion [q̈, q̇, q]", "law",
+    "JointSpringDamper", "joint_spring_damper", _LAW_TITLE, "law",
     (
         Parameter("k", (), "", 0.0, "stiffness (N/m or N.m/rad), >= 0", "nonnegative",
                   role="PAR_LAW_K"),
@@ -491,12 +498,35 @@ JOINT_SPRING_DAMPER = BlockType(
                   role="PAR_LAW_D"),
         Parameter("q_ref", (), "", 0.0, "reference joint coordinate (m or rad)", "scalar",
                   role="PAR_LAW_QREF"),
+        Parameter("friction", (), "", 0.0, "Coulomb friction f_c (N or N.m), >= 0: the effort "
+                  "-f_c tanh(q_dot / friction_velocity), regularised", "nonnegative",
+                  role="PAR_LAW_FRICTION"),
+        Parameter("friction_velocity", (), "", FRICTION_VELOCITY, "regularisation velocity "
+                  "v_c of the friction (m/s or rad/s), > 0: the friction reaches 76 % of f_c "
+                  "at |q_dot| = v_c, 99.5 % at 3 v_c", "positive",
+                  role="PAR_LAW_FRICTION_VELOCITY"),
+        Parameter("limited", (), "", False, "true: one-sided stops at lower and upper (a "
+                  "stiff spring k_stop on the penetration plus damping d_stop on the joint's "
+                  "speed, bounded by the spring's effort: never pulling, continuous); false: no "
+                  "stops", "flag",
+                  role="PAR_LAW_LIMITED", json="boolean"),
+        Parameter("lower", (), "", 0.0, "lower stop of the joint coordinate (m or rad), used "
+                  "when limited", "scalar", role="PAR_LAW_LOWER"),
+        Parameter("upper", (), "", 0.0, "upper stop of the joint coordinate (m or rad), used "
+                  "when limited; >= lower", "scalar", role="PAR_LAW_UPPER"),
+        Parameter("k_stop", (), "", 0.0, "stiffness of the stops (N/m or N.m/rad), > 0 when "
+                  "limited: a steady effort F into a stop penetrates it by F / k_stop; J / tau^2 "
+                  "for a stop of time constant tau on a joint of apparent inertia J",
+                  "nonnegative", role="PAR_LAW_K_STOP"),
+        Parameter("d_stop", (), "", 0.0, "damping of the stops (N.s/m or N.m.s/rad), >= 0, "
+                  "bounded by the stop's spring effort (2 sqrt(k_stop J): critical)",
+                  "nonnegative",
+                  role="PAR_LAW_D_STOP"),
     ),
     ports=(PortDecl("m", "signal_in", 3, "joint motion [q̈, q̇, q]"),
            PortDecl("tau", "signal_out", 1, "joint effort (N or N m)")),
-    fmu=FmuDecl("TitopJointSpringDamper",
-                "joint law tau = -k (q - q_ref) - d q_dot on a 1-dof joint motion [q̈, q̇, q]",
-                (0,), (("m", "joint.m"), ("tau", "joint.tau"))),
+    fmu=FmuDecl("TitopJointSpringDamper", _LAW_TITLE, (0,),
+                (("m", "joint.m"), ("tau", "joint.tau"))),
 )  # fmt: skip
 
 CONSTANT = BlockType(

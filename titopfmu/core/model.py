@@ -57,6 +57,33 @@ def builtin_kind(cls: type) -> int | None:
     return None if d is None else d.core_kind
 
 
+#: a joint law's values in the order of the core's flat row (titop.h, titop_law_from_row)
+LAW_ROW = ("k", "d", "q_ref", "friction", "friction_velocity", "limited", "lower", "upper",
+           "k_stop", "d_stop")  # fmt: skip
+assert len(LAW_ROW) == _titop.LAW_DOUBLES
+
+
+def law_row(law) -> FloatArray:
+    """The core's row of a joint law block (a JointSpringDamper: its attributes by
+    :data:`LAW_ROW`; ``limited`` as 1.0 or 0.0)."""
+    return np.array([float(getattr(law, n)) for n in LAW_ROW])
+
+
+def check_law(row) -> tuple[str, str] | None:
+    """The core's check of a joint law's row (``titop_check_law``): None, or (the parameter out
+    of range, what it must be)."""
+    return _titop.check_law(np.ascontiguousarray(row, dtype=float))
+
+
+def joint_law(row, m) -> float:
+    """The joint law's effort (the core's ``titop_spring_damper_block``) of a row at the joint
+    motion ``m`` = [q̈, q̇, q]."""
+    tau = np.zeros(1)
+    _titop.joint_law(np.ascontiguousarray(row, dtype=float),
+                     np.ascontiguousarray(m, dtype=float), tau)  # fmt: skip
+    return float(tau[0])
+
+
 def unsupported(blocks, closures=()) -> str | None:
     """Why the tree of ``blocks`` with the loop closures ``closures`` cannot run in the core, or
     None if it can: a block type the core does not know, such as a user's subclass (it may
@@ -187,7 +214,7 @@ class NativeTree:
                  for _, left, right in closures]  # fmt: skip
         clo_d = [np.concatenate([c.K.reshape(36), c.D.reshape(36)]) for c, _, _ in closures]
         law_i = [(src, dst) for _, src, dst in laws]
-        law_d = [(law.k, law.d, law.q_ref) for law, _, _ in laws]
+        law_d = [law_row(law) for law, _, _ in laws]
         self.n_states = int(
             n_states
             if n_states is not None
@@ -208,7 +235,8 @@ class NativeTree:
         try:
             self.model = _titop.Model(
                 bi, bd, ints(port_i, 2), dbls(port_d, 3), ints(ext_i, 2), dbls(ext_d, 3),
-                ints(clo_i, 2), dbls(clo_d, 72), ints(law_i, 2), dbls(law_d, 3), self.n_states, nin,
+                ints(clo_i, 2), dbls(clo_d, 72), ints(law_i, 2), dbls(law_d, len(LAW_ROW)),
+                self.n_states, nin,
             )  # fmt: skip
         except ValueError as exc:  # a model the core refuses: a bug of this adapter
             msg, body = exc.args[0] if exc.args and isinstance(exc.args[0], tuple) else (exc, -1)

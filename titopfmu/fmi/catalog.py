@@ -107,7 +107,8 @@ def _fmu_params(decl: BlockType, n: int) -> list[Param]:
             ]  # fmt: skip
         else:
             default = p.start if p.required else p.default
-            out.append(Param(p.name, p.shape, p.unit, default, p.description, role=p.role))
+            out.append(Param(p.name, p.shape, p.unit, default, p.description,
+                             boolean=p.json == "boolean", role=p.role))
     return out
 
 
@@ -127,7 +128,7 @@ def _maker(decl: BlockType) -> Callable[[str, dict, int], Block]:
                                           else "body"}}  # fmt: skip
             else:
                 v = values[p.name]
-                kw[p.name] = float(v) if p.shape == () else v
+                kw[p.name] = bool(v) if p.json == "boolean" else float(v) if p.shape == () else v
         return cls(name, **kw)
 
     return make
@@ -226,8 +227,14 @@ def random_values(params: list[Param], rng: np.random.Generator) -> dict[str, ob
             v[n] = _random_rotation(rng)
         elif n in ("K", "D"):
             v[n] = _random_spd(rng, 6, 100.0 if n == "K" else 5.0)
-        elif n in ("k", "d"):
+        elif n in ("k", "d", "friction", "d_stop"):
             v[n] = np.array(rng.uniform(0.0, 20.0))
+        elif n == "k_stop":  # (> 0: a joint law may be limited)
+            v[n] = np.array(rng.uniform(50.0, 500.0))
+        elif n == "friction_velocity":
+            v[n] = np.array(rng.uniform(0.2, 2.0))
+        elif n in ("lower", "upper"):  # a range around 0 (upper >= lower)
+            v[n] = np.array(rng.uniform(0.1, 1.0) * (-1.0 if n == "lower" else 1.0))
         elif n == "armature":  # a rotor inertia per joint speed, >= 0
             v[n] = rng.uniform(0.0, 0.5, p.shape) if p.shape else np.array(rng.uniform(0.0, 0.5))
         elif n.endswith("axis"):

@@ -329,7 +329,7 @@ def _plan_params(mp: ModelPlan, closures, laws) -> None:
         for p in _decl(law).fmu_parameters():
             mp.params.append((Param(f"{law.name}.{p.name}", (), p.unit,
                                     np.asarray(getattr(law, p.name), float), p.description,
-                                    role=p.role), k))  # fmt: skip
+                                    boolean=p.json == "boolean", role=p.role), k))  # fmt: skip
     exp = getattr(mp.system, "model_info", None)
     e = dict(DEFAULT_EXPERIMENT)
     if exp is not None:

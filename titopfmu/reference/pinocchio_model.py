@@ -86,6 +86,22 @@ SUPPORTED_BODIES = (
 )  # fmt: skip
 
 
+def joint_law_effort(law: JointSpringDamper, q: float, qd: float) -> float:
+    """The effort of a :class:`~titopfmu.blocks.JointSpringDamper` at the joint coordinate
+    ``q`` and rate ``qd``, written here from its documented formula (not the core's code):
+    spring-damper, regularised Coulomb friction and, when limited, the one-sided stops: a spring
+    on the penetration plus damping on the speed into the stop, bounded by the spring's effort
+    (the stop's effort between 0 and twice the spring's)."""
+    tau = -law.k * (q - law.q_ref) - law.d * qd
+    tau -= law.friction * math.tanh(qd / law.friction_velocity)
+    if law.limited:
+        for p, v, sign in ((law.lower - q, -qd, 1.0), (q - law.upper, qd, -1.0)):
+            if p > 0.0:
+                spring = law.k_stop * p
+                tau += sign * (spring + min(max(law.d_stop * v, -spring), spring))
+    return tau
+
+
 class UnsupportedBlockError(TitopError):
     """The system holds something the Pinocchio reference does not model."""
 
@@ -303,8 +319,7 @@ class PinocchioReference:
             info = self.bodies.get(jname)
             if jport == "joint.m" and info is not None and info.kind in ("revolute", "prismatic"):
                 iq, iv = info.idx_q, info.idx_v
-                k, d, q_ref = src.k, src.d, src.q_ref
-                return lambda t, q, v: np.array([-k * (q[iq] - q_ref) - d * v[iv]])
+                return lambda t, q, v: np.array([joint_law_effort(src, q[iq], v[iv])])
 
         def unsupported(t, q, v):
             raise UnsupportedBlockError(

@@ -69,7 +69,7 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
         b[3].len != np_ * 3 * (Py_ssize_t)sizeof(double) ||
         b[5].len != ne * 3 * (Py_ssize_t)sizeof(double) ||
         b[7].len != nc * CLOSURE_DOUBLES * (Py_ssize_t)sizeof(double) ||
-        b[9].len != nl * 3 * (Py_ssize_t)sizeof(double)) {
+        b[9].len != nl * TITOP_LAW_DOUBLES * (Py_ssize_t)sizeof(double)) {
         PyErr_SetString(PyExc_ValueError, "inconsistent model arrays");
         goto done;
     }
@@ -140,12 +140,9 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
         memcpy(m->closures[j].Dm, d + 36, 36 * sizeof(double));
     }
     for (Py_ssize_t j = 0; j < nl; j++) {
-        const double *d = (const double *)b[9].buf + 3 * j;
+        titop_law_from_row((const double *)b[9].buf + TITOP_LAW_DOUBLES * j, &m->laws[j]);
         m->laws[j].src = ((const int *)b[8].buf)[2 * j];
         m->laws[j].dst = ((const int *)b[8].buf)[2 * j + 1];
-        m->laws[j].k = d[0];
-        m->laws[j].d = d[1];
-        m->laws[j].qref = d[2];
     }
     int bad_body;
     char msg[200];
@@ -664,6 +661,41 @@ HELPER(cut_block, 4,
        titop_cut_block(v[0].buf, v[1].buf, v[2].buf, v[3].buf, v[4].buf, v[5].buf), 36, 36, 18,
        18, 6, 6)
 
+/* joint_law(row, m, tau): the joint law of a flat row (titop.h, TITOP_LAW_DOUBLES values) on a
+   joint motion m = [q̈, q̇, q], into tau (1); the row's values are the caller's to check
+   (check_law) */
+static PyObject *py_joint_law(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    static const Py_ssize_t sizes[] = {TITOP_LAW_DOUBLES, 3, 1};
+    Py_buffer v[3];
+    if (args_buffers(args, nargs, 3, 2, sizes, v) < 0)
+        return NULL;
+    titop_law law;
+    titop_law_from_row(v[0].buf, &law);
+    titop_spring_damper_block(&law, v[1].buf, v[2].buf);
+    for (int k = 0; k < 3; k++)
+        PyBuffer_Release(&v[k]);
+    Py_RETURN_NONE;
+}
+
+/* check_law(row) -> None, or (parameter, rule) of the first value out of range */
+static PyObject *py_check_law(PyObject *mod, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)mod;
+    static const Py_ssize_t sizes[] = {TITOP_LAW_DOUBLES};
+    Py_buffer v[1];
+    if (args_buffers(args, nargs, 1, 1, sizes, v) < 0)
+        return NULL;
+    titop_law law;
+    titop_law_from_row(v[0].buf, &law);
+    PyBuffer_Release(&v[0]);
+    int code = titop_check_law(&law);
+    if (code == TITOP_LAW_OK)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(ss)", titop_law_parameter(code), titop_law_rule(code));
+}
+
 /* joint_position(kind, q, p) / joint_coordinates(kind, p, q) */
 static PyObject *joint_conversion(PyObject *const *args, Py_ssize_t nargs, int to_position)
 {
@@ -852,6 +884,11 @@ static PyMethodDef module_methods[] = {
      "cut_deflection(left, right, dx, dxd): relative motion across a loop closure's cut"},
     {"cut_block", (PyCFunction)(void (*)(void))py_cut_block, METH_FASTCALL,
      "cut_block(K, D, left, right, wl, wr): a loop closure's wrenches on its two sides"},
+    {"joint_law", (PyCFunction)(void (*)(void))py_joint_law, METH_FASTCALL,
+     "joint_law(row, m, tau): the joint law of a row (k, d, q_ref, friction, "
+     "friction_velocity, limited, lower, upper, k_stop, d_stop) on m = [q̈, q̇, q]"},
+    {"check_law", (PyCFunction)(void (*)(void))py_check_law, METH_FASTCALL,
+     "check_law(row) -> None or (parameter, rule): titop_check_law"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_titop",
@@ -882,6 +919,7 @@ PyMODINIT_FUNC PyInit__titop(void)
     PyModule_AddIntConstant(mod, "CHECK_COM", TITOP_CHECK_COM);
     PyModule_AddIntConstant(mod, "CHECK_INERTIA_RANGE", TITOP_CHECK_INERTIA_RANGE);
     PyModule_AddIntConstant(mod, "CHECK_AXIS", TITOP_CHECK_AXIS);
+    PyModule_AddIntConstant(mod, "LAW_DOUBLES", TITOP_LAW_DOUBLES);
     const char *names[2] = {"RANGE_MIN", "RANGE_MAX"};
     const double values[2] = {TITOP_RANGE_MIN, TITOP_RANGE_MAX};
     for (int k = 0; k < 2; k++) {

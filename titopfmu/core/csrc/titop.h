@@ -125,13 +125,56 @@ typedef struct titop_closure {
     double Dm[36];   /* damping on [δv, δω] */
 } titop_closure;
 
-/* Joint spring-damper law τ_dst = -k (q_src - q_ref) - d q̇_src on 1-dof joint bodies. */
+/* Joint law on 1-dof joint bodies: spring-damper, regularised Coulomb friction and, when
+   `limited`, one-sided stops at `lower` and `upper` (q = q_src, q̇ its rate):
+     τ_dst = -k (q - q_ref) - d q̇ - f_c tanh(q̇ / v_c) + τ_stop(q, q̇)
+     τ_stop = k_s p + sat(-d_s q̇, k_s p)        p = lower - q > 0 (below the lower stop)
+            = -(k_s p + sat(d_s q̇, k_s p))      p = q - upper > 0 (above the upper stop)
+            = 0                                   otherwise, or not limited,
+     sat(x, s) = min(max(x, -s), s).
+   A stop is a stiff spring on the penetration p with damping on the joint's speed, the damping
+   bounded by the spring's effort: the stop's effort lies in [0, 2 k_s p], it pushes out and
+   never pulls, and τ is continuous (Lipschitz) in q and q̇, without an event at contact. A joint
+   hitting a stop at speed v with d_s = 2 sqrt(k_s J) (critical, J its apparent inertia) enters
+   it by 0.72 v sqrt(J / k_s) and leaves at 0.26 v (0.16 v at twice that damping). Friction:
+   |τ_f| < f_c, τ_f = f_c tanh(q̇ / v_c) reaches 76 % of f_c at q̇ = v_c (N or N m; v_c m/s or
+   rad/s). titop_check_law states the ranges. */
 typedef struct titop_law {
     int src;    /* 1-dof joint body whose motion is read (forward: its states; inverse: its
                    imposed motion input) */
     int dst;    /* forward 1-dof joint body whose effort is set (replaces its effort input) */
     double k, d, qref;
+    double friction;          /* f_c >= 0 (N or N m) */
+    double friction_velocity; /* v_c > 0 (m/s or rad/s) */
+    int limited;              /* 0: no stops (lower, upper, k_stop, d_stop unused) */
+    double lower, upper;      /* stops (m or rad), lower <= upper */
+    double k_stop, d_stop;    /* k_s > 0 when limited (N/m or N m/rad), d_s >= 0 */
 } titop_law;
+
+/* Values per law of a flat row (the Python side's law_doubles, the FMUs' parameters), in this
+   order: k, d, q_ref, friction, friction_velocity, limited (0 or 1), lower, upper, k_stop,
+   d_stop. */
+#define TITOP_LAW_DOUBLES 10
+void titop_law_from_row(const double *row, titop_law *law);
+/* A joint law's values out of range: TITOP_LAW_OK, or the code of the first one, in row order
+   (k, d, friction >= 0 and finite; q_ref finite; friction_velocity > 0 and finite; when limited:
+   lower, upper finite, lower <= upper, k_stop > 0 and d_stop >= 0, finite).
+   titop_law_parameter names the parameter of a code, titop_law_rule says what it must be. */
+enum {
+    TITOP_LAW_OK = 0,
+    TITOP_LAW_K,
+    TITOP_LAW_D,
+    TITOP_LAW_QREF,
+    TITOP_LAW_FRICTION,
+    TITOP_LAW_FRICTION_VELOCITY,
+    TITOP_LAW_LOWER,
+    TITOP_LAW_UPPER, /* also: upper < lower */
+    TITOP_LAW_K_STOP,
+    TITOP_LAW_D_STOP
+};
+int titop_check_law(const titop_law *law);
+const char *titop_law_parameter(int code);
+const char *titop_law_rule(int code);
 
 typedef struct titop_model {
     int nbodies, nports, nexts, nclosures, nlaws;
@@ -185,10 +228,10 @@ void titop_body_motion(const titop_model *model, const double *data, int body, d
 void titop_port_motion(const titop_model *model, const double *data, int port, double *out);
 void titop_joint_motion(const titop_model *model, const double *data, int body, double *out);
 /* Blocks without a body: a loop closure (Fig. 14) from the motion vectors of its two sides, and
-   the joint spring-damper law on a joint motion [q̈, q̇, q]. */
+   the joint law (titop_law: spring-damper, friction, stops) on a joint motion [q̈, q̇, q]. */
 void titop_closure_block(const double *K, const double *Dm, const double *ml,
                          const double *mr, double *wl, double *wr);
-void titop_spring_damper_block(double k, double d, double qref, const double *m, double *tau);
+void titop_spring_damper_block(const titop_law *law, const double *m, double *tau);
 /* A loop closure from its two sides' [x' (6), IP (3), P_{./i} (9)] (18 each, each side's frame,
    the object path), and their relative motion dx = [δp, δθ], dxd = [δv, δω] in the left frame. */
 void titop_cut_block(const double *K, const double *Dm, const double *left, const double *right,
@@ -318,7 +361,7 @@ void titopz_closure_block(const double *K, const double *Dm, const double *zml,
                           const double *zmr, double *zwl, double *zwr);
 void titopz_cut_block(const double *K, const double *Dm, const double *zleft,
                       const double *zright, double *zwl, double *zwr);
-void titopz_spring_damper_block(double k, double d, double qref, const double *zm, double *ztau);
+void titopz_spring_damper_block(const titop_law *law, const double *zm, double *ztau);
 
 void titopz_block_kinematics(const titop_model *model, double *zdata, int body,
                              const double *zx, const double *zin, const double *zparent,

@@ -430,18 +430,111 @@ void TITOP_FN(cut_block)(const double *K, const double *Dm, const double *l_d, c
     cut_wrenches(K, Dm, l, l + 6, l + 9, r, r + 6, r + 9, (real_t *)wl_d, (real_t *)wr_d);
 }
 
-/* The joint spring-damper law τ = -k (q - q_ref) - d q̇ on a joint motion [q̈, q̇, q]. */
-static real_t spring_damper(double k, double d, double qref, real_t q, real_t qd)
+/* One stop's effort (>= 0, pushing out) at penetration p > 0 and speed v into it: the spring
+   k_s p plus the damping d_s v bounded by the spring's effort, in [0, 2 k_s p] (titop.h). */
+static real_t stop_effort(double ks, double ds, real_t p, real_t v)
 {
-    return -k * (q - qref) - d * qd;
+    real_t s = ks * p, damping = ds * v;
+    if (RE(damping) > RE(s))
+        return s + s;
+    if (RE(damping) < -RE(s))
+        return 0.0; /* leaving faster than the spring pushes: no pull */
+    return s + damping;
 }
 
-void TITOP_FN(spring_damper_block)(double k, double d, double qref, const double *m3_d,
-                                   double *tau_d)
+/* The joint law (titop_law in titop.h) at q, q̇: spring-damper, regularised Coulomb friction and
+   the one-sided stops. Branches read real parts: each piece is analytic, so the complex step
+   gives its exact derivative (on a branch's boundary, the one side's). */
+static real_t spring_damper(const titop_law *L, real_t q, real_t qd)
+{
+    real_t tau = -L->k * (q - L->qref) - L->d * qd;
+    if (L->friction > 0.0)
+        tau -= L->friction * r_tanh(qd / L->friction_velocity);
+    if (L->limited) {
+        if (RE(q) < L->lower)
+            tau += stop_effort(L->k_stop, L->d_stop, L->lower - q, -qd);
+        else if (RE(q) > L->upper)
+            tau -= stop_effort(L->k_stop, L->d_stop, q - L->upper, qd);
+    }
+    return tau;
+}
+
+void TITOP_FN(spring_damper_block)(const titop_law *law, const double *m3_d, double *tau_d)
 {
     const real_t *m3 = (const real_t *)m3_d;
-    *(real_t *)tau_d = spring_damper(k, d, qref, m3[2], m3[1]);
+    *(real_t *)tau_d = spring_damper(law, m3[2], m3[1]);
 }
+
+#if !TITOP_COMPLEX
+void titop_law_from_row(const double *row, titop_law *law)
+{
+    law->k = row[0];
+    law->d = row[1];
+    law->qref = row[2];
+    law->friction = row[3];
+    law->friction_velocity = row[4];
+    law->limited = row[5] != 0.0;
+    law->lower = row[6];
+    law->upper = row[7];
+    law->k_stop = row[8];
+    law->d_stop = row[9];
+}
+
+int titop_check_law(const titop_law *L)
+{
+    if (!(L->k >= 0.0 && isfinite(L->k)))
+        return TITOP_LAW_K;
+    if (!(L->d >= 0.0 && isfinite(L->d)))
+        return TITOP_LAW_D;
+    if (!isfinite(L->qref))
+        return TITOP_LAW_QREF;
+    if (!(L->friction >= 0.0 && isfinite(L->friction)))
+        return TITOP_LAW_FRICTION;
+    if (!(L->friction_velocity > 0.0 && isfinite(L->friction_velocity)))
+        return TITOP_LAW_FRICTION_VELOCITY;
+    if (!L->limited)
+        return TITOP_LAW_OK;
+    if (!isfinite(L->lower))
+        return TITOP_LAW_LOWER;
+    if (!(isfinite(L->upper) && L->upper >= L->lower))
+        return TITOP_LAW_UPPER;
+    if (!(L->k_stop > 0.0 && isfinite(L->k_stop)))
+        return TITOP_LAW_K_STOP;
+    if (!(L->d_stop >= 0.0 && isfinite(L->d_stop)))
+        return TITOP_LAW_D_STOP;
+    return TITOP_LAW_OK;
+}
+
+const char *titop_law_parameter(int code)
+{
+    static const char *names[] = {"",      "k",     "d",      "q_ref", "friction", "friction_velocity",
+                                  "lower", "upper", "k_stop", "d_stop"};
+    return code > 0 && code <= TITOP_LAW_D_STOP ? names[code] : "";
+}
+
+const char *titop_law_rule(int code)
+{
+    switch (code) {
+    case TITOP_LAW_K:
+    case TITOP_LAW_D:
+    case TITOP_LAW_FRICTION:
+    case TITOP_LAW_D_STOP:
+        return "must be >= 0";
+    case TITOP_LAW_QREF:
+    case TITOP_LAW_LOWER:
+        return "must be finite";
+    case TITOP_LAW_FRICTION_VELOCITY:
+        return "must be > 0 (the regularisation velocity of the friction, m/s or rad/s)";
+    case TITOP_LAW_UPPER:
+        return "must be finite and >= lower when limited";
+    case TITOP_LAW_K_STOP:
+        return "must be > 0 when limited (the stops' stiffness, N/m or N m/rad: e.g. J / tau^2 "
+               "for a joint of apparent inertia J and a stop time constant tau)";
+    default:
+        return "";
+    }
+}
+#endif
 
 /* ẋ'_A = G ẋ'_B + e + S u̇ of a joint body (eqs. 17, 24) from its parent port's acceleration
    accp (R_b) and u̇ (nv); out may not alias accp. */
@@ -980,7 +1073,7 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
             q = x[S->x0];
             qd = x[S->x0 + 1];
         }
-        body_data(data, Lw->dst)->effort[0] = spring_damper(Lw->k, Lw->d, Lw->qref, q, qd);
+        body_data(data, Lw->dst)->effort[0] = spring_damper(Lw, q, qd);
     }
     /* pre-loop: kinematics (parents first), known port wrenches, biases */
     for (int i = 0; i < n; i++)
@@ -1548,6 +1641,15 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
             m->bodies[L->src].nv != 1 || m->bodies[L->dst].nv != 1 ||
             m->bodies[L->dst].inverse)
             return bad(-1, bad_body, msg, size, "a joint law needs 1-dof joint bodies");
+        int code = titop_check_law(L);
+        if (code != TITOP_LAW_OK) {
+            if (bad_body)
+                *bad_body = -1;
+            if (msg && size)
+                snprintf(msg, size, "joint law %d: '%s' %s", l, titop_law_parameter(code),
+                         titop_law_rule(code));
+            return TITOP_BAD_MODEL;
+        }
     }
     return TITOP_OK;
 }

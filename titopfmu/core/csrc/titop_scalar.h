@@ -49,6 +49,11 @@ static inline real_t r_atan2(real_t y, real_t x)
     double a = creal(y), b = creal(x);
     return mkc(atan2(a, b), (b * cimag(y) - a * cimag(x)) / (a * a + b * b));
 }
+static inline real_t r_tanh(real_t x)
+{
+    double t = tanh(creal(x));
+    return mkc(t, cimag(x) * (1.0 - t * t));
+}
 static inline int r_isfinite(real_t x) { return isfinite(creal(x)) && isfinite(cimag(x)); }
 
 #else
@@ -59,6 +64,7 @@ typedef double real_t;
 #define r_cos cos
 #define r_sqrt sqrt
 #define r_atan2 atan2
+#define r_tanh tanh
 #define r_isfinite(x) isfinite(x)
 #endif
 

@@ -39,6 +39,28 @@ static int par_vr(int role, int arg)
 
 #endif
 
+#if FMU_KIND == -2
+/* the joint law of the parameters (titop.h), checked by the core's titop_check_law */
+static int build_law(FmuInstance *c, titop_law *law)
+{
+    static const int roles[TITOP_LAW_DOUBLES] = {
+        PAR_LAW_K,       PAR_LAW_D,     PAR_LAW_QREF,  PAR_LAW_FRICTION, PAR_LAW_FRICTION_VELOCITY,
+        PAR_LAW_LIMITED, PAR_LAW_LOWER, PAR_LAW_UPPER, PAR_LAW_K_STOP,   PAR_LAW_D_STOP};
+    double row[TITOP_LAW_DOUBLES];
+    for (int k = 0; k < TITOP_LAW_DOUBLES; k++)
+        row[k] = *par(c, roles[k], 0);
+    memset(law, 0, sizeof *law);
+    titop_law_from_row(row, law);
+    int code = titop_check_law(law);
+    if (code != TITOP_LAW_OK) {
+        int k = code <= TITOP_LAW_FRICTION_VELOCITY ? code - 1 : code; /* its place in the row */
+        return fmu_refuse(c, "parameter '%s' = %s %s", titop_law_parameter(code),
+                          fmu_num(row[k]).s, titop_law_rule(code));
+    }
+    return FMU_OK;
+}
+#endif
+
 static int build(FmuInstance *c)
 {
     FmuModelData *b = c->m;
@@ -66,6 +88,10 @@ static int build(FmuInstance *c)
         fmu_refuse(c, "parameter 'solver.max_substeps' = %ld must be at least 1", c->max_substeps);
         return -1;
     }
+#if FMU_KIND == -2
+    if (build_law(c, &b->law) != FMU_OK)
+        return -1;
+#endif
 #if FMU_KIND >= 0
     titop_body *B = &b->body;
     memset(B, 0, sizeof *B);
@@ -318,8 +344,7 @@ static int outputs(FmuInstance *c, unsigned mask)
 #endif
 #if FMU_KIND == -2
         case OUT_LAW:
-            titop_spring_damper_block(*par(c, PAR_LAW_K, 0), *par(c, PAR_LAW_D, 0),
-                                      *par(c, PAR_LAW_QREF, 0), b->in, o);
+            titop_spring_damper_block(&b->law, b->in, o);
             break;
 #endif
         default:
@@ -360,8 +385,7 @@ static int seeded(FmuInstance *c, const double *seed, int level)
     titopz_closure_block(par(c, PAR_K, 0), par(c, PAR_D, 0), (double *)zin, (double *)(zin + 18),
                          (double *)zw, (double *)(zw + 6));
 #else
-    titopz_spring_damper_block(*par(c, PAR_LAW_K, 0), *par(c, PAR_LAW_D, 0),
-                               *par(c, PAR_LAW_QREF, 0), (double *)zin, (double *)zw);
+    titopz_spring_damper_block(&b->law, (double *)zin, (double *)zw);
 #endif
     /* outputs in value-reference order: left.W (6) then right.W (6), or tau */
     for (size_t g = 0; g < NGROUPS; g++)

@@ -142,6 +142,27 @@ static int apply(FmuInstance *c, int role, int arg, int slot)
     case PAR_LAW_QREF:
         b->laws[arg].qref = v[0];
         return FMU_OK;
+    case PAR_LAW_FRICTION: /* the law's values are checked together (check_laws) */
+        b->laws[arg].friction = v[0];
+        return FMU_OK;
+    case PAR_LAW_FRICTION_VELOCITY:
+        b->laws[arg].friction_velocity = v[0];
+        return FMU_OK;
+    case PAR_LAW_LIMITED:
+        b->laws[arg].limited = v[0] != 0.0;
+        return FMU_OK;
+    case PAR_LAW_LOWER:
+        b->laws[arg].lower = v[0];
+        return FMU_OK;
+    case PAR_LAW_UPPER:
+        b->laws[arg].upper = v[0];
+        return FMU_OK;
+    case PAR_LAW_K_STOP:
+        b->laws[arg].k_stop = v[0];
+        return FMU_OK;
+    case PAR_LAW_D_STOP:
+        b->laws[arg].d_stop = v[0];
+        return FMU_OK;
     /* initial conditions: the states of the body (x0 in its record) */
     case PAR_POSITION0: /* rigid root: [IP_i (3), q (4), twist (6)] */
     case PAR_JPOSITION0: /* free joint: [OP_b (3), q (4), v (3), omega (3)] */
@@ -164,6 +185,27 @@ static int apply(FmuInstance *c, int role, int arg, int slot)
     default: /* solver parameters: read by build */
         return FMU_OK;
     }
+}
+
+/* every joint law's values by the core's titop_check_law, the one at fault named
+   ('slider_law.k_stop') */
+static int check_laws(FmuInstance *c)
+{
+    static const int roles[TITOP_LAW_DOUBLES] = {
+        PAR_LAW_K,       PAR_LAW_D,     PAR_LAW_QREF,  PAR_LAW_FRICTION, PAR_LAW_FRICTION_VELOCITY,
+        PAR_LAW_LIMITED, PAR_LAW_LOWER, PAR_LAW_UPPER, PAR_LAW_K_STOP,   PAR_LAW_D_STOP};
+    for (int j = 0; j < FMU_NLAWS; j++) {
+        int code = titop_check_law(&c->m->laws[j]);
+        if (code == TITOP_LAW_OK)
+            continue;
+        int slot = par_slot(roles[code <= TITOP_LAW_FRICTION_VELOCITY ? code - 1 : code], j);
+        if (slot < 0) /* (every law has all its parameters) */
+            return fmu_refuse(c, "joint law %d: '%s' %s", j, titop_law_parameter(code),
+                              titop_law_rule(code));
+        return fmu_refuse(c, "parameter '%s' = %s %s", par_name(slot).s, fmu_num(c->v[slot]).s,
+                          titop_law_rule(code));
+    }
+    return FMU_OK;
 }
 
 static int build(FmuInstance *c)
@@ -239,6 +281,8 @@ static int build(FmuInstance *c)
     for (size_t g = 0; g < NPARAMS; g++)
         if (apply(c, FMU_PARAMS[g][0], FMU_PARAMS[g][1], FMU_PARAMS[g][2]) != FMU_OK)
             return -1;
+    if (check_laws(c) != FMU_OK)
+        return -1;
     for (int i = 0; i < FMU_NBODIES; i++) { /* each body's checks, the blocks' (fmu_checks.c) */
         const titop_body *B = &b->bodies[i];
         if (B->kind != TITOP_GROUND &&
@@ -520,7 +564,7 @@ static int rhs(void *ctx, double t, const double *x, double *dx)
 {
     FmuInstance *c = ctx;
     FmuModelData *b = c->m;
-    double in[ONE(FMU_NIN)];
+    double in[ONE(FMU_NIN)] = {0.0}; /* (a model without inputs: its one slot, unread) */
     for (int k = 0; k < FMU_NIN; k++)
         in[k] = b->step_in[k] + (t - b->step_t0) * b->step_din[k];
     int bad;
