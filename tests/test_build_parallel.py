@@ -63,8 +63,11 @@ def test_parallel_build_returns_the_fmus_in_the_catalogs_order(serial_and_parall
     assert [p.stem for p in serial] == NAMES
     assert [p.stem for p in parallel] == NAMES
     assert all(p.is_file() for p in parallel)
-    # nothing else in the folder: no .part file, no staging folder
-    assert sorted(os.listdir(parallel[0].parent)) == sorted(f"{n}.fmu" for n in NAMES)
+    # nothing else in the folder but each FMU's OSP-IS description: no .part file, no staging
+    # folder
+    assert sorted(os.listdir(parallel[0].parent)) == sorted(
+        [f"{n}.fmu" for n in NAMES] + [f"{n}_OspModelDescription.xml" for n in NAMES]
+    )
 
 
 def test_parallel_build_gives_the_serial_builds_fmus_byte_for_byte(serial_and_parallel):
