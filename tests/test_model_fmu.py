@@ -149,7 +149,8 @@ def test_a_c_host_runs_the_model_fmu_like_the_engine(tmp_path, balloon_fmu, ball
     assert _compare(balloon_reference, rows[:, 0], list(rows[:, 1:].T)) < 1e-6
 
 
-def test_libcosim_runs_the_model_fmu_like_the_engine(balloon_fmu, balloon_reference):
+@pytest.mark.parametrize("step_ns", [1_000_000, 10_000_000, 100_000_000])
+def test_libcosim_runs_the_model_fmu_like_the_engine(balloon_fmu, balloon_reference, step_ns):
     pytest.importorskip("libcosimpy.CosimExecution", reason="libcosimpy is not installed")
     from libcosimpy.CosimExecution import CosimExecution
     from libcosimpy.CosimObserver import CosimObserver
@@ -158,8 +159,7 @@ def test_libcosim_runs_the_model_fmu_like_the_engine(balloon_fmu, balloon_refere
     cols = list(balloon().model_info.outputs)
     md = read_model_description(str(balloon_fmu))
     vr = {x.name: x.valueReference for x in md.modelVariables}
-    step_ns = 10_000_000  # 10 ms
-    ex = CosimExecution.from_step_size(step_size=step_ns)
+    ex = CosimExecution.from_step_size(step_size=step_ns)  # 1 ms, 10 ms, 0.1 s
     idx = ex.add_local_slave(CosimLocalSlave(fmu_path=str(balloon_fmu), instance_name="balloon"))
     obs = CosimObserver.create_last_value()
     ex.add_observer(obs)
