@@ -195,3 +195,68 @@ def test_the_checksum_is_not_the_only_check(fmus):
     finally:
         a.freeInstance()
         b.freeInstance()
+
+
+FAILING_HOST = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <dlfcn.h>
+#include "fmi2Functions.h"
+#define F(n) n##TYPE *n = (n##TYPE *)dlsym(lib, #n)
+static void logger(fmi2ComponentEnvironment e, fmi2String i, fmi2Status s, fmi2String c,
+                   fmi2String m, ...) { (void)e; (void)i; (void)s; (void)c; (void)m; }
+int main(int argc, char **argv)
+{
+    void *lib = dlopen(argv[1], RTLD_NOW);
+    if (!lib || argc != 4) return 1;
+    F(fmi2Instantiate); F(fmi2SetupExperiment); F(fmi2EnterInitializationMode);
+    F(fmi2ExitInitializationMode); F(fmi2DoStep); F(fmi2SetReal); F(fmi2GetReal);
+    F(fmi2FreeInstance);
+    fmi2CallbackFunctions cb = {logger, calloc, free, NULL, NULL};
+    fmi2Component c = fmi2Instantiate("v", fmi2CoSimulation, argv[2], "", &cb, 0, 1);
+    fmi2ValueReference tau = (fmi2ValueReference)atoi(argv[3]);
+    if (!c || fmi2SetupExperiment(c, 0, 0.0, 0.0, 0, 0.0) || fmi2EnterInitializationMode(c) ||
+        fmi2ExitInitializationMode(c)) return 2;
+    double huge = 1e308, ok = 0.0, q = 0.0;
+    fmi2SetReal(c, &tau, 1, &huge);
+    int refused = fmi2DoStep(c, 0.0, 0.1, 1) != fmi2OK;    /* a failed evaluation */
+    refused += fmi2DoStep(c, 0.0, 0.1, 1) != fmi2OK;       /* and the step after it */
+    fmi2SetReal(c, &tau, 1, &ok);
+    int good = fmi2DoStep(c, 0.0, 0.01, 1) == fmi2OK && fmi2GetReal(c, &tau, 1, &q) == fmi2OK;
+    fmi2FreeInstance(c);
+    dlclose(lib);
+    printf("%d %d\n", refused, good);
+    return 0;
+}
+"""
+
+
+def test_a_step_after_a_failed_evaluation_reads_nothing_undefined(fmus, tmp_path):
+    """Issue row: doStep after a failed evaluation, under valgrind. The steps are refused, the
+    next good one runs, and valgrind reports no read of an uninitialised value."""
+    import shutil
+    import subprocess
+    import zipfile
+
+    from fmpy import read_model_description
+
+    from titopfmu.fmi.native.build import FMI_HEADERS, compiler
+
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind is not installed")
+    fmu = fmus["TitopRevoluteBodyC0"]
+    md = read_model_description(str(fmu))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    with zipfile.ZipFile(fmu) as z:
+        z.extractall(tmp_path / "x")
+    so = next((tmp_path / "x" / "binaries" / "linux64").glob("*.so"))
+    src = tmp_path / "host.c"
+    src.write_text(FAILING_HOST)
+    exe = tmp_path / "host"
+    subprocess.run([compiler(), "-std=gnu99", "-g", "-I", str(FMI_HEADERS), str(src), "-o",
+                    str(exe), "-ldl"], check=True)  # fmt: skip
+    p = subprocess.run(["valgrind", "--error-exitcode=7", "--track-origins=yes", str(exe),
+                        str(so), md.guid, str(vr["joint.tau"])], capture_output=True,
+                       text=True)  # fmt: skip
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.split() == ["2", "1"], p.stdout
