@@ -567,9 +567,9 @@ def test_the_command_line_writes_a_model_fmu_or_refuses_in_one_line(tmp_path, ca
 
     out = tmp_path / "b3.fmu"
     assert main(["export", "balloon", "--fmu", str(out), "--fmi-version", "3",
-                 "--signal", "pend1.joint.m", "--quiet"]) == 0  # fmt: skip
+                 "--signal", "pend1.joint.m", "--t-final", "5", "--quiet"]) == 0  # fmt: skip
     md = read_model_description(str(out))
-    assert md.fmiVersion == "3.0"
+    assert md.fmiVersion == "3.0" and float(md.defaultExperiment.stopTime) == 5.0
     assert {"pend1.joint.m", "theta1", "pend1.theta0"} <= {v.name for v in md.modelVariables}
     assert main(["export", "balloon", "--fmu", str(tmp_path / "x.fmu"), "--signal",
                  "buoyancy.y", "--quiet"]) == 2  # fmt: skip

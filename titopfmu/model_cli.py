@@ -428,7 +428,7 @@ def _export_fmu(args) -> int:
                 notice(f"building the model FMU of '{system.name}' (FMI {args.fmi_version}.0), "
                        "about 40 s")  # fmt: skip
             path = build_model_fmu(system, args.fmu, fmi_version=args.fmi_version, blocks=blocks,
-                                   signals=args.signal)  # fmt: skip
+                                   signals=args.signal, t_final=args.t_final)  # fmt: skip
     except (TitopError, FileNotFoundError, OSError) as exc:
         return error(str(exc), EXIT_USAGE)
     if not args.quiet:

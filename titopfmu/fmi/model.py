@@ -544,16 +544,20 @@ def build_model_fmu(
     signals: Iterable[str] = (),
     name: str | None = None,
     win64: bool | None = None,
+    t_final: float | None = None,
 ) -> Path:
     """Write the model FMU of ``system`` (or of the part ``blocks`` of it, which keeps its TITOP
     ports at the cut) to ``path``: co-simulation and model exchange, FMI 2.0 or 3.0
     (``fmi_version``), Linux and (when MinGW-w64 is installed, or ``win64``) Windows binaries
     and ``sources/``. ``outputs``: column -> signal (default: the model file's ``outputs:``);
-    ``signals``: more signals exported whole. Returns the path written. Raises
+    ``signals``: more signals exported whole; ``t_final``: the default experiment's stop time
+    (s; default: the model's experiment). Returns the path written. Raises
     :class:`ModelFmuError` for what the FMU cannot compute."""
     from .native.build import build_model_native
 
     mp = plan_model(system, blocks=blocks, outputs=outputs, signals=signals, name=name)
+    if t_final is not None:  # the default experiment's stop time (s)
+        mp.experiment["t_final"] = float(t_final)
     fmu = describe_model(mp, fmi_version)
     path = Path(path)
     with tempfile.TemporaryDirectory(prefix="titopfmu-model-") as tmp:
