@@ -645,7 +645,8 @@ static int model_step(FmuInstance *c, double t0, double h, double x[])
         if (ode_init(&b->ode, FMU_NX, t0, c->x, &o, b->ode_work) != ODE_OK)
             return fmu_refuse(c, "the internal integrator refused its options (solver.*)");
         b->ode_ready = 1;
-    } else if (ramps || fabs(b->ode_tc - t0) > 1e-12 * fmax(1.0, fabs(t0)) || memcmp(b->ode_x, c->x, sizeof b->ode_x) != 0 ||
+    } else if (ramps || fabs(b->ode_tc - t0) > 1e-12 * fmax(1.0, fabs(t0)) ||
+               memcmp(b->ode_x, c->x, sizeof b->ode_x) != 0 ||
                memcmp(b->ode_in, in, sizeof b->ode_in) != 0) {
         /* a jump of the time, the state or an input: restart there (ode.h) */
         if (ode_restart(&b->ode, t0, c->x, ODE_KEEP_H) != ODE_OK)
