@@ -369,7 +369,7 @@ def _fresh(lf, log, name="bad"):
 @pytest.mark.parametrize(
     "variable, value, words",
     [
-        ("mass", -1.0, ["mass", "positive"]),
+        ("mass", -1.0, ["mass", ">= 0"]),  # a joint body may be massless, not negative
         ("inertia[1,2]", 0.05, ["inertia", "symmetric"]),
         ("axis[1]", 0.0, ["axis", "zero"]),
         ("P_a0b[1,1]", 2.0, ["P_a0b", "rotation"]),
