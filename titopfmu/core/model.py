@@ -104,7 +104,9 @@ class NativeTree:
     None; ``state_offsets[i]`` = first state of block i; ``closures`` = [(LoopClosure, (body,
     slot), (body, slot))]; ``laws`` = [(JointSpringDamper, source body, destination body)]: the
     effort of the destination (a forward 1-dof joint) is then the law of the source's motion,
-    evaluated in the core, and is not an input; ``n_states`` the length of the state vector
+    evaluated in the core, and is not an input; ``mimics`` = [(JointMimic, follower, leader)]:
+    the follower's coordinate is tied to the leader's (``titop_mimic``), its effort is the
+    constraint's and not an input; ``n_states`` the length of the state vector
     (default: up to the last state of the blocks).
 
     ``lone=True`` (one block, see :meth:`lone_block`): the block on its own, as an FMU computes
@@ -130,9 +132,10 @@ class NativeTree:
         lone: bool = False,
         boundary_parent: bool = False,
         boundary_ports: Sequence[tuple[int, int]] = (),
+        mimics: Sequence = (),
     ) -> None:
         self.blocks = list(blocks)
-        law_dst = {dst for _, _, dst in laws}
+        law_dst = {dst for _, _, dst in laws} | {f for _, f, _ in mimics}
         n = len(blocks)
         bi = np.zeros((n, 11), dtype=np.intc)
         bd = np.zeros((n, 37))
@@ -193,7 +196,7 @@ class NativeTree:
         self.parent_input: int | None = None
         self.port_inputs: list[int] = []
         if lone:
-            if n != 1 or closures or laws:
+            if n != 1 or closures or laws or mimics:
                 raise ValueError("a lone block model has one block, no closure and no law")
             boundary_parent = blocks[0].has_parent
             boundary_ports = [(0, j) for j in range(blocks[0].n_children)]
@@ -215,6 +218,10 @@ class NativeTree:
         clo_d = [np.concatenate([c.K.reshape(36), c.D.reshape(36)]) for c, _, _ in closures]
         law_i = [(src, dst) for _, src, dst in laws]
         law_d = [law_row(law) for law, _, _ in laws]
+        mimic_i = [(f, lead) for _, f, lead in mimics]
+        mimic_d = [(float(mm.multiplier), float(mm.offset)) for mm, _, _ in mimics]
+        #: the mimic joints (JointMimic, follower index, leader index), in the core's order
+        self.mimics = list(mimics)
         self.n_states = int(
             n_states
             if n_states is not None
@@ -231,12 +238,13 @@ class NativeTree:
         #: slot, port0, nports, ext0, next, x0, in0, pm0); per port (child, w0); per external
         #: wrench (inertial, w0); per closure (left, right port); per law (source, destination)
         self.structure = {"bodies": bi.copy(), "ports": ints(port_i, 2), "exts": ints(ext_i, 2),
-                          "closures": ints(clo_i, 2), "laws": ints(law_i, 2)}  # fmt: skip
+                          "closures": ints(clo_i, 2), "laws": ints(law_i, 2),
+                          "mimics": ints(mimic_i, 2)}  # fmt: skip
         try:
             self.model = _titop.Model(
                 bi, bd, ints(port_i, 2), dbls(port_d, 3), ints(ext_i, 2), dbls(ext_d, 3),
                 ints(clo_i, 2), dbls(clo_d, 72), ints(law_i, 2), dbls(law_d, len(LAW_ROW)),
-                self.n_states, nin,
+                self.n_states, nin, ints(mimic_i, 2), dbls(mimic_d, 2),
             )  # fmt: skip
         except ValueError as exc:  # a model the core refuses: a bug of this adapter
             msg, body = exc.args[0] if exc.args and isinstance(exc.args[0], tuple) else (exc, -1)
@@ -251,6 +259,15 @@ class NativeTree:
         """The model of one built-in block on its own (``lone=True``); its states, if any, start
         at 0."""
         return cls([block], [None], [0], lone=True)
+
+    def project(self, x: FloatArray) -> FloatArray:
+        """``x`` (a new array) made consistent with the mimic joints: each follower's q and q̇
+        set from its leader's (the core's ``titop_mimic_project``); ``x`` itself without any."""
+        if not self.mimics:
+            return x
+        x = np.array(x, dtype=float)
+        self.model.mimic_project(x)
+        return x
 
     def new_data(self) -> FloatArray:
         """A work buffer for :meth:`derivative` (the run-time Data; one per concurrent user)."""

@@ -48,16 +48,18 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"body_ints", "body_doubles", "port_ints", "port_doubles",
                              "ext_ints", "ext_doubles", "closure_ints", "closure_doubles",
-                             "law_ints", "law_doubles", "nx", "nin", NULL};
-    Py_buffer b[10];
+                             "law_ints", "law_doubles", "nx", "nin", "mimic_ints",
+                             "mimic_doubles", NULL};
+    Py_buffer b[12];
     int nx, nin;
+    memset(b, 0, sizeof b);
     if (self->mem) {
         PyErr_SetString(PyExc_RuntimeError, "a Model is immutable: make a new one");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*y*y*y*y*y*y*y*y*ii", kwlist, &b[0], &b[1],
-                                     &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8], &b[9],
-                                     &nx, &nin))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*y*y*y*y*y*y*y*y*ii|y*y*", kwlist, &b[0],
+                                     &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8],
+                                     &b[9], &nx, &nin, &b[10], &b[11]))
         return -1;
     int ok = -1;
     Py_ssize_t nb = b[0].len / (BODY_INTS * (Py_ssize_t)sizeof(int));
@@ -65,16 +67,21 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
     Py_ssize_t ne = b[4].len / (2 * (Py_ssize_t)sizeof(int));
     Py_ssize_t nc = b[6].len / (2 * (Py_ssize_t)sizeof(int));
     Py_ssize_t nl = b[8].len / (2 * (Py_ssize_t)sizeof(int));
+    /* mimic joints: (follower, leader) and (multiplier, offset) per row; optional */
+    Py_ssize_t nmi = b[10].buf ? b[10].len / (2 * (Py_ssize_t)sizeof(int)) : 0;
     if (b[1].len != nb * BODY_DOUBLES * (Py_ssize_t)sizeof(double) ||
         b[3].len != np_ * 3 * (Py_ssize_t)sizeof(double) ||
         b[5].len != ne * 3 * (Py_ssize_t)sizeof(double) ||
         b[7].len != nc * CLOSURE_DOUBLES * (Py_ssize_t)sizeof(double) ||
-        b[9].len != nl * TITOP_LAW_DOUBLES * (Py_ssize_t)sizeof(double)) {
+        b[9].len != nl * TITOP_LAW_DOUBLES * (Py_ssize_t)sizeof(double) ||
+        (b[10].buf != NULL) != (b[11].buf != NULL) ||
+        (b[11].buf && b[11].len != nmi * 2 * (Py_ssize_t)sizeof(double))) {
         PyErr_SetString(PyExc_ValueError, "inconsistent model arrays");
         goto done;
     }
     size_t size = nb * sizeof(titop_body) + np_ * sizeof(titop_port) + ne * sizeof(titop_ext) +
-                  nc * sizeof(titop_closure) + nl * sizeof(titop_law) + 1;
+                  nc * sizeof(titop_closure) + nl * sizeof(titop_law) +
+                  nmi * sizeof(titop_mimic) + 1;
     self->mem = PyMem_Calloc(1, size);
     if (!self->mem) {
         PyErr_NoMemory();
@@ -91,6 +98,9 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
     m->closures = (titop_closure *)p;
     p += nc * sizeof(titop_closure);
     m->laws = (titop_law *)p;
+    p += nl * sizeof(titop_law);
+    m->mimics = (titop_mimic *)p;
+    m->nmimics = (int)nmi;
     m->nbodies = (int)nb;
     m->nports = (int)np_;
     m->nexts = (int)ne;
@@ -144,6 +154,12 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
         m->laws[j].src = ((const int *)b[8].buf)[2 * j];
         m->laws[j].dst = ((const int *)b[8].buf)[2 * j + 1];
     }
+    for (Py_ssize_t j = 0; j < nmi; j++) {
+        m->mimics[j].follower = ((const int *)b[10].buf)[2 * j];
+        m->mimics[j].leader = ((const int *)b[10].buf)[2 * j + 1];
+        m->mimics[j].multiplier = ((const double *)b[11].buf)[2 * j];
+        m->mimics[j].offset = ((const double *)b[11].buf)[2 * j + 1];
+    }
     int bad_body;
     char msg[200];
     if (titop_model_init(m, &bad_body, msg, sizeof msg) != TITOP_OK) {
@@ -158,8 +174,9 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
     self->data_size = titop_data_size(m);
     ok = 0;
 done:
-    for (int k = 0; k < 10; k++)
-        PyBuffer_Release(&b[k]);
+    for (int k = 0; k < 12; k++)
+        if (k < 10 || b[k].obj)
+            PyBuffer_Release(&b[k]);
     return ok;
 }
 
@@ -533,13 +550,26 @@ static PyObject *Model_layout(ModelObject *self, PyObject *unused)
     titop_layout L;
     titop_data_layout(&self->m, &L);
     return Py_BuildValue(
-        "{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}", "body_stride",
+        "{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}",
+        "mimic", (Py_ssize_t)L.mimic, "mimic_stride", (Py_ssize_t)L.mimic_stride, "body_stride",
         (Py_ssize_t)L.body_stride, "R", (Py_ssize_t)L.R, "ip", (Py_ssize_t)L.ip, "tw",
         (Py_ssize_t)L.tw, "acc", (Py_ssize_t)L.acc, "acc_parent", (Py_ssize_t)L.acc_parent,
         "alpha", (Py_ssize_t)L.alpha, "effort", (Py_ssize_t)L.effort, "wrench_parent",
         (Py_ssize_t)L.wrench_parent, "out", (Py_ssize_t)L.out, "h", (Py_ssize_t)L.h, "E",
         (Py_ssize_t)L.E, "p", (Py_ssize_t)L.p, "ports", (Py_ssize_t)L.ports, "port_stride",
         (Py_ssize_t)L.port_stride, "port_w", (Py_ssize_t)L.port_w);
+}
+
+/* mimic_project(x): make the state x (nx, float64, in place) consistent with the mimic joints
+   (titop_mimic_project) */
+static PyObject *Model_mimic_project(ModelObject *self, PyObject *arg)
+{
+    Py_buffer vx;
+    if (get_buffer(arg, &vx, self->m.nx, sizeof(double), 1, "x") < 0)
+        return NULL;
+    titop_mimic_project(&self->m, vx.buf);
+    PyBuffer_Release(&vx);
+    Py_RETURN_NONE;
 }
 
 static PyObject *Model_get_data_size(ModelObject *self, void *closure)
@@ -593,6 +623,8 @@ static PyMethodDef Model_methods[] = {
     FAST(zjoint_motion, "zjoint_motion(zdata, body, zout): joint_motion on complex values")
 #undef FAST
     {"map_size", (PyCFunction)Model_map_size, METH_O, "map_size(body) -> (ka, ne, size)"},
+    {"mimic_project", (PyCFunction)Model_mimic_project, METH_O,
+     "mimic_project(x): each mimic follower's q, q̇ set from its leader's, in place"},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Model_getset[] = {

@@ -176,6 +176,22 @@ int titop_check_law(const titop_law *law);
 const char *titop_law_parameter(int code);
 const char *titop_law_rule(int code);
 
+/* Mimic joint (a coupling, as Pinocchio 4's JointModelMimic and URDF's <mimic>): the follower's
+   coordinate is q_f = r q_l + offset, r the multiplier. Both bodies are forward 1-dof joint
+   bodies of the same kind (revolute or prismatic); a follower follows one leader, and a leader
+   follows none (no chain, no cycle). The follower keeps its states: titop_eval enforces
+   q̈_f = r q̈_l exactly with a constraint effort λ, applied as +λ on the follower and -r λ on
+   the leader (the constraint's gradient: it does no work on motions that satisfy it), so that
+   the follower's inertia is reflected into the leader's dynamics (the reduced dynamics
+   J^T M J q̈_l = J^T (τ - c), J = [1; r], of Pinocchio's mimic model). The velocity and position
+   relations are linear invariants of these dynamics, kept exactly by any Runge-Kutta method from
+   consistent initial states: titop_mimic_project makes a state consistent. */
+typedef struct titop_mimic {
+    int follower, leader; /* body indices */
+    double multiplier;    /* r, finite and non-zero */
+    double offset;        /* m or rad, finite */
+} titop_mimic;
+
 typedef struct titop_model {
     int nbodies, nports, nexts, nclosures, nlaws;
     titop_body *bodies;
@@ -185,7 +201,14 @@ typedef struct titop_model {
     titop_law *laws;
     int nx;  /* states */
     int nin; /* inputs */
+    int nmimics;          /* mimic joints (0: none; mimics may then be NULL) */
+    titop_mimic *mimics;
 } titop_model;
+
+/* Make the state x (nx) consistent with the mimic joints: each follower's q and q̇ set from its
+   leader's (q_f = r q_l + offset, q̇_f = r q̇_l). Call it on initial states and whenever a state
+   is set from outside; the evaluation keeps it. */
+void titop_mimic_project(const titop_model *model, double *x);
 
 /* Fill the derived fields of every body (nq, nv, D, S). Returns TITOP_OK or TITOP_BAD_MODEL
    (then *bad_body says which body; message in msg, of msg_size bytes, if msg is not NULL). */
@@ -209,6 +232,11 @@ typedef struct titop_layout {
     size_t ports;         /* first port record */
     size_t port_stride;   /* values per port record */
     size_t port_w;        /* wrench applied on the body at the port (6, R_a), full evaluations */
+    size_t mimic;         /* with mimic joints (k > 0), after the ports: per body a response
+                             record (24: ha, ba, acc, alpha of a unit constraint effort), then
+                             G (k x k, its LDL^T), the residual / multipliers λ (k) and the
+                             scratch of one response (k); 0 without */
+    size_t mimic_stride;  /* values per body response record */
 } titop_layout;
 
 void titop_data_layout(const titop_model *model, titop_layout *layout);
@@ -219,7 +247,10 @@ void titop_data_layout(const titop_model *model, titop_layout *layout);
 /* One evaluation at time t (s), state x (nx) and inputs in (nin): kinematics, loop closures,
    biases, both sweeps, and, if dx is not NULL, the state derivative dx (nx). With full != 0 also
    every wrench (wrench_parent, port_w, out). Returns a titop_status; on failure *bad_body (if
-   not NULL) is the body concerned (-1 for none). */
+   not NULL) is the body concerned (-1 for none). With mimic joints, the efforts of a follower
+   and of its leader (layout.effort) include the constraint's (+λ and -r λ): what each joint
+   transmits; TITOP_SINGULAR naming a follower when the constraints' matrix J M^-1 J^T is
+   singular. */
 int titop_eval(const titop_model *model, double *data, double t, const double *x,
                const double *in, int full, double *dx, int *bad_body);
 

@@ -1037,6 +1037,190 @@ void TITOP_FN(block_state_rate)(const titop_model *m, double *data_d, int i, con
     state_rate(m, (real_t *)data_d, i, (const real_t *)x_d, (real_t *)dx_d);
 }
 
+/* ---- mimic joints (titop.h, titop_mimic) ---- */
+
+/* Response of one body to a unit constraint effort, bias-free (no h, no known wrench, no
+   velocity product e, no gravity, zero imposed and parent-input accelerations): the accelerations
+   are affine in the joint efforts, and this is their linear part. */
+typedef struct respdata {
+    real_t ha[6];    /* articulated bias of the subtree (R_a) */
+    real_t ba[6];    /* what the parent sees: W_{A/B} = -(Ma ẋ'_B + ba), R_b */
+    real_t acc[6];   /* ẋ'_P (R_a) */
+    real_t alpha[6]; /* u̇ (the backward sweep keeps z there) */
+} respdata;
+
+#define RESP_STRIDE (sizeof(respdata) / sizeof(real_t))
+
+static size_t mimic_offset(const titop_model *m)
+{
+    return (size_t)m->nbodies * BODY_STRIDE + (size_t)m->nports * PORT_STRIDE;
+}
+
+static respdata *resp_data(const titop_model *m, real_t *data, int i)
+{
+    return (respdata *)(data + mimic_offset(m)) + i;
+}
+
+/* The joint effort of body i in the response of mimic c's unit multiplier: +1 on the follower,
+   -r on the leader (the gradient of q_f - r q_l). */
+static double unit_effort(const titop_mimic *c, int i)
+{
+    return i == c->follower ? 1.0 : i == c->leader ? -c->multiplier : 0.0;
+}
+
+/* The bias-free sweep of mimic c's unit multiplier: the articulated inertias Ia, Ma, the LDL^T
+   factors L and Y = (S^T Ia S)^-1 U^T of the evaluation's backward sweep are effort-independent
+   and reused; only the bias parts (ha, z, bl, ba) and the accelerations are recomputed (the
+   backward and forward steps with h, known wrenches, e, gravity and imposed accelerations zero). */
+static void mimic_response(const titop_model *m, real_t *data, const titop_mimic *c)
+{
+    int n = m->nbodies;
+    for (int i = n - 1; i >= 0; i--) { /* backward: ha = Σ τ_C^T ba_C, z, bl = ha + U z */
+        const titop_body *B = &m->bodies[i];
+        const bodydata *d = body_data(data, i);
+        respdata *r = resp_data(m, data, i);
+        for (int k = 0; k < 6; k++)
+            r->ha[k] = 0.0;
+        for (int j = B->port0; j < B->port0 + B->nports; j++) {
+            const titop_port *P = &m->ports[j];
+            if (P->child < 0)
+                continue;
+            real_t p[3] = {-P->pc[0], -P->pc[1], -P->pc[2]}, w[6];
+            tau_wrench(p, resp_data(m, data, P->child)->ba, w);
+            for (int k = 0; k < 6; k++)
+                r->ha[k] += w[k];
+        }
+        if (B->kind == TITOP_RIGID || B->kind == TITOP_GROUND || B->kind == TITOP_IMPOSED)
+            continue;
+        int nv = B->nv;
+        real_t bl[6];
+        memcpy(bl, r->ha, sizeof bl);
+        if (nv && !B->inverse) { /* z = (S^T Ia S)^-1 (δτ - S^T ha), bl += Ia S z (eqs. 20-22) */
+            real_t sz[6];
+            for (int k = 0; k < nv; k++) {
+                real_t s = k == 0 ? unit_effort(c, i) : 0.0;
+                for (int q = 0; q < 6; q++)
+                    s -= B->S[nv * q + k] * r->ha[q];
+                r->alpha[k] = s;
+            }
+            ldl_solve(d->L, nv, r->alpha);
+            for (int q = 0; q < 6; q++) {
+                real_t s = 0.0;
+                for (int k = 0; k < nv; k++)
+                    s += B->S[nv * q + k] * r->alpha[k];
+                sz[q] = s;
+            }
+            real_t u[6];
+            mv6(d->Ia, sz, u);
+            for (int q = 0; q < 6; q++)
+                bl[q] += u[q];
+        }
+        joint_wrench(d->E, d->p, bl, r->ba); /* ba = G^T bl (eqs. 18, 29) */
+    }
+    for (int i = 0; i < n; i++) { /* forward */
+        const titop_body *B = &m->bodies[i];
+        const bodydata *d = body_data(data, i);
+        respdata *r = resp_data(m, data, i);
+        switch (B->kind) {
+        case TITOP_RIGID: /* Ia ẋ'_P + ha = 0, Y holds Ia's LDL^T (forward_step) */
+            for (int k = 0; k < 6; k++)
+                r->acc[k] = -r->ha[k];
+            ldl_solve(d->Y, 6, r->acc);
+            break;
+        case TITOP_GROUND:
+        case TITOP_IMPOSED:
+            for (int k = 0; k < 6; k++)
+                r->acc[k] = 0.0;
+            break;
+        default: {
+            int nv = B->nv;
+            real_t accp[6] = {0}, a0[6];
+            if (B->parent >= 0) {
+                const titop_port *P = &m->ports[m->bodies[B->parent].port0 + B->slot];
+                real_t p[3] = {-P->pc[0], -P->pc[1], -P->pc[2]};
+                tau_motion(p, resp_data(m, data, B->parent)->acc, accp);
+            }
+            joint_motion(d->E, d->p, accp, a0);
+            for (int k = 0; k < nv; k++) { /* u̇ = z - Y a0; imposed joint motion: 0 */
+                real_t s = B->inverse ? 0.0 : r->alpha[k];
+                if (!B->inverse)
+                    for (int q = 0; q < 6; q++)
+                        s -= d->Y[6 * k + q] * a0[q];
+                r->alpha[k] = s;
+            }
+            for (int q = 0; q < 6; q++) {
+                real_t s = a0[q];
+                for (int k = 0; k < nv; k++)
+                    s += B->S[nv * q + k] * r->alpha[k];
+                r->acc[q] = s;
+            }
+            break;
+        }
+        }
+    }
+}
+
+/* The constraint efforts λ of the mimic joints after a sweep with the applied efforts: the
+   residual c = q̈_f - r q̈_l of each, the matrix G = J M^-1 J^T (k x k, symmetric positive
+   definite: column c is the residuals' response to mimic c's unit multiplier), G λ = -c by
+   LDL^T; then each follower's effort += λ and its leader's -= r λ. Returns -1, or the index of
+   the follower whose pivot is not positive (singular). */
+static int mimic_efforts(const titop_model *m, real_t *data)
+{
+    int k = m->nmimics;
+    real_t *G = data + mimic_offset(m) + (size_t)m->nbodies * RESP_STRIDE;
+    real_t *lam = G + (size_t)k * k, *diag = lam + k;
+    for (int a = 0; a < k; a++) {
+        const titop_mimic *c = &m->mimics[a];
+        lam[a] = -(body_data(data, c->follower)->alpha[0] -
+                   c->multiplier * body_data(data, c->leader)->alpha[0]);
+    }
+    for (int b = 0; b < k; b++) {
+        mimic_response(m, data, &m->mimics[b]);
+        for (int a = 0; a < k; a++) {
+            const titop_mimic *c = &m->mimics[a];
+            G[k * a + b] = resp_data(m, data, c->follower)->alpha[0] -
+                           c->multiplier * resp_data(m, data, c->leader)->alpha[0];
+        }
+    }
+    for (int a = 0; a < k; a++)
+        diag[a] = G[(k + 1) * a];
+    /* LDL^T, each pivot above 1e-12 of its diagonal entry (an independent constraint) */
+    for (int j = 0; j < k; j++) {
+        real_t dj = G[k * j + j];
+        for (int q = 0; q < j; q++)
+            dj -= G[k * j + q] * G[k * j + q] * G[k * q + q];
+        if (!(RE(dj) > 1e-12 * RE(diag[j])) || !(RE(diag[j]) > 0.0))
+            return m->mimics[j].follower;
+        G[k * j + j] = dj;
+        for (int i = j + 1; i < k; i++) {
+            real_t s = G[k * i + j];
+            for (int q = 0; q < j; q++)
+                s -= G[k * i + q] * G[k * j + q] * G[k * q + q];
+            G[k * i + j] = s / dj;
+        }
+    }
+    ldl_solve(G, k, lam);
+    for (int a = 0; a < k; a++) {
+        const titop_mimic *c = &m->mimics[a];
+        body_data(data, c->follower)->effort[0] += lam[a];
+        body_data(data, c->leader)->effort[0] -= c->multiplier * lam[a];
+    }
+    return -1;
+}
+
+/* The algebraic loop: backward, then forward sweep; 0 or 1 + the body (singular). */
+static int sweep(const titop_model *m, real_t *data, const real_t *in, int full)
+{
+    for (int i = m->nbodies - 1; i >= 0; i--)
+        if (backward_step(m, data, i))
+            return 1 + i;
+    for (int i = 0; i < m->nbodies; i++)
+        if (forward_step(m, data, i, in, NULL, full))
+            return 1 + i;
+    return 0;
+}
+
 int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double *x_d,
                    const double *in_d, int full, double *dx_d, int *bad_body)
 {
@@ -1088,19 +1272,23 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
         closure_wrenches(m, data, c);
     for (int i = 0; i < n; i++)
         body_bias(m, data, i, in);
-    /* the algebraic loop: backward, then forward sweep */
-    for (int i = n - 1; i >= 0; i--)
-        if (backward_step(m, data, i)) {
+    /* the algebraic loop: backward, then forward sweep; with mimic joints, the constraint
+       efforts from that sweep's accelerations and a second sweep with them (titop_mimic) */
+    int sb = sweep(m, data, in, full && !m->nmimics);
+    if (!sb && m->nmimics) {
+        int f = mimic_efforts(m, data);
+        if (f >= 0) {
             if (bad_body)
-                *bad_body = i;
+                *bad_body = f;
             return TITOP_SINGULAR;
         }
-    for (int i = 0; i < n; i++)
-        if (forward_step(m, data, i, in, NULL, full)) {
-            if (bad_body)
-                *bad_body = i;
-            return TITOP_SINGULAR;
-        }
+        sb = sweep(m, data, in, full);
+    }
+    if (sb) {
+        if (bad_body)
+            *bad_body = sb - 1;
+        return TITOP_SINGULAR;
+    }
     for (int i = 0; i < n; i++) {
         const titop_body *B = &m->bodies[i];
         bodydata *d = body_data(data, i);
@@ -1169,7 +1357,18 @@ nonfinite_input:
 
 size_t titop_data_size(const titop_model *m)
 {
-    return (size_t)m->nbodies * BODY_STRIDE + (size_t)m->nports * PORT_STRIDE;
+    size_t k = m->nmimics > 0 ? (size_t)m->nmimics : 0;
+    return mimic_offset(m) + (k ? (size_t)m->nbodies * RESP_STRIDE + k * k + 2 * k : 0);
+}
+
+void titop_mimic_project(const titop_model *m, double *x)
+{
+    for (int a = 0; a < m->nmimics; a++) { /* q_f = r q_l + offset, q̇_f = r q̇_l */
+        const titop_mimic *c = &m->mimics[a];
+        const titop_body *F = &m->bodies[c->follower], *Ld = &m->bodies[c->leader];
+        x[F->x0] = c->multiplier * x[Ld->x0] + c->offset;
+        x[F->x0 + 1] = c->multiplier * x[Ld->x0 + 1];
+    }
 }
 
 void titop_data_layout(const titop_model *m, titop_layout *L)
@@ -1191,6 +1390,8 @@ void titop_data_layout(const titop_model *m, titop_layout *L)
     L->ports = (size_t)m->nbodies * BODY_STRIDE;
     L->port_stride = PORT_STRIDE;
     L->port_w = offsetof(portdata, w) / sizeof(real_t);
+    L->mimic = m->nmimics > 0 ? mimic_offset(m) : 0;
+    L->mimic_stride = RESP_STRIDE;
 }
 
 size_t titop_map_size(const titop_model *m, int i, int *ka, int *ne)
@@ -1649,6 +1850,45 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
                 snprintf(msg, size, "joint law %d: '%s' %s", l, titop_law_parameter(code),
                          titop_law_rule(code));
             return TITOP_BAD_MODEL;
+        }
+    }
+    for (int a = 0; a < m->nmimics; a++) {
+        const titop_mimic *c = &m->mimics[a];
+        int f = c->follower, l = c->leader;
+        char text[160];
+        if (f < 0 || f >= m->nbodies || l < 0 || l >= m->nbodies || f == l)
+            return bad(f >= 0 && f < m->nbodies ? f : -1, bad_body, msg, size,
+                       "a mimic joint needs a follower and a leader, two bodies of the model");
+        const titop_body *F = &m->bodies[f], *Ld = &m->bodies[l];
+        for (int s = 0; s < 2; s++) {
+            const titop_body *B = s ? Ld : F;
+            if ((B->kind != TITOP_REVOLUTE && B->kind != TITOP_PRISMATIC) || B->inverse) {
+                snprintf(text, sizeof text, "mimic joint %d: its %s (body %d) must be a forward "
+                         "revolute or prismatic joint body", a, s ? "leader" : "follower",
+                         s ? l : f);
+                return bad(f, bad_body, msg, size, text);
+            }
+        }
+        if (F->kind != Ld->kind) {
+            snprintf(text, sizeof text, "mimic joint %d: the follower (body %d) and its leader "
+                     "(body %d) must be joints of the same kind", a, f, l);
+            return bad(f, bad_body, msg, size, text);
+        }
+        if (!isfinite(c->multiplier) || !isfinite(c->offset)) {
+            snprintf(text, sizeof text, "mimic joint %d: multiplier and offset must be finite",
+                     a);
+            return bad(f, bad_body, msg, size, text);
+        }
+        for (int b = 0; b < m->nmimics; b++) {
+            if (b != a && m->mimics[b].follower == f) {
+                snprintf(text, sizeof text, "mimic joint %d: body %d follows two leaders", a, f);
+                return bad(f, bad_body, msg, size, text);
+            }
+            if (m->mimics[b].leader == f) {
+                snprintf(text, sizeof text, "mimic joint %d: body %d is a follower and a leader "
+                         "(a chain or a cycle of mimic joints)", a, f);
+                return bad(f, bad_body, msg, size, text);
+            }
         }
     }
     return TITOP_OK;
