@@ -28,6 +28,7 @@ from .blocks import (
     Ground,
     ImposedMotionBody,
     InertiaWarning,
+    JointMimic,
     JointSpringDamper,
     LoopClosure,
     ParameterError,
@@ -93,7 +94,7 @@ def export_fmu(system: System, path, fmi_version: int = 2, **kwargs):
 
 __all__ = [
     "AssemblyError", "Constant", "Engine", "ExternalWrench", "FreeBody", "FreeBodyInverse",
-    "Function", "Ground", "ImposedMotionBody", "InertiaWarning", "JointSpringDamper",
+    "Function", "Ground", "ImposedMotionBody", "InertiaWarning", "JointMimic", "JointSpringDamper",
     "LinearModel", "LinearizationError", "LoopClosure", "ParameterError", "PrismaticBody",
     "PrismaticBodyInverse", "RevoluteBody", "RevoluteBodyInverse", "RigidBody", "RunInterrupted",
     "SimulationError", "SimulationResult", "SphericalBody", "SphericalBodyInverse", "System",

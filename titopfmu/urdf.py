@@ -14,7 +14,10 @@ titopfmu needs: a body block per moving joint. The mapping, joint by joint:
 * ``floating`` -> :class:`~titopfmu.FreeBody`; with ``floating_base=True`` the root link is a
   free-flying :class:`~titopfmu.RigidBody`, otherwise the root is a :class:`~titopfmu.Ground`;
 * ``fixed`` -> merged into the parent body (by Pinocchio);
-* ``planar`` (and mimic joints) -> an error.
+* ``planar`` -> an error;
+* a ``<mimic>`` on a revolute, continuous or prismatic joint -> a :class:`~titopfmu.JointMimic`
+  block (``<follower link>_mimic``) reading the leader's ``joint.m`` and feeding the follower's
+  ``joint.tau``.
 
 Each body block is named after its (child) link, each child port after the URDF joint that
 hangs from it; the body's reference point P and frame are the joint frame, its ``com`` and
@@ -30,12 +33,16 @@ steady acceleration a into a stop penetrates it by ``a tc²``). The initial join
 are zero, or the nearest limit of a joint whose limits exclude zero. The URDF joint of every
 block is kept in ``system.urdf_joints`` (URDF joint name -> block name).
 
-A ``<mimic>`` element on a moving joint is refused (:class:`UrdfError` naming the file, the line,
-the joint and its leader): mimic joints are not supported yet, and importing the follower as an
-independent joint would change the robot. Everything else the import leaves out is listed in
-one :class:`UrdfWarning` per import, element by element with its lines (its ``unimported``
-attribute holds the list): velocity and effort limits, transmissions,
-collision geometry (contacts are not modelled), simulator extensions and any element or attribute
+A ``<mimic joint multiplier offset>`` element on a moving joint makes it follow its leader,
+``q = multiplier x q_leader + offset``, as Pinocchio's ``buildModelFromUrdf(..., mimic=True)``
+does: a :class:`~titopfmu.JointMimic` block, the constraint enforced exactly in the core (the
+follower's inertia reflected into the leader's dynamics). A leader that does not exist, is fixed,
+is of another type (revolute and continuous are one type), or is itself a follower (a chain, a
+cycle) is refused (:class:`UrdfError` naming the file, the line and the joint); the follower's
+own ``<dynamics>`` and ``<limit>`` are listed as not imported. Everything else the import leaves
+out is listed in one :class:`UrdfWarning` per import, element by element with its lines (its
+``unimported`` attribute holds the list): velocity and effort limits, transmissions, collision
+geometry (contacts are not modelled), simulator extensions and any element or attribute
 the import does not know. :data:`URDF_RULES` is the table of every element and attribute, with
 its status (imported, not imported, refused, no effect); docs/model-files.md shows it. Display
 geometry is not read (a missing mesh file is no problem).
@@ -59,6 +66,7 @@ from .blocks import (
     Constant,
     FreeBody,
     Ground,
+    JointMimic,
     JointSpringDamper,
     PrismaticBody,
     RevoluteBody,
@@ -236,10 +244,16 @@ URDF_RULES: dict[str, Rule] = {
         NOT_IMPORTED, "effort and velocity limits: efforts come from the System's blocks, unbounded"
     ),
     "joint/mimic": Rule(
-        REFUSED,
-        "mimic joints are not supported yet: imported as an independent joint, the follower "
-        "would move freely (on a fixed joint: no effect, accepted)",
+        IMPORTED,
+        "a JointMimic block: the follower's coordinate q = multiplier x q_leader + offset, its "
+        "inertia reflected into the leader's dynamics (as Pinocchio's mimic=True); both joints "
+        "revolute/continuous or both prismatic; a leader that is missing, fixed, of another "
+        "type or itself a follower (a chain or a cycle) is refused; the follower's <dynamics> "
+        "and <limit> are then listed (its motion is its leader's); on a fixed joint: no effect",
     ),
+    "joint/mimic@joint": Rule(IMPORTED, "the leader joint"),
+    "joint/mimic@multiplier": Rule(IMPORTED, "the multiplier (default 1)"),
+    "joint/mimic@offset": Rule(IMPORTED, "the offset, rad or m (default 0)"),
     "joint/safety_controller": Rule(NOT_IMPORTED, "soft limits of a controller"),
     "joint/calibration": Rule(NO_EFFECT, "encoder reference positions"),
     "transmission": Rule(
@@ -426,13 +440,15 @@ class _Law:
 
 
 def _urdf_tree(text: str, file: str):
-    """The URDF's laws (joint name -> _Law), the list of what is not imported, and a refusal of
-    a mimic on a moving joint (file, line, joint and leader named)."""
+    """The URDF's laws (joint name -> _Law), the list of what is not imported, and its mimic
+    joints (follower joint name -> (leader joint name, multiplier, offset)); a mimic that cannot
+    be is refused (file, line, joint and leader named)."""
     root, line = _parse_xml(text, file, UrdfError)
     joints = root.findall("joint")  # (a <transmission> names joints too: not these)
     mimics = []
     laws: dict[str, _Law] = {}
     fixed_extras: set[int] = set()
+    unimported_follower: list[Unimported] = []
     for j in joints:
         name, kind = j.get("name", ""), j.get("type", "")
         mimic = j.find("mimic")
@@ -475,24 +491,48 @@ def _urdf_tree(text: str, file: str):
             laws[name] = _Law(0.0, d, 0.0, el, where, " ".join(given), friction=friction,
                               limits=limits,
                               stop=stop_gains(STOP_TIME_CONSTANT, STOP_DAMPING_RATIO))  # fmt: skip
-    if mimics:
-        j, mimic = mimics[0]
-        leader = mimic.get("joint", "")
-        factor, offset = mimic.get("multiplier", "1"), mimic.get("offset", "0")
-        others = [m[0].get("name", "") for m in mimics[1:]]
-        more = (f"; the file has {len(others)} more: " + ", ".join(f"'{o}'" for o in others)
-                if others else "")  # fmt: skip
-        raise UrdfError(
-            f"mimics joint '{leader}' (q = {factor} x q_{leader} + {offset}): mimic joints are "
-            "not supported yet (imported as an independent joint it would move freely and "
-            "change the robot); make the joint fixed, or remove its <mimic> to simulate it as an "
-            f"independent joint{more}",
-            file,
-            f"joint '{j.get('name', '')}'",
-            line(mimic),
-        )
+    kinds = {j.get("name", ""): j.get("type", "") for j in joints}
+    followers = {j.get("name", ""): mimic for j, mimic in mimics}
+    out: dict[str, tuple[str, float, float]] = {}
+    family = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic"}
+    for j, mimic in mimics:
+        name, kind = j.get("name", ""), j.get("type", "")
+        el, ln = f"joint '{name}'", line(mimic)
+        leader = mimic.get("joint")
+        r, offset = (_number(mimic.get(a), dflt, f"<mimic {a}>", file, el, ln, UrdfError)
+                     for a, dflt in (("multiplier", 1.0), ("offset", 0.0)))  # fmt: skip
+        if not leader:
+            raise UrdfError("<mimic> names no leader joint (its 'joint' attribute)", file, el, ln)
+        if leader not in kinds:
+            raise UrdfError(f"<mimic> names joint '{leader}', which the file does not have",
+                            file, el, ln)  # fmt: skip
+        if kind not in family:
+            raise UrdfError(f"a <mimic> on a {kind} joint: a follower must be revolute, "
+                            "continuous or prismatic (one coordinate)", file, el, ln)  # fmt: skip
+        if leader == name or leader in followers:
+            chain = "itself" if leader == name else (
+                f"joint '{leader}', which mimics joint "
+                f"'{followers[leader].get('joint', '')}' in turn")
+            raise UrdfError(f"<mimic> names {chain}: a chain or a cycle of mimic joints is "
+                            "refused (make each follower mimic the first leader, with the "
+                            "product of the multipliers)", file, el, ln)  # fmt: skip
+        if kinds[leader] not in family:
+            raise UrdfError(f"<mimic> names joint '{leader}', a {kinds[leader] or 'typeless'} "
+                            "joint: a leader must be revolute, continuous or prismatic", file,
+                            el, ln)  # fmt: skip
+        if family[kinds[leader]] != family[kind]:
+            raise UrdfError(f"<mimic> names joint '{leader}', a {kinds[leader]} joint, from a "
+                            f"{kind} joint: a mimic couples joints of one type (revolute and "
+                            "continuous, or prismatic)", file, el, ln)  # fmt: skip
+        out[name] = (leader, r, offset)
+        for c in j:  # what the follower's motion, its leader's, overrides
+            if c.tag in ("dynamics", "limit", "safety_controller"):
+                fixed_extras.add(id(c))
+                unimported_follower.append(Unimported(
+                    f"<{c.tag}> of {el}", "on a mimic follower: its motion is its leader's",
+                    line(c)))  # fmt: skip
     unimported = _scan(root, line, URDF_RULES, skip=lambda e: id(e) in fixed_extras)
-    return laws, unimported
+    return laws, unimported_follower + unimported, out
 
 
 def import_urdf(
@@ -520,8 +560,9 @@ def import_urdf(
             raise UrdfError(f"cannot read the file: {exc.strerror}", file) from None
     if not text.strip():
         raise UrdfError("the file is empty", file)
-    # read before Pinocchio, which would import a mimic joint as an independent one
-    laws, unimported = _urdf_tree(text, file)
+    # read before Pinocchio (called with mimic=False: each follower a joint of its own, tied to
+    # its leader by a JointMimic block)
+    laws, unimported, mimics = _urdf_tree(text, file)
     root_joint = [pin.JointModelFreeFlyer()] if floating_base else []
     try:
         with warnings.catch_warnings():
@@ -546,7 +587,7 @@ def import_urdf(
         ) from None
     system = _system_from_model(pin, model, text, file, floating_base, gravity, name,
                                 laws=lambda joint, link: laws.get(joint),
-                                unimported=unimported)  # fmt: skip
+                                unimported=unimported, mimics=mimics)  # fmt: skip
     _warn_unimported(unimported, file, UrdfWarning, "URDF elements")
     return system
 
@@ -569,14 +610,18 @@ _URDF = _Format("URDF", "link", UrdfError, "revolute, continuous, prismatic, fix
 def _system_from_model(pin, model, text, file, floating_base, gravity, name,
                        fmt: _Format = _URDF, q0=None, ground_pose=None,
                        laws: Callable[[str, str], _Law | None] = lambda joint, link: None,
-                       unimported: list[Unimported] | None = None) -> System:  # fmt: skip
+                       unimported: list[Unimported] | None = None,
+                       mimics: dict[str, tuple[str, float, float]] | None = None
+                       ) -> System:  # fmt: skip
     """The System of a Pinocchio model: a body block per joint (Pinocchio has merged the fixed
     ones), named after its link; ``q0`` (Pinocchio's configuration vector) gives the initial
     joint coordinates and the free root's pose (None: zero, the root at the origin);
     ``ground_pose`` the Ground's ``position`` and ``euler`` (fixed base; None: the origin).
     ``laws(joint name, link name)``: the joint's spring-damper law from the file, or None; a
     law on a 1-dof joint feeds its effort (a JointSpringDamper), one on a multi-dof joint (ball,
-    free) is added to ``unimported``."""
+    free) is added to ``unimported``. ``mimics``: follower joint name -> (leader joint name,
+    multiplier, offset): the follower's effort is then a JointMimic's."""
+    mimics = mimics or {}
     g = np.asarray(gravity, dtype=float)
     # the link attached to each joint: the first BODY frame whose parent joint it is
     link_of: dict[int, str] = {}
@@ -736,6 +781,8 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
             law = None
         if j >= first:
             system.connect(f"{block_of[model.parents[j]]}.{port_of[j]}", f"{bname}.P")
+            if model.names[j] in mimics:  # its effort: the JointMimic's, below
+                continue
             tau = _block_name(f"{bname}_tau", taken)
             if law is None:
                 system.add(Constant(tau, np.zeros(block.joint.dof)))
@@ -747,6 +794,12 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
                                     law.element, law.line) from None  # fmt: skip
                 system.connect(f"{bname}.joint.m", f"{tau}.m")
             system.connect(f"{tau}.{'y' if law is None else 'tau'}", f"{bname}.joint.tau")
+    for follower, (leader, r, offset) in mimics.items():
+        fb, lb = system.urdf_joints[follower], system.urdf_joints[leader]
+        mm = _block_name(f"{fb}_mimic", taken)
+        system.add(JointMimic(mm, multiplier=r, offset=offset))
+        system.connect(f"{lb}.joint.m", f"{mm}.m")
+        system.connect(f"{mm}.tau", f"{fb}.joint.tau")
     # a massless link is imported when the links its joint moves have inertia about the joint:
     # the engine's check of the articulated inertia (eq. 20) at the initial state
     from .assembly.engine import Engine

@@ -25,7 +25,7 @@ from scipy import integrate
 from ..blocks.base import SingularJointError, TitopError
 from ..blocks.bodies import BodyBlock, Ground, ImposedMotionBody, JointBody, RigidBody
 from ..blocks.closure import LoopClosure
-from ..blocks.signals import JointSpringDamper
+from ..blocks.signals import JointMimic, JointSpringDamper
 from ..blocks.standalone import motion_vector
 from ..core.model import SINGULAR, NativeTree, unsupported
 from ..interrupts import signal_name
@@ -259,6 +259,12 @@ class Engine:
         self.native: NativeTree | None = None
         closures = [lc for lc, _ in self._loop_data.values()]
         self.native_reason = unsupported(self.tree_blocks, closures)
+        mimics = [b for b in self.system.blocks.values() if isinstance(b, JointMimic)]
+        if mimics and self.native_reason is not None:
+            raise AssemblyError(
+                f"mimic joint '{mimics[0].name}' needs the core, which cannot run this system: "
+                f"{self.native_reason}"
+            )
         if self.native_reason is not None or not self.tree_blocks:
             return
         parents = [
@@ -270,7 +276,8 @@ class Engine:
         offsets = [self.plan.state_slices[b.name].start for b in self.tree_blocks]
         closures = [(lc, left, right) for lc, (left, right) in self._loop_data.values()]
         nt = self.native = NativeTree(
-            self.tree_blocks, parents, offsets, closures, self._native_laws(), self.plan.n_states
+            self.tree_blocks, parents, offsets, closures, self._native_laws(), self.plan.n_states,
+            mimics=self._native_mimics(),
         )
         self._native_data = nt.new_data()
         self._native_eval = nt.model.eval
@@ -349,6 +356,33 @@ class Engine:
                 laws.append((law, self.tree_index[sb], i))
         return laws
 
+    def _native_mimics(self) -> list:
+        """The mimic joints (titop.h, ``titop_mimic``): a JointMimic reading the motion of a
+        forward 1-dof joint body (the leader) and feeding the effort of another (the follower),
+        as (mimic block, follower index, leader index); any other connection of a JointMimic is
+        refused, naming it."""
+        blocks, src = self.system.blocks, self.system._source
+        out = []
+        for b in blocks.values():
+            if not isinstance(b, JointMimic):
+                continue
+            lead, lp = src[(b.name, "m")]
+            dst = [k for k, v in src.items() if v == (b.name, "tau")]
+            ok = (lp == "joint.m" and len(dst) == 1 and dst[0][1] == "joint.tau"
+                  and lead in self.tree_index and dst[0][0] in self.tree_index)  # fmt: skip
+            if ok:
+                f, leader = blocks[dst[0][0]], blocks[lead]
+                ok = all(isinstance(j, JointBody) and not j.inverse and j.joint.dof == 1
+                         for j in (f, leader))  # fmt: skip
+            if not ok:
+                raise AssemblyError(
+                    f"mimic joint '{b.name}': connect its 'm' to the leader's joint.m and its "
+                    "'tau' to the follower's joint.tau (and to nothing else), both forward "
+                    "1-dof joint bodies"
+                )
+            out.append((b, self.tree_index[dst[0][0]], self.tree_index[lead]))
+        return out
+
     def _signal_blocks_needed(self, sources: list) -> set[str]:
         """Names of the blocks whose pre-loop outputs the signals ``sources`` depend on."""
         need: set[str] = set()
@@ -411,10 +445,18 @@ class Engine:
     # -- evaluation ---------------------------------------------------------------------------
 
     def initial_state(self) -> FloatArray:
+        """The blocks' initial states; with mimic joints, each follower's q and q̇ set from its
+        leader's (:meth:`consistent`)."""
         x = np.zeros(self.n_states)
         for b in self.system.blocks.values():
             x[self.plan.state_slices[b.name]] = b.initial_state()
-        return x
+        return self.consistent(x)
+
+    def consistent(self, x: FloatArray) -> FloatArray:
+        """``x`` made consistent with the mimic joints (the core's ``titop_mimic_project``;
+        ``x`` itself without any): what a state set from outside goes through."""
+        nt = getattr(self, "native", None)
+        return x if nt is None else nt.project(x)
 
     def evaluate(self, t: float, x: FloatArray, solve: bool = True, steps=None) -> Evaluation:
         """Evaluate every block at time t (s) and state x; the algebraic loop is solved exactly.
@@ -483,8 +525,16 @@ class Engine:
                 inputs = self._native_inputs(t, x)
             dx = np.empty(self.n_states)
             self.n_evaluations += 1
-            if not self._native_eval(self._native_data, t, x, inputs, False, dx):
+            r = self._native_eval(self._native_data, t, x, inputs, False, dx)
+            if not r:
                 return dx
+            if self.native.mimics:  # the object path has no mimic joints: the core's word
+                i = r[1]
+                block = self.tree_blocks[i].name if 0 <= i < len(self.tree_blocks) else None
+                raise SimulationError(
+                    "the joints' accelerations are singular (with the mimic joints' "
+                    "constraints)" if r[0] == SINGULAR else "a non-finite value", t, block
+                )  # fmt: skip
         return self.object_derivative(t, x)
 
     def jacobian(self, t: float, x: FloatArray) -> FloatArray:
@@ -809,6 +859,7 @@ class Engine:
         x = self.initial_state() if x0 is None else np.array(x0, dtype=float)
         if x.shape != (self.n_states,):
             raise TitopError(f"x0 must have {self.n_states} components, got {x.shape}")
+        x = self.consistent(x)
         columns = _columns(self, record, t0, x)
         n_out = int(math.floor((t_final - t0) / output_interval + 1e-9)) + 1
         grid = t0 + output_interval * np.arange(n_out)
@@ -822,6 +873,13 @@ class Engine:
         steps = None if solve else self._compile(self.pre_loop_steps([s for _, s, _ in columns]))
 
         readers = self._native_readers([s for _, s, _ in columns])
+        if readers is None and self.native is not None and self.native.mimics:
+            raise TitopError(
+                f"with mimic joints ('{self.native.mimics[0][0].name}'), only signals the core "
+                "computes can be recorded (states, poses, twists, accelerations, joint motions, "
+                "the wrenches of fixed bodies): not "
+                + ", ".join(repr(s) for _, s, _ in columns if self._native_reader(s) is None)
+            )
 
         def sample(t: float, xs: FloatArray) -> None:
             if readers is not None:  # one full evaluation in the core

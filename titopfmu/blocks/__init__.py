@@ -19,11 +19,18 @@ from .bodies import (
     WeldedBody,
 )
 from .closure import LoopClosure
-from .signals import Constant, Function, JointSpringDamper, SignalBlock, TimeFunction
+from .signals import (
+    Constant,
+    Function,
+    JointMimic,
+    JointSpringDamper,
+    SignalBlock,
+    TimeFunction,
+)
 
 __all__ = [
     "Block", "BodyBlock", "Constant", "ExternalWrench", "FreeBody", "FreeBodyInverse", "Function",
-    "Ground", "ImposedMotionBody", "InertiaWarning", "JointBody", "JointSpringDamper",
+    "Ground", "ImposedMotionBody", "InertiaWarning", "JointBody", "JointMimic", "JointSpringDamper",
     "LoopClosure", "ParameterError", "Port", "PrismaticBody", "PrismaticBodyInverse",
     "RevoluteBody", "RevoluteBodyInverse", "RigidBody", "SignalBlock", "SphericalBody",
     "SphericalBodyInverse", "TimeFunction", "TitopError", "WeldedBody",

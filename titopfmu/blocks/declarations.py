@@ -529,6 +529,22 @@ JOINT_SPRING_DAMPER = BlockType(
                 (("m", "joint.m"), ("tau", "joint.tau"))),
 )  # fmt: skip
 
+_MIMIC_TITLE = ("mimic joint: the follower's coordinate q_f = multiplier q_l + offset of its "
+                "leader's, the follower's inertia reflected into the leader's dynamics")
+
+JOINT_MIMIC = BlockType(
+    "JointMimic", "joint_mimic", _MIMIC_TITLE, "mimic",
+    (
+        Parameter("multiplier", (), "", 1.0, "r in q_f = r q_l + offset (dimensionless), "
+                  "finite", "scalar", role="PAR_MIMIC_MULTIPLIER"),
+        Parameter("offset", (), "", 0.0, "offset of the follower's coordinate (m or rad), "
+                  "finite", "scalar", role="PAR_MIMIC_OFFSET"),
+    ),
+    ports=(PortDecl("m", "signal_in", 3, "the leader's joint motion [q̈, q̇, q] (its joint.m)"),
+           PortDecl("tau", "signal_out", 1, "to the follower's joint.tau: the constraint effort "
+                    "on the follower (N or N m), computed in the core only")),
+)  # fmt: skip
+
 CONSTANT = BlockType(
     "Constant", "constant", "constant signal y", "signal",
     (Parameter("value", None, "", REQUIRED, "the constant value y (a number or a vector)",
@@ -558,7 +574,7 @@ BLOCK_TYPES: dict[str, BlockType] = {
         RIGID_BODY, IMPOSED_MOTION_BODY, GROUND_TYPE, WELDED_BODY, REVOLUTE_BODY, PRISMATIC_BODY,
         SPHERICAL_BODY, FREE_BODY, REVOLUTE_BODY_INVERSE, PRISMATIC_BODY_INVERSE,
         SPHERICAL_BODY_INVERSE, FREE_BODY_INVERSE, LOOP_CLOSURE, CONSTANT, JOINT_SPRING_DAMPER,
-        TIME_FUNCTION,
+        JOINT_MIMIC, TIME_FUNCTION,
     )
 }  # fmt: skip
 

@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike
 from ..core.model import check_law, joint_law, law_row
 from ..spatial.algebra import FloatArray
 from .base import Block, DeclaredBlock, ParameterError, as_vector
-from .declarations import CONSTANT, JOINT_SPRING_DAMPER, TIME_FUNCTION
+from .declarations import CONSTANT, JOINT_MIMIC, JOINT_SPRING_DAMPER, TIME_FUNCTION
 
 
 class SignalBlock(Block):
@@ -106,6 +106,38 @@ class JointSpringDamper(SignalBlock, DeclaredBlock):
 
     def evaluate(self, t, inputs):
         return {"tau": np.array([joint_law(law_row(self), inputs["m"])])}
+
+
+class JointMimic(SignalBlock, DeclaredBlock):
+    """Mimic joint (Pinocchio 4's mimic, URDF's ``<mimic>``): connect the leader's ``joint.m``
+    to ``m`` and ``tau`` to the follower's ``joint.tau``; the follower's coordinate is then
+    ``q_f = multiplier * q_l + offset``, and the follower's inertia is reflected into the
+    leader's dynamics. Both joints are forward 1-dof joint bodies of the same kind (revolute or
+    prismatic); a follower follows one leader, a leader follows none.
+
+    The core enforces ``q̈_f = multiplier q̈_l`` exactly with a constraint effort λ, applied as
+    +λ on the follower (this block's ``tau``) and -multiplier λ on the leader (titop.h,
+    ``titop_mimic``); the engine and the model FMU start from the follower's state set from its
+    leader's (the initial conditions given on the follower are replaced), and the integration
+    keeps it. The constraint effort depends on the whole model's accelerations: it exists in the
+    core only (the engine's core evaluation, the whole-model FMU), not as a signal block on its
+    own (:meth:`evaluate` gives NaN) nor in block-per-FMU co-simulation.
+    """
+
+    declaration = JOINT_MIMIC
+
+    def __init__(self, name: str, *args, **kwargs) -> None:
+        super().__init__(name)
+        v = self._checked(self._bind(name, args, kwargs))
+        for p in JOINT_MIMIC.parameters:
+            setattr(self, p.name, v[p.name])
+        for port in JOINT_MIMIC.ports:
+            self._add_port(port.name, port.kind, port.size, port.description)
+
+    def evaluate(self, t, inputs):
+        # the constraint effort depends on the whole model's accelerations, unknown before the
+        # loop is solved: NaN outside the core (the object path then fails, naming this block)
+        return {"tau": np.full(1, np.nan)}
 
 
 class Function(SignalBlock):

@@ -185,7 +185,7 @@ def plan_model(
                     )
                 boundary_ports.append((index[n], j))
     # loop closures and joint laws inside
-    closures, laws = [], []
+    closures, laws, mimics = [], [], []
     for n in sorted(keep - set(tree)):
         b = blk[n]
         d = _decl(b)
@@ -214,15 +214,33 @@ def plan_model(
                     "exported: the core computes that law only"
                 )
             laws.append((b, index[sb], index[dst[0][0]]))
+        elif d.family == "mimic":
+            sb, sp = src[(n, "m")]
+            dst = [k for k, v in src.items() if v == (n, "tau")]
+            ok = (sb in index and sp == "joint.m" and len(dst) == 1
+                  and dst[0][1] == "joint.tau" and dst[0][0] in index)  # fmt: skip
+            if not ok:
+                raise ModelFmuError(
+                    f"mimic joint '{n}' must read the motion of its leader and set the effort "
+                    "of its follower, both joint bodies in the part exported"
+                )
+            mimics.append((b, index[dst[0][0]], index[sb]))
     offsets, nx = [], 0
     for n in tree:
         offsets.append(nx)
         nx += blk[n].n_states
-    nt = NativeTree([blk[n] for n in tree], parents, offsets, closures, laws, nx,
-                    boundary_parent=bool(cut_roots), boundary_ports=boundary_ports)  # fmt: skip
+    try:
+        nt = NativeTree([blk[n] for n in tree], parents, offsets, closures, laws, nx,
+                        boundary_parent=bool(cut_roots), boundary_ports=boundary_ports,
+                        mimics=mimics)  # fmt: skip
+    except RuntimeError as exc:  # a mimic joint the core refuses (the engine's words too)
+        if not mimics:
+            raise
+        raise ModelFmuError(f"{exc} (mimic joints: {', '.join(m.name for m, _, _ in mimics)})"
+                            ) from None  # fmt: skip
     mp = ModelPlan(system, name or system.name, nt, tree)
     _plan_inputs(mp, keep)
-    _plan_params(mp, closures, laws)
+    _plan_params(mp, closures, laws, mimics)
     info = getattr(system, "model_info", None)
     if outputs is None:
         outputs = dict(info.outputs) if info is not None else {}
@@ -294,7 +312,7 @@ def _block_values(block) -> dict:
     return out
 
 
-def _plan_params(mp: ModelPlan, closures, laws) -> None:
+def _plan_params(mp: ModelPlan, closures, laws, mimics=()) -> None:
     blk = mp.system.blocks
     port, ext = 0, 0
     for i, n in enumerate(mp.body_names):
@@ -330,6 +348,11 @@ def _plan_params(mp: ModelPlan, closures, laws) -> None:
             mp.params.append((Param(f"{law.name}.{p.name}", (), p.unit,
                                     np.asarray(getattr(law, p.name), float), p.description,
                                     boolean=p.json == "boolean", role=p.role), k))  # fmt: skip
+    for k, (mm, _, _) in enumerate(mimics):
+        for p in _decl(mm).fmu_parameters():
+            mp.params.append((Param(f"{mm.name}.{p.name}", (), p.unit,
+                                    np.asarray(getattr(mm, p.name), float), p.description,
+                                    role=p.role), k))  # fmt: skip
     exp = getattr(mp.system, "model_info", None)
     e = dict(DEFAULT_EXPERIMENT)
     if exp is not None:
@@ -489,7 +512,8 @@ def describe_model(mp: ModelPlan, fmi_version: int = 2) -> NativeFmu:
     fmu.defines.update(FMU_NX=nx, FMU_NIN=nin, FMU_X_VR0=x0, FMU_DX_VR0=dx0,
                        FMU_NBODIES=len(mp.body_names), FMU_NPORTS=len(st["ports"]),
                        FMU_NEXTS=len(st["exts"]), FMU_NCLOSURES=len(st["closures"]),
-                       FMU_NLAWS=len(st["laws"]), FMU_NMOUT=len(mouts),
+                       FMU_NLAWS=len(st["laws"]), FMU_NMIMICS=len(st["mimics"]),
+                       FMU_NMOUT=len(mouts),
                        MPAR_RTOL=100, MPAR_ATOL=101)  # fmt: skip
     lines = [f"#define {r} {k}" for k, r in enumerate(MODEL_OUT_ROLES)]
 
@@ -504,6 +528,7 @@ def describe_model(mp: ModelPlan, fmi_version: int = 2) -> NativeFmu:
     table("int", "FMU_EXTS", st["exts"], 2)
     table("int", "FMU_CLOSURES", st["closures"], 2)
     table("int", "FMU_LAWS", st["laws"], 2)
+    table("int", "FMU_MIMICS", st["mimics"], 2)
     lines.append("static const int FMU_MOUTPUTS[][5] = {")
     lines += [f"    {{{r}, {a}, {v}, {n}, {f}}}," for r, a, v, n, f in mouts] or [
         "    {0, 0, 0, 0, 0},"

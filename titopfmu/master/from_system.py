@@ -191,6 +191,10 @@ def system_mapping(system: System) -> SystemMapping:
         if type(b) is Constant:
             m.constants[b.name] = np.asarray(b.value, dtype=float).reshape(-1)
             continue
+        if getattr(getattr(type(b), "declaration", None), "family", None) == "mimic":
+            raise FromSystemError(f"block '{b.name}': a mimic joint couples its joints through the "
+                                  "whole model's dynamics, which no block FMU has; run it in "
+                                  "process or as one model FMU: titopfmu export --fmu")
         if type(b) not in FMU_TYPE_OF:
             raise _no_fmu(b)
         key = FMU_TYPE_OF[type(b)]

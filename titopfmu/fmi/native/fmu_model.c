@@ -129,6 +129,12 @@ static int apply(FmuInstance *c, int role, int arg, int slot)
     case PAR_EXT_POINT:
         memcpy(b->exts[arg].point, v, 3 * sizeof(double));
         return FMU_OK;
+    case PAR_MIMIC_MULTIPLIER: /* finite (build: the parameters' finiteness check) */
+        b->mimics[arg < FMU_NMIMICS ? arg : 0].multiplier = v[0];
+        return FMU_OK;
+    case PAR_MIMIC_OFFSET:
+        b->mimics[arg < FMU_NMIMICS ? arg : 0].offset = v[0];
+        return FMU_OK;
     case PAR_K:
     case PAR_D:
         memcpy(role == PAR_K ? b->closures[arg].K : b->closures[arg].Dm, v, 36 * sizeof(double));
@@ -245,6 +251,7 @@ static int build(FmuInstance *c)
     memset(b->exts, 0, sizeof b->exts);
     memset(b->closures, 0, sizeof b->closures);
     memset(b->laws, 0, sizeof b->laws);
+    memset(b->mimics, 0, sizeof b->mimics);
     for (int i = 0; i < FMU_NBODIES; i++) {
         titop_body *B = &b->bodies[i];
         const int *r = FMU_BODIES[i];
@@ -278,6 +285,10 @@ static int build(FmuInstance *c)
         b->laws[j].src = FMU_LAWS[j][0];
         b->laws[j].dst = FMU_LAWS[j][1];
     }
+    for (int j = 0; j < FMU_NMIMICS; j++) {
+        b->mimics[j].follower = FMU_MIMICS[j][0];
+        b->mimics[j].leader = FMU_MIMICS[j][1];
+    }
     for (size_t g = 0; g < NPARAMS; g++)
         if (apply(c, FMU_PARAMS[g][0], FMU_PARAMS[g][1], FMU_PARAMS[g][2]) != FMU_OK)
             return -1;
@@ -301,6 +312,8 @@ static int build(FmuInstance *c)
     m->closures = b->closures;
     m->nlaws = FMU_NLAWS;
     m->laws = b->laws;
+    m->nmimics = FMU_NMIMICS;
+    m->mimics = b->mimics;
     m->nx = FMU_NX;
     m->nin = FMU_NIN;
     int bad;
@@ -309,6 +322,9 @@ static int build(FmuInstance *c)
         fmu_refuse(c, "invalid model (body %d): %s", bad, msg);
         return -1;
     }
+    /* the mimic followers' initial states from their leaders' (titop_mimic): the integration
+       keeps the relation from there */
+    titop_mimic_project(m, c->x);
     for (int i = 0; i < FMU_NBODIES; i++) /* a forward joint without child ports (a leaf): */
         if (b->bodies[i].nports == 0 && /* its own inertia (eq. 20), as its Python block */
             check_apparent_inertia(c, prefix(i).s, &b->bodies[i]))
