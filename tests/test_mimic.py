@@ -214,6 +214,9 @@ def test_exact_derivatives_match_central_differences():
     err = np.max(np.abs(J - Jfd)) / np.max(np.abs(J))
     print(f"complex step vs central differences: {err:.3g}")
     assert err < 1e-7
+    # the constraint holds at any state: d(v_f - r v_l)/dt = 0 identically, a zero row
+    f, lead = (e.plan.state_slices[s.urdf_joints[n]].start for n in ("j2", "j1"))
+    assert np.max(np.abs(J[f + 1] + 1.7 * J[lead + 1])) < 1e-12 * np.max(np.abs(J))
 
 
 def test_a_mimic_from_blocks_projects_the_follower_and_ties_its_acceleration():

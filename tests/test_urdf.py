@@ -384,27 +384,27 @@ def test_massless_moving_link_is_refused_when_its_joint_moves_nothing():
 # -- what the import leaves out, and mimic joints ---------------------------------------------
 
 
-def test_mimic_joints_are_refused_with_file_line_joint_and_leader(tmp_path):
-    """panda.urdf's second finger mimics the first: refused (it would move on its own), with the
-    file, the <mimic> element's line, the joint and its leader; no System is made."""
+def test_mimic_joints_are_imported_as_joint_mimic_blocks(tmp_path):
+    """panda.urdf's second finger mimics the first: a JointMimic from the leader's joint.m to the
+    follower's joint.tau (tests/test_mimic.py checks the dynamics against Pinocchio's mimic
+    model); the follower's own <limit> and <dynamics> are listed, with their lines."""
     path = erd("panda.urdf")
-    with pytest.raises(UrdfError) as exc:
-        titopfmu.import_urdf(path)
-    e = exc.value
-    text = Path(path).read_text()
-    assert e.file == path and e.element == "joint 'panda_finger_joint2'"
-    assert e.line == text[: text.index("<mimic")].count("\n") + 1
-    assert "mimics joint 'panda_finger_joint1'" in str(e) and "not supported" in str(e)
+    with pytest.warns(UrdfWarning) as w:
+        s = titopfmu.import_urdf(path)
+    mm = s.blocks["panda_rightfinger_mimic"]
+    assert isinstance(mm, titopfmu.JointMimic) and (mm.multiplier, mm.offset) == (1.0, 0.0)
+    assert s.source("panda_rightfinger.joint.tau") == "panda_rightfinger_mimic.tau"
+    assert s.source("panda_rightfinger_mimic.m") == "panda_leftfinger.joint.m"
+    msg = str(w[0].message)
+    assert "<limit> of joint 'panda_finger_joint2' (on a mimic follower" in msg
     three = urdf(
-        joint("j1", "revolute", "a", "b") + "\n"
-        + joint("j2", "revolute", "b", "c",
+        joint("j1", "continuous", "a", "b") + "\n"
+        + joint("j2", "continuous", "b", "c",
                 '<mimic joint="j1" multiplier="-2" offset="0.1"/>')
     )  # fmt: skip
-    with pytest.raises(UrdfError) as exc:
-        import_quiet(three, False)
-    e = exc.value
-    assert (e.file, e.element, e.line) == ("<urdf string>", "joint 'j2'", 6)
-    assert "q = -2 x q_j1 + 0.1" in str(e)
+    s = import_quiet(three, False)
+    mm = s.blocks["c_mimic"]
+    assert (mm.multiplier, mm.offset) == (-2.0, 0.1)
 
 
 def test_a_mimic_on_a_fixed_joint_has_no_effect_and_is_accepted():
@@ -421,13 +421,14 @@ def test_a_mimic_on_a_fixed_joint_has_no_effect_and_is_accepted():
 
 
 def test_crosscheck_of_the_panda_is_refused_without_a_traceback(tmp_path, capsys):
+    """The crosscheck's Pinocchio reference has no mimic joints yet: refused in one line."""
     from titopfmu.model_cli import main
 
     path = erd("panda.urdf")
     assert main(["crosscheck", path, "--out", str(tmp_path / "cc"), "--no-cosim"]) == 2
     err = capsys.readouterr().err
-    assert "Traceback" not in err and "panda_finger_joint2" in err and path in err
-    assert "mimics joint 'panda_finger_joint1'" in err and not (tmp_path / "cc").exists()
+    assert "Traceback" not in err and "panda_rightfinger_mimic" in err
+    assert "the Pinocchio reference has no mimic joints yet" in err
 
 
 def test_what_is_not_imported_is_listed_once_with_its_lines():

@@ -322,6 +322,12 @@ class PinocchioReference:
                 return lambda t, q, v: np.array([joint_law_effort(src, q[iq], v[iv])])
 
         def unsupported(t, q, v):
+            if getattr(getattr(src, "declaration", None), "family", None) == "mimic":
+                raise UnsupportedBlockError(
+                    f"input '{consumer}' comes from the mimic joint '{sname}': the Pinocchio "
+                    "reference has no mimic joints yet (Pinocchio 4.1's aba refuses them); "
+                    "tests/test_mimic.py checks them against Pinocchio's mimic model"
+                )
             raise UnsupportedBlockError(
                 f"input '{consumer}' comes from '{ref}' ({type(src).__name__}), which the "
                 "Pinocchio reference does not interpret; pass its value explicitly"
