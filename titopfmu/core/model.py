@@ -383,7 +383,7 @@ class NativeTree:
         6 each, the body's frame), after a ``full`` evaluation; a view."""
         L = self.layout
         o = L["ports"]
-        np_ = (data.size - o) // L["port_stride"]
+        np_ = len(self.structure["ports"])  # (mimic joints' records follow the ports)
         rec = data[o : o + np_ * L["port_stride"]].reshape(np_, L["port_stride"])
         return rec[:, L["port_w"] : L["port_w"] + 6]
 
