@@ -369,3 +369,86 @@ def test_a_mimic_that_is_not_connected_leader_to_follower_is_refused():
     s.connect("l.joint.m", "fm.m")
     with pytest.raises((AssemblyError, titopfmu.TitopError)):
         Engine(s)
+
+
+def test_a_mimic_is_saved_and_loaded_with_a_model_file():
+    from titopfmu.assembly.document import dumps
+    from titopfmu.modelfile import loads
+
+    s, mm = _arm()
+    text = dumps(s)
+    assert "type: JointMimic" in text and "multiplier: -1.7" in text
+    s2 = loads(text)
+    assert (s2.blocks[mm.name].multiplier, s2.blocks[mm.name].offset) == (-1.7, 0.3)
+    e1, e2 = Engine(s), Engine(s2)
+    x = e1.consistent(e1.initial_state() + 0.3)
+    assert np.array_equal(e1.derivative(0.0, x), e2.derivative(0.0, x))
+
+
+# -- URDF transmissions: the rotor's inertia reflected on the joint (armature = I_r n^2) ------
+
+TRANSMISSION = (
+    '<transmission name="t1"><type>transmission_interface/SimpleTransmission</type>\n'
+    '<joint name="{joint}"><hardwareInterface>EffortJointInterface</hardwareInterface></joint>\n'
+    '<actuator name="m1"><mechanicalReduction>{n}</mechanicalReduction>'
+    "<{tag}>{inertia}</{tag}></actuator></transmission>\n"
+)
+
+
+def with_transmission(joint="j3", n="40", inertia="3e-5", tag="motorInertia", mimic=MIMIC):
+    return three_links(mimic=mimic).replace(
+        "</robot>", TRANSMISSION.format(joint=joint, n=n, inertia=inertia, tag=tag) + "</robot>"
+    )
+
+
+@pytest.mark.parametrize("tag", ["motorInertia", "rotorInertia"])
+def test_a_transmissions_rotor_inertia_is_the_joints_armature(tag):
+    """armature = I_r n^2 (the formula: Pinocchio 4.1 does not read transmissions), and the
+    accelerations then match Pinocchio's with that armature set (its aba, no mimic here)."""
+    text = with_transmission(tag=tag, mimic="")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        s = titopfmu.import_urdf(text, gravity=G)
+    assert not [x for x in w if "transmission" in str(x.message)]  # imported, not listed
+    assert s.blocks[s.urdf_joints["j3"]].armature == pytest.approx(3e-5 * 40**2, rel=1e-15)
+    model = pin.buildModelFromXML(text)
+    model.armature[model.joints[model.getJointId("j3")].idx_v] = 3e-5 * 40**2
+    data = model.createData()
+    e = Engine(s)
+    rng = np.random.default_rng(6)
+    worst = 0.0
+    for _ in range(10):
+        q, v = pin.randomConfiguration(model), rng.uniform(-2, 2, model.nv)
+        x = e.initial_state()
+        for k, n in enumerate(model.names[1:], start=1):
+            jm = model.joints[k]
+            x[e.plan.state_slices[s.urdf_joints[n]]] = [q[jm.idx_q], v[jm.idx_v]]
+        a = pin.aba(model, data, q, v, np.zeros(model.nv))
+        dx = e.derivative(0.0, x)
+        got = [dx[e.plan.state_slices[s.urdf_joints[n]]][1] for n in model.names[1:]]
+        worst = max(worst, np.max(np.abs(np.array(got) - a)) / max(1.0, np.max(np.abs(a))))
+    print(f"armature from a transmission: worst relative acceleration gap {worst:.3g}")
+    assert worst < 1e-10
+
+
+def test_a_rotor_on_a_mimic_leader_counts_in_the_reduced_dynamics():
+    """A rotor on the leader of a mimic: Pinocchio's mimic model with that armature."""
+    text = with_transmission(joint="j1", n="10", inertia="2e-4")
+    s = import_quiet(text)
+    model = pin.buildModelFromXML(text, mimic=True)
+    model.armature[model.joints[model.getJointId("j1")].idx_v] = 2e-4 * 100
+    ref = Reference(model, s)
+    worst = worst_gap(ref, np.random.default_rng(9))
+    assert worst < 1e-10
+
+
+def test_bad_transmissions_are_refused_or_listed():
+    e = _refused(with_transmission(inertia="-1"))
+    assert "<motorInertia> -1 is negative" in e.reason and e.element == "transmission 't1'"
+    e = _refused(with_transmission(joint="nope"))
+    assert "names joint 'nope', which the file does not have" in e.reason
+    # a transmission without a rotor inertia changes nothing and stays listed
+    plain = three_links().replace("</robot>", '<transmission name="t"><joint name="j1"/>'
+                                  "</transmission></robot>")  # fmt: skip
+    with pytest.warns(UrdfWarning, match=r"<transmission> \(actuator description"):
+        titopfmu.import_urdf(plain, gravity=G)

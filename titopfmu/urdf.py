@@ -39,7 +39,10 @@ does: a :class:`~titopfmu.JointMimic` block, the constraint enforced exactly in 
 follower's inertia reflected into the leader's dynamics). A leader that does not exist, is fixed,
 is of another type (revolute and continuous are one type), or is itself a follower (a chain, a
 cycle) is refused (:class:`UrdfError` naming the file, the line and the joint); the follower's
-own ``<dynamics>`` and ``<limit>`` are listed as not imported. Everything else the import leaves
+own ``<dynamics>`` and ``<limit>`` are listed as not imported. A ``<transmission>`` whose
+``<actuator>`` gives ``<motorInertia>`` or ``<rotorInertia>`` I_r with its
+``<mechanicalReduction>`` n adds I_r n^2 to its joint's ``armature`` (ROS's simple transmission:
+the rotor turns at n q_dot). Everything else the import leaves
 out is listed in one :class:`UrdfWarning` per import, element by element with its lines (its
 ``unimported`` attribute holds the list): velocity and effort limits, transmissions, collision
 geometry (contacts are not modelled), simulator extensions and any element or attribute
@@ -257,8 +260,21 @@ URDF_RULES: dict[str, Rule] = {
     "joint/safety_controller": Rule(NOT_IMPORTED, "soft limits of a controller"),
     "joint/calibration": Rule(NO_EFFECT, "encoder reference positions"),
     "transmission": Rule(
-        NOT_IMPORTED, "actuator description; its rotor inertia and reduction are not imported yet"
+        NOT_IMPORTED,
+        "actuator description: without a rotor inertia it changes nothing in the motion "
+        "(efforts come from the System's blocks) and is listed; one whose <actuator> gives "
+        "<motorInertia> or <rotorInertia> is imported (below)",
     ),
+    "actuator/mechanicalReduction": Rule(
+        IMPORTED, "the reduction n (also <transmission><mechanicalReduction>; default 1)"
+    ),
+    "actuator/motorInertia": Rule(
+        IMPORTED,
+        "the rotor's inertia I_r (kg m^2, >= 0) reflected on the transmission's one joint as "
+        "armature += I_r n^2 (the rotor's kinetic energy I_r (n q_dot)^2 / 2); on several "
+        "joints (a differential): listed",
+    ),
+    "actuator/rotorInertia": Rule(IMPORTED, "as <motorInertia>"),
     "gazebo": Rule(NOT_IMPORTED, "simulator extension"),
 }
 
@@ -439,10 +455,67 @@ class _Law:
         return out
 
 
+def _transmissions(root, line, file: str, kinds: dict[str, str], handled: set[int],
+                   unimported: list[Unimported]) -> dict[str, float]:  # fmt: skip
+    """The armature each joint gets from the rotor inertias of the transmissions (joint name ->
+    sum of I_r n^2 over its actuators): a transmission whose actuators give <motorInertia> or
+    <rotorInertia> (kg m^2) with their <mechanicalReduction> n (default 1, or the
+    transmission's own) on one joint; it is then handled (its element ids into ``handled``).
+    One on several joints or on a joint without one coordinate (floating, planar) is listed in
+    ``unimported``, one on a fixed joint has no effect; one without a rotor inertia is left to
+    the scan (listed as a transmission); one naming a joint the file lacks is refused."""
+    out: dict[str, float] = {}
+    for t in root.findall("transmission"):
+        el = f"transmission '{t.get('name', '')}'"
+        acts = [(a, a.find("motorInertia") if a.find("motorInertia") is not None
+                 else a.find("rotorInertia")) for a in t.findall("actuator")]  # fmt: skip
+        acts = [(a, i) for a, i in acts if i is not None]
+        if not acts:
+            continue
+        joints = [j.get("name", "") for j in t.findall("joint")]
+        for jn in joints:
+            if jn not in kinds:
+                raise UrdfError(f"names joint '{jn}', which the file does not have", file, el,
+                                line(t))  # fmt: skip
+        if len(joints) == 1 and kinds[joints[0]] == "fixed":
+            handled.add(id(t))  # a rotor on a joint that does not move: no effect
+            continue
+        if len(joints) == 1 and kinds[joints[0]] not in ("revolute", "continuous", "prismatic"):
+            unimported.append(Unimported(f"<{acts[0][1].tag}> of {el}", "a rotor inertia on a "
+                                         f"{kinds[joints[0]]} joint (1-dof joints only)",
+                                         line(acts[0][1])))  # fmt: skip
+            handled.add(id(t))
+            continue
+        if len(joints) != 1:
+            unimported.append(Unimported(f"<{acts[0][1].tag}> of {el}", "a rotor inertia on "
+                                         f"{len(joints)} joints (not a simple transmission)",
+                                         line(acts[0][1])))  # fmt: skip
+            handled.add(id(t))
+            continue
+        total = 0.0
+        for a, i in acts:
+            red = a.find("mechanicalReduction")
+            if red is None:
+                red = t.find("mechanicalReduction")
+            n = 1.0 if red is None else _number((red.text or "").strip(), 1.0,
+                                                "<mechanicalReduction>", file, el,
+                                                line(red), UrdfError)  # fmt: skip
+            inertia = _number((i.text or "").strip(), 0.0, f"<{i.tag}>", file, el, line(i),
+                              UrdfError)  # fmt: skip
+            if inertia < 0.0:
+                raise UrdfError(f"<{i.tag}> {inertia:g} is negative (a rotor inertia, kg m^2, "
+                                "must be >= 0)", file, el, line(i))  # fmt: skip
+            total += inertia * n * n  # the rotor turns at n q_dot: I_r n^2 on the joint
+        out[joints[0]] = out.get(joints[0], 0.0) + total
+        handled.add(id(t))
+    return out
+
+
 def _urdf_tree(text: str, file: str):
-    """The URDF's laws (joint name -> _Law), the list of what is not imported, and its mimic
-    joints (follower joint name -> (leader joint name, multiplier, offset)); a mimic that cannot
-    be is refused (file, line, joint and leader named)."""
+    """The URDF's laws (joint name -> _Law), the list of what is not imported, its mimic
+    joints (follower joint name -> (leader joint name, multiplier, offset)) and the rotor
+    inertias of its transmissions (joint name -> armature); a mimic that cannot be is refused
+    (file, line, joint and leader named)."""
     root, line = _parse_xml(text, file, UrdfError)
     joints = root.findall("joint")  # (a <transmission> names joints too: not these)
     mimics = []
@@ -492,6 +565,7 @@ def _urdf_tree(text: str, file: str):
                               limits=limits,
                               stop=stop_gains(STOP_TIME_CONSTANT, STOP_DAMPING_RATIO))  # fmt: skip
     kinds = {j.get("name", ""): j.get("type", "") for j in joints}
+    rotors = _transmissions(root, line, file, kinds, fixed_extras, unimported_follower)
     followers = {j.get("name", ""): mimic for j, mimic in mimics}
     out: dict[str, tuple[str, float, float]] = {}
     family = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic"}
@@ -532,7 +606,7 @@ def _urdf_tree(text: str, file: str):
                     f"<{c.tag}> of {el}", "on a mimic follower: its motion is its leader's",
                     line(c)))  # fmt: skip
     unimported = _scan(root, line, URDF_RULES, skip=lambda e: id(e) in fixed_extras)
-    return laws, unimported_follower + unimported, out
+    return laws, unimported_follower + unimported, out, rotors
 
 
 def import_urdf(
@@ -562,7 +636,7 @@ def import_urdf(
         raise UrdfError("the file is empty", file)
     # read before Pinocchio (called with mimic=False: each follower a joint of its own, tied to
     # its leader by a JointMimic block)
-    laws, unimported, mimics = _urdf_tree(text, file)
+    laws, unimported, mimics, rotors = _urdf_tree(text, file)
     root_joint = [pin.JointModelFreeFlyer()] if floating_base else []
     try:
         with warnings.catch_warnings():
@@ -587,7 +661,8 @@ def import_urdf(
         ) from None
     system = _system_from_model(pin, model, text, file, floating_base, gravity, name,
                                 laws=lambda joint, link: laws.get(joint),
-                                unimported=unimported, mimics=mimics)  # fmt: skip
+                                unimported=unimported, mimics=mimics,
+                                rotors=rotors)  # fmt: skip
     _warn_unimported(unimported, file, UrdfWarning, "URDF elements")
     return system
 
@@ -611,8 +686,8 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
                        fmt: _Format = _URDF, q0=None, ground_pose=None,
                        laws: Callable[[str, str], _Law | None] = lambda joint, link: None,
                        unimported: list[Unimported] | None = None,
-                       mimics: dict[str, tuple[str, float, float]] | None = None
-                       ) -> System:  # fmt: skip
+                       mimics: dict[str, tuple[str, float, float]] | None = None,
+                       rotors: dict[str, float] | None = None) -> System:  # fmt: skip
     """The System of a Pinocchio model: a body block per joint (Pinocchio has merged the fixed
     ones), named after its link; ``q0`` (Pinocchio's configuration vector) gives the initial
     joint coordinates and the free root's pose (None: zero, the root at the origin);
@@ -620,8 +695,10 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
     ``laws(joint name, link name)``: the joint's spring-damper law from the file, or None; a
     law on a 1-dof joint feeds its effort (a JointSpringDamper), one on a multi-dof joint (ball,
     free) is added to ``unimported``. ``mimics``: follower joint name -> (leader joint name,
-    multiplier, offset): the follower's effort is then a JointMimic's."""
+    multiplier, offset): the follower's effort is then a JointMimic's. ``rotors``: joint name
+    -> rotor inertia added to its armature (a 1-dof joint's; URDF transmissions)."""
     mimics = mimics or {}
+    rotors = rotors or {}
     g = np.asarray(gravity, dtype=float)
     # the link attached to each joint: the first BODY frame whose parent joint it is
     link_of: dict[int, str] = {}
@@ -676,9 +753,12 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
         return fmt.error(f"{what} moving {fmt.link} (after merging the {fmt.link}s fixed to it): "
                          f"{exc.reason}; {fmt.massless_hint}", file, el, line)
 
-    def armature(j):  # the rotor inertia of each of the joint's speeds (Pinocchio's reading)
-        jm = model.joints[j]
-        return np.array(model.armature[jm.idx_v : jm.idx_v + jm.nv], dtype=float)
+    def armature(j):  # the rotor inertia of each of the joint's speeds (Pinocchio's reading,
+        jm = model.joints[j]  # plus a URDF transmission's rotor, I_r n^2)
+        a = np.array(model.armature[jm.idx_v : jm.idx_v + jm.nv], dtype=float)
+        if jm.nv == 1:
+            a[0] += rotors.get(model.names[j], 0.0)
+        return a
 
     diagonal: list = []  # the joint-space inertia's diagonal at the initial configuration
 
