@@ -452,3 +452,18 @@ def test_bad_transmissions_are_refused_or_listed():
                                   "</transmission></robot>")  # fmt: skip
     with pytest.warns(UrdfWarning, match=r"<transmission> \(actuator description"):
         titopfmu.import_urdf(plain, gravity=G)
+
+
+def test_linearisation_works_on_the_full_state():
+    """A of the full state: the relation's directions give a double zero eigenvalue (a Jordan
+    block: d(q_f - r q_l)/dt = v_f - r v_l, d(v_f - r v_l)/dt = 0)."""
+    s, _ = _arm()
+    e = Engine(s)
+    A = titopfmu.linearize(e).A
+    f, lead = (e.plan.state_slices[s.urdf_joints[n]].start for n in ("j2", "j1"))
+    scale = np.max(np.abs(A))
+    assert np.max(np.abs(A[f + 1] + 1.7 * A[lead + 1])) < 1e-12 * scale
+    w = np.zeros(e.n_states)
+    w[f + 1], w[lead + 1] = 1.0, 1.7
+    assert np.allclose(A[f] + 1.7 * A[lead], w, atol=1e-12 * scale)
+    assert np.sum(np.abs(np.linalg.eigvals(A)) < 1e-6) == 2
