@@ -14,8 +14,8 @@ Keys (NumPy ``.npz``, arrays; strings as 0-d unicode arrays):
                   ``[ux, uy, uz, rx, ry, rz]``, in the declared units
 ``root``          the root node's label (the parent port P)
 ``interface``     (k,) the child ports' node labels (may be empty)
-``total_mass``    optional: the body's mass (mass unit), checked against M's rigid-body mass
-                  (to 1e-6 relative): catches a wrong unit declaration
+``total_mass_kg`` optional: the body's mass in kg whatever the units, checked against M's
+                  rigid-body mass (to 1e-6 relative): catches a wrong unit declaration
 ``Sbar``          optional (3, 3, 6N, 6N): the component mass operator (units as M)
 ``KG__<case>``    optional (6N, 6N): the geometric stiffness per unit load value of a load case
                   (SI load values; ``node<j>`` in a case name is a node's row index j)
@@ -102,7 +102,7 @@ def read_fe_model(path: str | PathLike[str], name: str | None = None) -> FEFile:
                 return row[int(label)]  # type: ignore[call-overload]
             except (KeyError, TypeError, ValueError):
                 raise FlexModelError(
-                    body, f"'{what}'", f"node {label!r} does not exist in 'node_ids'"
+                    body, f"'{what}'", f"node {label} does not exist in 'node_ids'"
                 ) from None
 
         pos = np.asarray(get("node_positions"), dtype=float)
@@ -133,7 +133,7 @@ def read_fe_model(path: str | PathLike[str], name: str | None = None) -> FEFile:
             for k in keys
             if k.startswith("KG__")
         }
-        total = float(data["total_mass"]) * mu if "total_mass" in keys else None
+        total = float(data["total_mass_kg"]) if "total_mass_kg" in keys else None
     model = FEModel(
         name=body,
         node_positions=pos * lu,
@@ -150,8 +150,8 @@ def read_fe_model(path: str | PathLike[str], name: str | None = None) -> FEFile:
             raise FlexModelError(
                 body,
                 "matrix 'M'",
-                f"rigid-body mass {m:.6g} kg differs from the declared total_mass {total:.6g} kg "
-                "(inconsistent units?)",
+                f"rigid-body mass {m:.6g} kg differs from the declared total_mass_kg "
+                f"{total:.6g} kg (inconsistent units?)",
             )
     return FEFile(model, children, tuple(int(j) for j in ids.tolist()))
 
@@ -185,7 +185,7 @@ def write_fe_model(
         "K": model.K,
         "root": np.array(ids[model.root]),
         "interface": ids[children] if children else np.zeros(0, dtype=int),
-        "total_mass": np.array(np.trace(Tt.T @ model.M @ Tt) / 3.0),
+        "total_mass_kg": np.array(np.trace(Tt.T @ model.M @ Tt) / 3.0),
     }
     if model.Sbar is not None:
         arrays["Sbar"] = model.Sbar
