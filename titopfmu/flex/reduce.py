@@ -7,6 +7,7 @@ truncation. The formulas are in docs/flexible.md.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -132,27 +133,36 @@ class ReducedModel:
     def damping(self) -> FloatArray:
         """De (n, n) (N s/m per unit q^2): modal damping 2 zeta_i omega_i on the reduced
         model's own modes, De = Mee V diag(2 zeta omega) V^T Mee (V: Mee-normalised modes)."""
+        return self._derived["De"]
+
+    @functools.cached_property
+    def _derived(self) -> dict[str, FloatArray]:
+        """J1, J2, Cr1 and De, computed once (read-only)."""
+        G = np.moveaxis(self.R, 2, 0)
+        tr = np.trace(G, axis1=1, axis2=2)
+        J1 = 2.0 * tr[:, None, None] * np.eye(3) - G - np.swapaxes(G, 1, 2)
+        H = np.moveaxis(self.S, (0, 1), (2, 3))  # (k, l, c, d)
+        trH = np.trace(H, axis1=2, axis2=3)
+        J2 = trH[:, :, None, None] * np.eye(3) - np.swapaxes(H, 2, 3)
+        Cr1 = np.einsum("cde,delk->kcl", _EPS, np.swapaxes(self.S, 2, 3))
         w2, V = scipy.linalg.eigh(self.Kee, self.Mee)
         MV = self.Mee @ V
-        return MV @ np.diag(2.0 * self.damping_ratios * np.sqrt(w2)) @ MV.T
+        De = MV @ np.diag(2.0 * self.damping_ratios * np.sqrt(np.abs(w2))) @ MV.T
+        return {k: _readonly(v) for k, v in (("J1", J1), ("J2", J2), ("Cr1", Cr1), ("De", De))}
 
     def J1(self) -> FloatArray:
         """(n, 3, 3): J(q) = J_P + sum_k q_k J1_k + ..., J1_k = int rho (r~^T psi_k~ +
         psi_k~^T r~) dV = 2 tr(G) I - G - G^T, G = R[:, :, k] (kg m^2 per unit q)."""
-        G = np.moveaxis(self.R, 2, 0)
-        tr = np.trace(G, axis1=1, axis2=2)
-        return 2.0 * tr[:, None, None] * np.eye(3) - G - np.swapaxes(G, 1, 2)
+        return self._derived["J1"]
 
     def J2(self) -> FloatArray:
         """(n, n, 3, 3): J(q) = ... + sum_kl q_k q_l J2_kl, J2_kl = int rho psi_k~^T psi_l~ dV
         = tr(H) I - H^T, H[c, d] = S[c, d, k, l]."""
-        H = np.moveaxis(self.S, (0, 1), (2, 3))  # (k, l, c, d)
-        tr = np.trace(H, axis1=2, axis2=3)
-        return tr[:, :, None, None] * np.eye(3) - np.swapaxes(H, 2, 3)
+        return self._derived["J2"]
 
     def Cr1(self) -> FloatArray:
         """(n, 3, n): Cr(q) = Cr + sum_k q_k Cr1_k, Cr1_k[:, l] = int rho psi_k x psi_l dV."""
-        return np.einsum("cde,delk->kcl", _EPS, np.swapaxes(self.S, 2, 3))
+        return self._derived["Cr1"]
 
     def centrifugal_softening(self, axis: FloatArray) -> FloatArray:
         """(n, n) M_soft(e) = e^T sym(J2_kl) e for a unit spin axis e: with the frame spinning
