@@ -482,3 +482,30 @@ def test_file_units_converted_and_checked(tmp_path) -> None:
     np.savez(path, **data)
     with pytest.raises(FlexModelError, match=r"body 'strip', 'K': missing from the file"):
         read_fe_model(path)
+
+
+def test_reduced_model_file(tmp_path) -> None:
+    """A reduced model written and read back is the same; the derived arrays the core reads are
+    stored beside; a corrupted modal mass or inconsistent node shapes are refused by name."""
+    from titopfmu.flex import read_reduced_model, write_reduced_model
+
+    fe = aluminium_strip(8).fe_model()
+    red = craig_bampton(fe, 4, [8], damping=0.01)
+    path = tmp_path / "red.npz"
+    write_reduced_model(path, red)
+    back = read_reduced_model(path)
+    for key in ("Mee", "Kee", "Ct", "Cr", "S", "R", "KG", "node_shapes", "inertia"):
+        assert np.array_equal(getattr(back, key), getattr(red, key)), key
+    assert (back.name, back.mass, back.load_cases) == (red.name, red.mass, red.load_cases)
+    assert back.coordinates == red.coordinates and back.node_ids == red.node_ids
+    with np.load(path) as d:
+        assert np.array_equal(d["J2"], red.J2()) and np.array_equal(d["De"], red.damping())
+    bad = np.array(red.Mee)
+    bad[0, 0] = -1.0
+    rewrite(path, Mee=bad)
+    with pytest.raises(FlexModelError, match=r"body 'strip', matrix 'Mee': not positive definite"):
+        read_reduced_model(path)
+    write_reduced_model(path, red)
+    rewrite(path, node_shapes=np.array(red.node_shapes)[:, :, :3])
+    with pytest.raises(FlexModelError, match=r"body 'strip', 'node_shapes': shape \(2, 6, 3\)"):
+        read_reduced_model(path)

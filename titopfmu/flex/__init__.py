@@ -10,7 +10,7 @@ floating-frame invariants, mode shapes at the ports and modal geometric stiffnes
 from .beam import Beam, Section
 from .checks import FlexModelError
 from .fe import BODY_LOAD_CASES, NODE_LOAD_COMPONENTS, FEModel
-from .io import read_fe_model, write_fe_model
+from .io import read_fe_model, read_reduced_model, write_fe_model, write_reduced_model
 from .reduce import ReducedModel, cantilever_modes, craig_bampton
 
 __all__ = [
@@ -24,5 +24,7 @@ __all__ = [
     "cantilever_modes",
     "craig_bampton",
     "read_fe_model",
+    "read_reduced_model",
     "write_fe_model",
+    "write_reduced_model",
 ]

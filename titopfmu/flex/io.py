@@ -1,5 +1,6 @@
 """The ``.npz`` file format of a user's finite-element model of a flexible body (docs/flexible.md,
-"File format"): read and write, with the checks of :class:`~titopfmu.flex.fe.FEModel`.
+"File format"): read and write, with the checks of :class:`~titopfmu.flex.fe.FEModel`; and the
+``.npz`` of a reduced model (:func:`write_reduced_model`, :func:`read_reduced_model`).
 
 Keys (NumPy ``.npz``, arrays; strings as 0-d unicode arrays):
 
@@ -31,6 +32,7 @@ import numpy as np
 
 from .checks import FlexModelError, FloatArray
 from .fe import FEModel, as_mapping_provider
+from .reduce import ReducedModel
 
 FORMAT = "titopfmu.flex.fe/1"
 #: SI factor of each accepted unit
@@ -196,3 +198,62 @@ def write_fe_model(
         arrays[f"KG__{case}"] = kg
     with open(path, "wb") as f:
         np.savez_compressed(f, **arrays)
+
+
+REDUCED_FORMAT = "titopfmu.flex.reduced/1"
+#: the ReducedModel's array fields, stored under their names
+_REDUCED_ARRAYS = ("first_moment", "inertia", "Ct", "Cr", "Mee", "Kee", "damping_ratios", "S",
+                   "R", "node_positions", "node_shapes", "KG", "frequencies_full")  # fmt: skip
+
+
+def write_reduced_model(path: str | PathLike[str], red: ReducedModel) -> None:
+    """Write a reduced model (SI units) as ``.npz``: its fields under their names (``name``,
+    ``mass``, ``load_cases``, ``coordinates`` and ``node_ids`` too), the ``format``
+    ``"titopfmu.flex.reduced/1"``, and the derived arrays the C core reads, ``J1`` (n, 3, 3),
+    ``J2`` (n, n, 3, 3), ``Cr1`` (n, 3, n) and ``De`` (n, n) (docs/flexible.md, section 7)."""
+    arrays: dict[str, np.ndarray] = {key: np.asarray(getattr(red, key)) for key in _REDUCED_ARRAYS}
+    arrays.update(
+        format=np.array(REDUCED_FORMAT),
+        name=np.array(red.name),
+        mass=np.array(red.mass),
+        load_cases=np.array(red.load_cases, dtype=str),
+        coordinates=np.array(red.coordinates, dtype=str),
+        node_ids=np.array(red.node_ids, dtype=int),
+        J1=red.J1(),
+        J2=red.J2(),
+        Cr1=red.Cr1(),
+        De=red.damping(),
+    )
+    with open(path, "wb") as f:
+        np.savez_compressed(f, **arrays)
+
+
+def read_reduced_model(path: str | PathLike[str]) -> ReducedModel:
+    """Read a file of :func:`write_reduced_model`, checked as any :class:`ReducedModel` (Mee
+    and Kee symmetric positive definite, shapes consistent, damping ratios >= 0)."""
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise FlexModelError(str(path), "file", f"cannot be read: {exc}") from None
+    with data:
+        body = str(data["name"]) if "name" in data.files else str(path)
+        needed = ("format", "mass", "load_cases", "coordinates", "node_ids", *_REDUCED_ARRAYS)
+        for key in needed:
+            if key not in data.files:
+                raise FlexModelError(body, f"'{key}'", "missing from the file")
+        if str(data["format"]) != REDUCED_FORMAT:
+            raise FlexModelError(
+                body, "'format'", f"{str(data['format'])!r}, expected {REDUCED_FORMAT!r}"
+            )
+        fields = {key: np.array(data[key], dtype=float) for key in _REDUCED_ARRAYS}
+        try:
+            return ReducedModel(
+                name=body,
+                mass=float(data["mass"]),
+                load_cases=tuple(str(c) for c in data["load_cases"]),
+                coordinates=tuple(str(c) for c in data["coordinates"]),
+                node_ids=tuple(int(j) for j in data["node_ids"]),
+                **fields,
+            )
+        except (TypeError, np.linalg.LinAlgError) as exc:
+            raise FlexModelError(body, "file", f"inconsistent arrays: {exc}") from None

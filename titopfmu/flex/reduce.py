@@ -102,6 +102,16 @@ class ReducedModel:
                 raise FlexModelError(
                     self.name, f"matrix '{key}'", f"shape {getattr(self, key).shape} != {shape}"
                 )
+        k = len(self.node_ids)
+        for key, shape in (("node_positions", (k, 3)), ("node_shapes", (k, 6, n))):
+            if getattr(self, key).shape != shape:
+                raise FlexModelError(
+                    self.name, f"'{key}'", f"shape {getattr(self, key).shape} != {shape}"
+                )
+        if len(self.coordinates) != n:
+            raise FlexModelError(
+                self.name, "'coordinates'", f"{len(self.coordinates)} names for {n} coordinates"
+            )
         checks.positive(self.name, "mass", self.mass)
         checks.positive_definite(self.name, "Mee", checks.square(self.name, "Mee", self.Mee))
         checks.positive_definite(self.name, "Kee", checks.square(self.name, "Kee", self.Kee))
