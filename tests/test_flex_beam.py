@@ -509,3 +509,27 @@ def test_reduced_model_file(tmp_path) -> None:
     rewrite(path, node_shapes=np.array(red.node_shapes)[:, :, :3])
     with pytest.raises(FlexModelError, match=r"body 'strip', 'node_shapes': shape \(2, 6, 3\)"):
         read_reduced_model(path)
+
+
+def test_buckling_loads_from_the_load_cases() -> None:
+    """The geometric stiffness of the load cases against the classical buckling loads of a
+    cantilever (Timoshenko and Gere, Theory of Elastic Stability, 1961, secs. 2.1 and 2.10):
+    a compressive tip force P (case node<tip>.fx = -P) buckles it at P = pi^2 E I / (4 L^2);
+    its own weight standing upright (gravity -g e_x: case ax = a_P - g = +g) at
+    rho A g L^3 = 7.837 E I (Greenhill). Both planes: Iy for x-z, Iz for x-y."""
+    beam = aluminium_strip()
+    fe = beam.fe_model()
+    tip = fe.n_nodes - 1
+    red = cantilever_modes(fe, 30, [tip])
+    kg = dict(zip(red.load_cases, red.KG, strict=True))
+    E, s, L = beam.E, beam.section, beam.length
+    for case, sign, expected in (
+        (f"node{tip}.fx", 1.0, np.pi**2 * E * np.array([s.Iy, s.Iz]) / (4 * L**2)),
+        ("ax", -1.0, 7.837 * E * np.array([s.Iy, s.Iz]) / (beam.rho * s.A * L**3)),
+    ):
+        # Kee + lambda KG singular: Kee phi = mu (sign KG) phi, mu = -sign lambda > 0 (the
+        # tip force compresses for fx < 0, the weight for ax > 0)
+        mu = scipy.linalg.eigvals(red.Kee, sign * kg[case]).real
+        crit = np.sort(mu[np.isfinite(mu) & (mu > 0)])
+        assert crit[0] == pytest.approx(expected[0], rel=1e-3), case  # the weak plane, x-z
+        assert np.min(np.abs(crit / expected[1] - 1.0)) < 1e-3, case  # x-y, among the others
