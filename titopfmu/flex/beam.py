@@ -124,7 +124,7 @@ class Beam:
     :param E: Young's modulus (Pa)
     :param rho: density (kg/m^3)
     :param section: the cross-section (:class:`Section`)
-    :param G: shear modulus (Pa); or give ``nu`` (G = E / (2 (1 + nu)))
+    :param G: shear modulus (Pa); or give ``nu`` (G = E / (2 (1 + nu))); both: they must agree
     :param nu: Poisson's ratio, in (-1, 0.5)
     :param n_elements: number of elements (40 by default: the first four bending frequencies
         and the first two axial and torsion frequencies within 1e-3 of the continuum's)
@@ -150,15 +150,19 @@ class Beam:
             raise FlexModelError(body, "'section'", "must be a Section")
         for key in ("A", "Iy", "Iz", "J"):
             checks.positive(body, f"section.{key}", getattr(self.section, key))
-        if (self.G is None) == (self.nu is None):
-            raise FlexModelError(body, "'G'", "give exactly one of G and nu")
-        if self.G is not None:
-            object.__setattr__(self, "G", checks.positive(body, "G", self.G))
-        else:
-            nu = float(self.nu)  # type: ignore[arg-type]
+        if self.G is None and self.nu is None:
+            raise FlexModelError(body, "'G'", "give G or nu")
+        if self.nu is not None:
+            nu = float(self.nu)
             if not -1.0 < nu < 0.5:
                 raise FlexModelError(body, "'nu'", f"must be in (-1, 0.5), got {nu}")
-            object.__setattr__(self, "G", self.E / (2.0 * (1.0 + nu)))
+            G_nu = self.E / (2.0 * (1.0 + nu))
+            if self.G is not None and abs(float(self.G) - G_nu) > 1e-12 * G_nu:
+                raise FlexModelError(
+                    body, "'G'", f"{self.G} disagrees with E / (2 (1 + nu)) = {G_nu}"
+                )
+            object.__setattr__(self, "G", G_nu)
+        object.__setattr__(self, "G", checks.positive(body, "G", self.G))
         if not isinstance(self.n_elements, (int, np.integer)) or self.n_elements < 1:
             raise FlexModelError(
                 body, "'n_elements'", f"must be an integer >= 1, got {self.n_elements!r}"
