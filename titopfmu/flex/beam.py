@@ -1,13 +1,16 @@
-"""A uniform straight 3-D beam meshed with 2-node, 12-dof Euler-Bernoulli elements.
+"""A uniform straight 3-D beam meshed with 2-node, 12-dof elements (Euler-Bernoulli, or
+Timoshenko with a shear coefficient).
 
 The beam lies along the x axis of its body frame R_a, from the root node P (x = 0, the parent
 port) to the tip (x = L). Per node, 6 dofs ``[u, v, w, rx, ry, rz]`` (m, rad): axial u (linear
-shape functions), torsion rx (linear), bending in the x-y plane (v, rz = dv/dx, cubic Hermite)
-and in the x-z plane (w, ry = -dw/dx, cubic Hermite). Consistent mass matrices (Przemieniecki
-1968, "Theory of Matrix Structural Analysis", ch. 11): translational ``int rho A N^T N dx``,
-torsional ``int rho Ip N^T N dx`` (Ip = Iy + Iz), optionally the sections' rotary inertia. The
-geometric stiffness of an axial force distribution N(x) (N, tension > 0) is
-``int N(x) (v' dv' + w' dw') dx``, integrated exactly for the polynomial N(x) of the load cases.
+shape functions), torsion rx (linear), bending in the x-y plane (v, rz) and in the x-z plane
+(w, ry): cubic Hermite (rz = dv/dx, ry = -dw/dx) for Euler-Bernoulli, Friedman and Kosmatka's
+interdependent interpolation with shear (rz, -ry the sections' rotations). Consistent mass
+matrices (Przemieniecki 1968, "Theory of Matrix Structural Analysis", ch. 11): translational
+``int rho A N^T N dx``, torsional ``int rho Ip N^T N dx`` (Ip = Iy + Iz), optionally the
+sections' rotary inertia. The geometric stiffness of an axial force distribution N(x) (N,
+tension > 0) is ``int N(x) (v' dv' + w' dw') dx``, integrated exactly for the polynomial N(x)
+of the load cases.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from .checks import FlexModelError, FloatArray
 from .fe import BODY_LOAD_CASES, NODE_LOAD_COMPONENTS, FEModel
 
 #: Gauss-Legendre points and weights on [0, 1], exact to degree 9 (N(x) quadratic times two
-#: cubic-derivative products is degree 6; the mass integrands are degree 6)
+#: cubic-derivative products is degree 6; the mass and stiffness integrands are degree <= 6)
 _XI, _W = np.polynomial.legendre.leggauss(5)
 _XI = 0.5 * (_XI + 1.0)
 _W = 0.5 * _W
@@ -80,38 +83,56 @@ class Section:
         return cls(b_y * h_z, b_y * h_z**3 / 12.0, h_z * b_y**3 / 12.0, J)
 
 
-def _hermite(xi: float, l: float) -> tuple[FloatArray, FloatArray]:
-    """Cubic Hermite shape functions and their x-derivatives at xi in [0, 1] on an element of
-    length l, for the dofs (v1, v1', v2, v2')."""
+def _bending(xi: float, l: float, phi: float) -> tuple[FloatArray, ...]:
+    """Shape functions of one bending plane at xi in [0, 1] on an element of length l, for the
+    dofs (v1, theta1, v2, theta2): ``(h, dh, g, dg)``, the displacement v, its x-derivative, the
+    section rotation theta and its x-derivative. phi = 12 E I / (kappa G A l^2) (Timoshenko's
+    shear parameter; 0: Euler-Bernoulli, cubic Hermite, theta = v'): the interdependent
+    interpolation of Friedman and Kosmatka (Computers and Structures 47(3), 1993), exact for the
+    static Timoshenko beam."""
+    d = 1.0 + phi
     h = np.array(
-        [1 - 3 * xi**2 + 2 * xi**3, l * (xi - 2 * xi**2 + xi**3), 3 * xi**2 - 2 * xi**3,
-         l * (-(xi**2) + xi**3)]
-    )  # fmt: skip
+        [2 * xi**3 - 3 * xi**2 - phi * xi + d,
+         l * (xi**3 - (2 + phi / 2) * xi**2 + (1 + phi / 2) * xi),
+         -2 * xi**3 + 3 * xi**2 + phi * xi,
+         l * (xi**3 - (1 - phi / 2) * xi**2 - phi / 2 * xi)]
+    ) / d  # fmt: skip
     dh = np.array(
-        [(-6 * xi + 6 * xi**2) / l, 1 - 4 * xi + 3 * xi**2, (6 * xi - 6 * xi**2) / l,
-         -2 * xi + 3 * xi**2]
-    )  # fmt: skip
-    return h, dh
+        [6 * xi**2 - 6 * xi - phi,
+         l * (3 * xi**2 - 2 * (2 + phi / 2) * xi + (1 + phi / 2)),
+         -6 * xi**2 + 6 * xi + phi,
+         l * (3 * xi**2 - 2 * (1 - phi / 2) * xi - phi / 2)]
+    ) / (d * l)  # fmt: skip
+    g = np.array(
+        [6 * (xi**2 - xi) / l, 3 * xi**2 - (4 + phi) * xi + d, -6 * (xi**2 - xi) / l,
+         3 * xi**2 - (2 - phi) * xi]
+    ) / d  # fmt: skip
+    dg = np.array([6 * (2 * xi - 1) / l, 6 * xi - (4 + phi), -6 * (2 * xi - 1) / l,
+                   6 * xi - (2 - phi)]) / (d * l)  # fmt: skip
+    return h, dh, g, dg
 
 
 #: element dofs of the x-y bending plane (v1, rz1, v2, rz2) and of the x-z plane (w1, ry1, w2,
-#: ry2), with the sign of each dof in the Hermite interpolation (ry = -dw/dx)
+#: ry2), with the sign of each dof in the plane's interpolation (theta = rz in x-y, -ry in x-z)
 _XY = (np.array([1, 5, 7, 11]), np.array([1.0, 1.0, 1.0, 1.0]))
 _XZ = (np.array([2, 4, 8, 10]), np.array([1.0, -1.0, 1.0, -1.0]))
 
 
-def _shape(xi: float, l: float) -> tuple[FloatArray, FloatArray]:
-    """``(N, dN)``: (3, 12) shape functions of the centroid line's displacement (u, v, w) at xi,
-    and (3, 12) the x-derivatives of (u, v, w)."""
-    N = np.zeros((3, 12))
-    dN = np.zeros((3, 12))
+def _shape(
+    xi: float, l: float, phi_xy: float = 0.0, phi_xz: float = 0.0
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """``(N, dN, T, dT)`` at xi: (3, 12) shape functions of the centroid line's displacement
+    (u, v, w) and (3, 12) their x-derivatives; (2, 12) the section rotations theta of the x-y
+    plane (rz) and of the x-z plane (-ry) and (2, 12) their x-derivatives."""
+    N, dN = np.zeros((3, 12)), np.zeros((3, 12))
+    T, dT = np.zeros((2, 12)), np.zeros((2, 12))
     N[0, 0], N[0, 6] = 1.0 - xi, xi
     dN[0, 0], dN[0, 6] = -1.0 / l, 1.0 / l
-    h, dh = _hermite(xi, l)
-    for row, (idx, sign) in ((1, _XY), (2, _XZ)):
-        N[row, idx] = sign * h
-        dN[row, idx] = sign * dh
-    return N, dN
+    for row, (idx, sign), phi in ((1, _XY, phi_xy), (2, _XZ, phi_xz)):
+        h, dh, g, dg = _bending(xi, l, phi)
+        N[row, idx], dN[row, idx] = sign * h, sign * dh
+        T[row - 1, idx], dT[row - 1, idx] = sign * g, sign * dg
+    return N, dN, T, dT
 
 
 @dataclass(frozen=True)
@@ -130,6 +151,9 @@ class Beam:
         and the first two axial and torsion frequencies within 1e-3 of the continuum's)
     :param rotary_inertia: add the sections' rotary inertia rho Iy, rho Iz to the mass (False:
         Euler-Bernoulli's continuum, the closed forms of the tests)
+    :param shear_coefficient: Timoshenko's shear coefficient kappa (e.g. 5/6 for a rectangle):
+        shear deformation with phi = 12 E I / (kappa G A l^2) per plane (use it with
+        ``rotary_inertia=True`` for Timoshenko's beam); None: Euler-Bernoulli
     """
 
     name: str
@@ -141,6 +165,7 @@ class Beam:
     nu: float | None = None
     n_elements: int = 40
     rotary_inertia: bool = False
+    shear_coefficient: float | None = None
 
     def __post_init__(self) -> None:
         body = self.name
@@ -163,6 +188,8 @@ class Beam:
                 )
             object.__setattr__(self, "G", G_nu)
         object.__setattr__(self, "G", checks.positive(body, "G", self.G))
+        if self.shear_coefficient is not None:
+            checks.positive(body, "shear_coefficient", self.shear_coefficient)
         if not isinstance(self.n_elements, (int, np.integer)) or self.n_elements < 1:
             raise FlexModelError(
                 body, "'n_elements'", f"must be an integer >= 1, got {self.n_elements!r}"
@@ -183,19 +210,31 @@ class Beam:
         x = np.linspace(0.0, self.length, self.n_elements + 1)
         return np.column_stack([x, np.zeros_like(x), np.zeros_like(x)])
 
+    def shear_parameters(self) -> tuple[float, float]:
+        """(phi_xy, phi_xz) = 12 E (Iz, Iy) / (kappa G A l^2); zeros for Euler-Bernoulli."""
+        if self.shear_coefficient is None:
+            return 0.0, 0.0
+        s, l = self.section, self.element_length
+        kGA = self.shear_coefficient * self.G * s.A  # type: ignore[operator]
+        return 12 * self.E * s.Iz / (kGA * l**2), 12 * self.E * s.Iy / (kGA * l**2)
+
     def element_stiffness(self) -> FloatArray:
-        """The (12, 12) element stiffness matrix."""
+        """The (12, 12) element stiffness matrix: axial, torsion, and per bending plane
+        int E I theta'^2 + kappa G A (v' - theta)^2 dx (the shear term with Timoshenko only)."""
         s, l = self.section, self.element_length
         k = np.zeros((12, 12))
         bar = np.array([[1.0, -1.0], [-1.0, 1.0]]) / l
         k[np.ix_([0, 6], [0, 6])] += self.E * s.A * bar
         k[np.ix_([3, 9], [3, 9])] += self.G * s.J * bar  # type: ignore[operator]
-        kb = np.array(
-            [[12, 6 * l, -12, 6 * l], [6 * l, 4 * l**2, -6 * l, 2 * l**2],
-             [-12, -6 * l, 12, -6 * l], [6 * l, 2 * l**2, -6 * l, 4 * l**2]]
-        ) / l**3  # fmt: skip
-        for (idx, sign), EI in ((_XY, self.E * s.Iz), (_XZ, self.E * s.Iy)):
-            k[np.ix_(idx, idx)] += EI * np.outer(sign, sign) * kb
+        phis = self.shear_parameters()
+        kGA = 0.0 if self.shear_coefficient is None else self.shear_coefficient * self.G * s.A
+        for xi, w in zip(_XI, _W, strict=True):
+            _, dN, T, dT = _shape(xi, l, *phis)
+            for plane, EI in ((0, self.E * s.Iz), (1, self.E * s.Iy)):
+                k += (EI * w * l) * np.outer(dT[plane], dT[plane])
+                if kGA:
+                    gamma = dN[plane + 1] - T[plane]
+                    k += (kGA * w * l) * np.outer(gamma, gamma)
         return k
 
     def element_mass(self) -> tuple[FloatArray, FloatArray]:
@@ -205,12 +244,11 @@ class Beam:
         S = np.zeros((3, 3, 12, 12))
         rot = np.zeros((12, 12))
         for xi, w in zip(_XI, _W, strict=True):
-            N, dN = _shape(xi, l)
+            N, _, T, _ = _shape(xi, l, *self.shear_parameters())
             S += (self.rho * s.A * w * l) * np.einsum("ai,bj->abij", N, N)
-            if self.rotary_inertia:
-                # section rotations: rz = v', ry = -w' (dN rows 1 and 2, signs included)
-                rot += (self.rho * s.Iz * w * l) * np.outer(dN[1], dN[1])
-                rot += (self.rho * s.Iy * w * l) * np.outer(dN[2], dN[2])
+            if self.rotary_inertia:  # the sections' rotations theta (rz, -ry)
+                rot += (self.rho * s.Iz * w * l) * np.outer(T[0], T[0])
+                rot += (self.rho * s.Iy * w * l) * np.outer(T[1], T[1])
         m = S[0, 0] + S[1, 1] + S[2, 2] + rot
         tors = self.rho * s.Ip * l / 6.0 * np.array([[2.0, 1.0], [1.0, 2.0]])
         m[np.ix_([3, 9], [3, 9])] += tors
@@ -222,7 +260,7 @@ class Beam:
         l = self.element_length
         kg = np.zeros((12, 12))
         for xi, w in zip(_XI, _W, strict=True):
-            _, dN = _shape(xi, l)
+            _, dN, _, _ = _shape(xi, l, *self.shear_parameters())
             n = float(np.polyval(np.asarray(n_poly)[::-1], xi))
             kg += (n * w * l) * (np.outer(dN[1], dN[1]) + np.outer(dN[2], dN[2]))
         return kg
