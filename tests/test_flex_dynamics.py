@@ -1,4 +1,4 @@
-"""titopfmu.flex.dynamics: the executable specification of the FlexibleBody block's equations
+"""titopfmu.reference.flexible: the executable specification of the FlexibleBody block's equations
 (docs/flexible.md), checked against what must hold whatever the implementation: a free flexible
 body conserves its energy and the two invariants of SE(3)'s coadjoint motion (|p_v|, p_v .
 p_omega); the articulated inertia at P is symmetric positive definite; the TITOP direct model
@@ -14,7 +14,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from titopfmu.flex import Beam, Section, cantilever_modes, craig_bampton
-from titopfmu.flex import dynamics as dy
+from titopfmu.reference import flexible as dy
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,8 @@
 * :mod:`titopfmu.reference.kane`: Kane's method for unconstrained multibody systems (seed 003).
 * :mod:`titopfmu.reference.denoc`: DeNOC with seven equimomental point masses (seed 001).
 * :mod:`titopfmu.reference.riccati`: the new-version Riccati transfer-matrix method (seed 002).
+* :mod:`titopfmu.reference.flexible`: the floating-frame equations of a flexible body reduced by
+  :mod:`titopfmu.flex` (docs/flexible.md), in numpy.
 
 The public names below are exported lazily: each submodule is imported on first access of one of
 its names, so ``import titopfmu.reference`` needs neither Pinocchio nor the solvers. The

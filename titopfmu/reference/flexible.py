@@ -1,6 +1,7 @@
 """A Python reference of the equations a ``FlexibleBody`` block evaluates (docs/flexible.md,
-"Equations of motion" and "The TITOP block"): not the run-time physics (that is the C core's,
-next), but the executable specification its tests will compare with.
+"Equations of motion" and "The TITOP block"): an independent reference, as the seeds'
+formulations beside it, and the executable specification the C core's block is tested against
+(the run-time physics is the core's, as for every block).
 
 Generalised velocities u = (v, omega, qdot) (6 + n): v the velocity of P and omega the angular
 velocity of the floating frame R_a, both in R_a components (m/s, rad/s); qdot the elastic rates.
@@ -12,9 +13,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .checks import FlexModelError, FloatArray
-from .fe import skew
-from .reduce import ReducedModel
+from ..flex.checks import FlexModelError, FloatArray
+from ..flex.fe import skew
+from ..flex.reduce import ReducedModel
 
 
 def mass_matrix_derivatives(red: ReducedModel, q: FloatArray) -> FloatArray:
