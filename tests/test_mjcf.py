@@ -571,3 +571,32 @@ def test_a_chain_joint_without_inertia_about_it_names_the_joint_and_its_line(tmp
 </mujoco>"""
     err = refused(tmp_path, text, "joint 'j1' of body 'a'", "massless", line=4)
     assert "bodys" not in str(err) and "link" not in str(err)
+
+
+def test_settotalmass_scales_the_masses_as_mujoco_does(tmp_path, monkeypatch):
+    """MuJoCo scales every body's mass and inertia so that their total, the static table's
+    included, is <compiler settotalmass> (Pinocchio's parser ignores it): the masses and the
+    accelerations against MuJoCo's own model; beside a free-flying body it is refused."""
+    monkeypatch.chdir(tmp_path)  # MuJoCo's MUJOCO_LOG.TXT (settotalmass is deprecated there)
+    text = """<mujoco>
+  <compiler settotalmass="10"/>
+  <worldbody>
+    <body name="arm"><joint name="j" axis="0 0 1"/>
+      <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05" mass="1"/>
+      <body name="tip" pos="0.5 0 0"><joint name="k" axis="0 1 0"/>
+        <geom type="box" size="0.1 0.05 0.02" pos="0.1 0 0" mass="1"/>
+      </body>
+    </body>
+    <body name="table" pos="1 0 0"><geom type="box" size="0.2 0.2 0.2" mass="3"/></body>
+  </worldbody>
+</mujoco>"""
+    path = write(tmp_path, text)
+    system = imported(path)
+    m = mujoco.MjModel.from_xml_path(path)
+    for name in ("arm", "tip"):
+        assert system.blocks[name].mass == pytest.approx(m.body(name).mass[0], rel=1e-14)
+    assert m.body("arm").mass[0] == pytest.approx(2.0)
+    worst = MuJoCoOf(path, system).worst_error(np.random.default_rng(2))
+    assert worst < 1e-10, worst
+    free = text.replace('<joint name="j" axis="0 0 1"/>', "<freejoint/>")
+    refused(tmp_path, free, "body 'arm'", "settotalmass", line=4)

@@ -56,9 +56,10 @@ free-flying one, a free joint anywhere but on a top-level body or with other joi
 body, ``<frame>``, ``<include>``, ``<replicate>``, ``<composite>``, ``<flexcomp>`` and
 ``<attach>``, an extrinsic ``eulerseq``, duplicate body names, an orientation other than
 ``quat`` on a jointless top-level body, a body whose inertia comes from its geoms that has a
-mesh geom; and active equality constraints (a ``<joint>`` coupling, a mimic, names both joints;
-closed loops, welds), moving bodies whose subtree has no inertia about their joint,
-non-physical inertias.
+mesh geom, ``settotalmass`` with other top-level bodies beside a free-flying one (Pinocchio
+would drop their masses from the total); and active equality constraints (a ``<joint>``
+coupling, a mimic, names both joints; closed loops, welds), moving bodies whose subtree has no
+inertia about their joint, non-physical inertias.
 
 Everything else the import leaves out is listed in one :class:`MjcfWarning` per import, element
 by element with its lines (its ``unimported`` attribute holds the list): actuators, tendons,
@@ -162,7 +163,8 @@ MJCF_RULES: dict[str, Rule] = {
     "compiler@boundmass": Rule(IMPORTED, "Pinocchio's parser"),
     "compiler@boundinertia": Rule(IMPORTED, "Pinocchio's parser"),
     "compiler@settotalmass": Rule(IMPORTED, "every body's mass and inertia scaled so that "
-                                  "the bodies' total mass is this (where positive)"),
+                                  "the bodies' total mass is this (where positive); refused "
+                                  "with other top-level bodies beside a free-flying one"),
     "compiler@coordinate": Rule(NOT_IMPORTED, "global coordinates (removed from MuJoCo 2.3.3); "
                                 "local, the default, leaves nothing out", ("local",)),
     "compiler@autolimits": Rule(IMPORTED, "whether a joint's range alone limits it "
@@ -457,14 +459,15 @@ def _check_tree(root: ET.Element, line: Callable, file: str):
     changed = bool(generated)
     total_mass = compiler is not None and compiler.get("settotalmass", "-1").strip() not in (
         "-1", "0")
+    if free_tops and total_mass and len(tops) > 1:  # Pinocchio would drop the static ones
+        raise refuse("<compiler settotalmass> with other top-level bodies beside a free-flying "
+                     "one: their masses count in MuJoCo's total; scale the masses in the file",
+                     free_tops[0])  # fmt: skip
     if free_tops and movers[0] is not tops[0] and len(movers) == 1:
-        if total_mass:  # the static ones would be dropped from the total mass
-            raise refuse("<compiler settotalmass> with static top-level bodies before the "
-                         "free-flying one: put the free-flying body first", movers[0])
         world.remove(movers[0])  # the static ones before it are fixed to the world, and
         world.insert(list(world).index(tops[0]), movers[0])  # Pinocchio reads the first only
         tops, changed = world.findall("body"), True
-    elif len(movers) > 1 or (movers and movers[0] is not tops[0]):
+    elif len(movers) > 1 or (movers and (movers[0] is not tops[0] or total_mass and len(tops) > 1)):
         if free_tops:
             extra = next(b for b in movers if b is not free_tops[0])
             raise refuse(
@@ -473,7 +476,8 @@ def _check_tree(root: ET.Element, line: Callable, file: str):
                 extra,
             )
         # several trees hanging from the world: one static top-level body holds them all (its
-        # pose the identity: the Ground), as Pinocchio's parser reads the first one only
+        # pose the identity: the Ground), as Pinocchio's parser reads the first one only (and
+        # the static ones too under settotalmass: their masses count in MuJoCo's total)
         wrapper = ET.Element("body", {"name": fresh("world")})
         world.insert(list(world).index(tops[0]), wrapper)
         for b in tops:
