@@ -101,8 +101,9 @@ FLOATER = """<mujoco model="floater">
 """
 
 #: Gymnasium 1.3's ant.xml (MuJoCo's ant; MIT licence), its four unnamed leg-tip bodies named
-#: (the import refuses unnamed bodies): hinges with armature 1 and damping 1 from the default
-#: class, ranges, capsule geoms giving the inertias, a free-flying torso
+#: (Pinocchio's parser, the reference here, names unnamed bodies alike): hinges with armature 1
+#: and damping 1 from the default class, ranges, capsule geoms giving the inertias, a
+#: free-flying torso
 ANT = """<mujoco model="ant">
   <compiler angle="degree" coordinate="local" inertiafromgeom="true"/>
   <option integrator="RK4" timestep="0.01"/>

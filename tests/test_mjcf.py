@@ -13,7 +13,9 @@ from scipy.integrate import solve_ivp
 from scipy.spatial.transform import Rotation
 
 pin = pytest.importorskip("pinocchio")
+mujoco = pytest.importorskip("mujoco")
 
+from mujoco_reference import MuJoCoOf  # noqa: E402
 from test_urdf import PinocchioOfUrdf, random_state, worst_acceleration_error  # noqa: E402
 
 import titopfmu  # noqa: E402
@@ -224,21 +226,9 @@ def refused(tmp_path, text: str, *fragments: str, line: int | None = None) -> Mj
 BODY = '<inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/>'
 
 
-def test_two_joints_in_one_body_are_refused_with_the_body_and_its_line(tmp_path):
-    text = f"""<mujoco>
-  <worldbody>
-    <body name="a">
-      <joint name="j1" axis="1 0 0"/>
-      <joint name="j2" axis="0 1 0"/>
-      {BODY}
-    </body>
-  </worldbody>
-</mujoco>"""
-    refused(tmp_path, text, "body 'a'", "2 joints in one body", line=3)
-
-
 def test_bodies_pinocchio_would_drop_are_refused_not_dropped(tmp_path):
-    """Pinocchio 4.1 reads the first top-level body only, and a free joint below the top."""
+    """Pinocchio 4.1 reads the first top-level body only, and a free joint below the top; a free
+    joint shares its body with no other joint."""
     text = f"""<mujoco>
   <worldbody>
     <body name="a"><freejoint/>{BODY}</body>
@@ -247,14 +237,8 @@ def test_bodies_pinocchio_would_drop_are_refused_not_dropped(tmp_path):
     </body>
   </worldbody>
 </mujoco>"""
-    refused(tmp_path, text, "body 'b'", "second top-level body with joints", line=4)
-    floor_first = f"""<mujoco>
-  <worldbody>
-    <body name="floor"><geom type="box" size="1 1 0.1"/></body>
-    <body name="arm"><joint name="j" axis="0 0 1"/>{BODY}</body>
-  </worldbody>
-</mujoco>"""
-    refused(tmp_path, floor_first, "body 'arm'", "first top-level body only", line=4)
+    refused(tmp_path, text, "body 'b'", "second top-level body with joints beside a free-flying",
+            line=4)  # fmt: skip
     nested = f"""<mujoco>
   <worldbody>
     <body name="a"><joint name="j" axis="0 0 1"/>{BODY}
@@ -263,6 +247,14 @@ def test_bodies_pinocchio_would_drop_are_refused_not_dropped(tmp_path):
   </worldbody>
 </mujoco>"""
     refused(tmp_path, nested, "body 'b'", "free joint", line=4)
+    shared = f"""<mujoco>
+  <worldbody>
+    <body name="a">
+      <joint name="j" axis="0 0 1"/><freejoint/>{BODY}
+    </body>
+  </worldbody>
+</mujoco>"""
+    refused(tmp_path, shared, "body 'a'", "free joint must be alone in its body", line=3)
     for tag in ("frame", "include"):
         hidden = f"""<mujoco>
   <worldbody>
@@ -274,7 +266,7 @@ def test_bodies_pinocchio_would_drop_are_refused_not_dropped(tmp_path):
         refused(tmp_path, hidden, f"<{tag}> is not supported", line=4)
 
 
-def test_names_and_poses_pinocchio_would_mix_up_are_refused(tmp_path):
+def test_duplicate_names_and_poses_pinocchio_would_mix_up_are_refused(tmp_path):
     unnamed = f"""<mujoco>
   <worldbody>
     <body name="a"><joint name="j" axis="0 0 1"/>{BODY}
@@ -283,7 +275,6 @@ def test_names_and_poses_pinocchio_would_mix_up_are_refused(tmp_path):
     </body>
   </worldbody>
 </mujoco>"""
-    refused(tmp_path, unnamed, "unnamed body", line=4)
     twice = unnamed.replace("<body>", '<body name="c">')
     refused(tmp_path, twice, "second body named 'c'", line=5)
     turned = f"""<mujoco>
@@ -301,9 +292,9 @@ def test_names_and_poses_pinocchio_would_mix_up_are_refused(tmp_path):
     refused(tmp_path, extrinsic, "eulerseq 'XYZ'", line=2)
 
 
-def test_geoms_without_contacts_need_an_inertial(tmp_path):
-    """MuJoCo counts a geom without contacts in a body's inertia, Pinocchio's parser does not:
-    such a body must give its <inertial>, found through the geom's default class too."""
+def test_geoms_without_contacts_count_in_the_inertia_as_in_mujoco(tmp_path):
+    """MuJoCo counts a geom without contacts (here through its default class) in its body's
+    inertia, Pinocchio's parser does not: the import counts it, as MuJoCo's own model does."""
     visual = """<mujoco>
   <default>
     <default class="visual"><geom contype="0" conaffinity="0"/></default>
@@ -311,16 +302,20 @@ def test_geoms_without_contacts_need_an_inertial(tmp_path):
   <worldbody>
     <body name="a"><joint name="j" axis="0 0 1"/>
       <geom type="sphere" size="0.1" mass="1"/>
-      <geom class="visual" type="box" size="0.2 0.2 0.2"/>
+      <geom class="visual" type="box" size="0.2 0.2 0.2" pos="0.1 0 0"/>
     </body>
   </worldbody>
 </mujoco>"""
-    refused(tmp_path, visual, "body 'a'", "contype", "<inertial>", line=6)
-    given = visual.replace('<geom type="sphere"', f'{BODY}<geom type="sphere"')
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MjcfWarning)
-        system = titopfmu.import_mjcf(write(tmp_path, given, "given.xml"))
-    assert system.blocks["a"].mass == 1.0
+    path = write(tmp_path, visual)
+    with pytest.warns(MjcfWarning) as record:
+        system = titopfmu.import_mjcf(path)
+    assert [(u.what, u.line) for u in record[0].message.unimported] == [("<geom>", 7)]
+    m = mujoco.MjModel.from_xml_path(path)
+    a = system.blocks["a"]
+    assert a.mass == pytest.approx(m.body_mass[1], rel=1e-14)
+    np.testing.assert_allclose(a.com, m.body_ipos[1], atol=1e-15)
+    R = Rotation.from_quat(m.body_iquat[1][[1, 2, 3, 0]]).as_matrix()
+    np.testing.assert_allclose(a.inertia, R @ np.diag(m.body_inertia[1]) @ R.T, atol=1e-14)
 
 
 def test_disabled_gravity_is_zero(tmp_path):
@@ -463,3 +458,145 @@ def test_the_documented_table_is_the_imports_table():
     start = "<!-- generated from titopfmu.mjcf.MJCF_RULES: MJCF elements -->\n"
     table = docs[docs.index(start) + len(start) : docs.index("\n<!-- end of MJCF elements -->")]
     assert table == rules_table(MJCF_RULES)
+
+
+# -- several joints in one body, several top-level trees, unnamed bodies ----------------------
+
+MULTI = """<mujoco model="multi">
+  <compiler angle="radian"/>
+  <option gravity="0.3 -0.2 -9.8"/>
+  <default>
+    <joint damping="0.2" armature="0.01"/>
+    <default class="soft"><joint stiffness="3" springref="0.2"/></default>
+  </default>
+  <worldbody>
+    <body name="floor" pos="0 0 -1"><geom type="plane" size="1 1 0.1"/></body>
+    <body name="arm" pos="0.1 0.2 0.5" euler="0.3 -0.2 0.1" childclass="soft">
+      <joint name="yaw" type="hinge" axis="0 0 1" pos="0.05 0 0" ref="0.3"/>
+      <joint name="reach" type="slide" axis="1 0.2 0" pos="0 0.1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.05" mass="1.5"/>
+      <joint name="pitch" type="hinge" axis="0 1 0.3" pos="0.1 0 0.05" range="-1 1"/>
+      <body pos="0.4 0 0" quat="0.9 0.1 0.2 0">
+        <joint name="twist" type="hinge" axis="1 0 0" pos="0.03 0 0" armature="0.02"/>
+        <joint name="wrist" type="ball" pos="0 0 0.02" damping="0" stiffness="0"/>
+        <inertial pos="0.05 0.01 0" mass="0.5" diaginertia="0.002 0.003 0.004"/>
+      </body>
+    </body>
+    <body name="cart" pos="0 1 0">
+      <joint name="cx" type="slide" axis="1 0 0"/>
+      <joint type="slide" axis="0 1 0" ref="0.1"/>
+      <geom type="box" size="0.1 0.1 0.1" mass="2" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_several_joints_in_one_body_match_mujoco(tmp_path):
+    """MULTI has three joints in one body (hinge, slide, hinge, each at its own pos and axis,
+    a geom between them, a ref, springs from the body's childclass), a hinge and a ball in an
+    unnamed body (MuJoCo refuses a rotation after a ball), a second top-level tree (a cart on
+    two slides, one unnamed) after a static top-level body, and a geom without contacts:
+    accelerations at random states against MuJoCo's own model of the file (contacts off;
+    damping is zero on the ball joint, where it would not be imported)."""
+    path = write(tmp_path, MULTI)
+    system = imported(path)
+    ref = MuJoCoOf(path, system)
+    assert ref.m.nv == 1 + 1 + 1 + 3 + 1 + 1 + 1
+    worst = ref.worst_error(np.random.default_rng(5))
+    print(f"several joints in one body: relative acceleration error {worst:.2g} (MuJoCo)")
+    assert worst < 1e-10, f"relative acceleration error {worst:.3g}"
+
+
+def test_several_joints_in_one_body_are_a_chain_named_after_the_body(tmp_path):
+    path = write(tmp_path, MULTI)
+    with pytest.warns(MjcfWarning) as record:
+        system = titopfmu.import_mjcf(path)
+    got = {(u.what, u.line) for u in record[0].message.unimported}
+    assert got == {("<geom>", 9), ("<geom>", 13)}, got  # the plane, the capsule
+    assert system.urdf_joints == {
+        "yaw": "arm__yaw", "reach": "arm__reach", "pitch": "arm",
+        "twist": "arm_body1__twist", "wrist": "arm_body1",
+        "cx": "cart__cx", **{k: "cart" for k in system.urdf_joints if k not in (
+            "yaw", "reach", "pitch", "wrist", "twist", "cx")},
+    }  # fmt: skip
+    assert len(system.urdf_joints) == 7
+    assert isinstance(system.blocks["world"], titopfmu.Ground)
+    m = mujoco.MjModel.from_xml_path(path)
+    for block, body in (("arm__yaw", None), ("arm__reach", None), ("arm", "arm"),
+                        ("arm_body1__twist", None), ("arm_body1", 3), ("cart__cx", None),
+                        ("cart", "cart")):  # fmt: skip
+        expected = 0.0 if body is None else m.body(body).mass[0]
+        assert system.blocks[block].mass == pytest.approx(expected, rel=1e-14), block
+    assert isinstance(system.blocks["arm_body1"], titopfmu.SphericalBody)
+    np.testing.assert_array_equal(system.blocks["arm_body1"].armature, [0.01] * 3)
+    assert system.blocks["arm_body1__twist"].armature == 0.02
+    assert system.blocks["arm__yaw"].armature == 0.01
+    laws = {n: (b.k, b.d) for n, b in system.blocks.items()
+            if isinstance(b, titopfmu.JointSpringDamper)}  # fmt: skip
+    assert laws == {"arm__yaw_tau": (3.0, 0.2), "arm__reach_tau": (3.0, 0.2),
+                    "arm_tau": (3.0, 0.2), "arm_body1__twist_tau": (3.0, 0.2),
+                    "cart__cx_tau": (0.0, 0.2), "cart_tau": (0.0, 0.2)}  # fmt: skip
+    assert system.blocks["arm_tau"].limited and not system.blocks["arm__yaw_tau"].limited
+    assert system.blocks["arm__yaw"].q0 == pytest.approx(0.3)  # qpos0: the ref
+
+
+def test_unnamed_bodies_are_named_after_their_parent(tmp_path):
+    unnamed = f"""<mujoco>
+  <worldbody>
+    <body name="a"><joint name="j" axis="0 0 1"/>{BODY}
+      <body pos="0.1 0 0"><joint name="k"/>{BODY}</body>
+      <body pos="0 0.1 0"><joint name="l"/>{BODY}
+        <body pos="0 0 0.1"><joint name="n"/>{BODY}</body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+    system = imported(write(tmp_path, unnamed))
+    assert system.urdf_joints == {"j": "a", "k": "a_body1", "l": "a_body2", "n": "a_body2_body1"}
+
+
+def test_a_chain_joint_without_inertia_about_it_names_the_joint_and_its_line(tmp_path):
+    """Two hinges in a body whose mass is a point on the first one's axis: the first joint's
+    subtree (the massless intermediate body and the point mass) has no inertia about it, the
+    second one's has."""
+    text = """<mujoco>
+  <worldbody>
+    <body name="a">
+      <joint name="j1" axis="0 0 1"/>
+      <joint name="j2" axis="1 0 0"/>
+      <inertial pos="0 0 0.2" mass="1" diaginertia="0 0 0"/>
+    </body>
+  </worldbody>
+</mujoco>"""
+    err = refused(tmp_path, text, "joint 'j1' of body 'a'", "massless", line=4)
+    assert "bodys" not in str(err) and "link" not in str(err)
+
+
+def test_settotalmass_scales_the_masses_as_mujoco_does(tmp_path, monkeypatch):
+    """MuJoCo scales every body's mass and inertia so that their total, the static table's
+    included, is <compiler settotalmass> (Pinocchio's parser ignores it): the masses and the
+    accelerations against MuJoCo's own model; beside a free-flying body it is refused."""
+    monkeypatch.chdir(tmp_path)  # MuJoCo's MUJOCO_LOG.TXT (settotalmass is deprecated there)
+    text = """<mujoco>
+  <compiler settotalmass="10"/>
+  <worldbody>
+    <body name="arm"><joint name="j" axis="0 0 1"/>
+      <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05" mass="1"/>
+      <body name="tip" pos="0.5 0 0"><joint name="k" axis="0 1 0"/>
+        <geom type="box" size="0.1 0.05 0.02" pos="0.1 0 0" mass="1"/>
+      </body>
+    </body>
+    <body name="table" pos="1 0 0"><geom type="box" size="0.2 0.2 0.2" mass="3"/></body>
+  </worldbody>
+</mujoco>"""
+    path = write(tmp_path, text)
+    system = imported(path)
+    m = mujoco.MjModel.from_xml_path(path)
+    for name in ("arm", "tip"):
+        assert system.blocks[name].mass == pytest.approx(m.body(name).mass[0], rel=1e-14)
+    assert m.body("arm").mass[0] == pytest.approx(2.0)
+    worst = MuJoCoOf(path, system).worst_error(np.random.default_rng(2))
+    assert worst < 1e-10, worst
+    free = text.replace('<joint name="j" axis="0 0 1"/>', "<freejoint/>")
+    refused(tmp_path, free, "body 'arm'", "settotalmass", line=4)

@@ -563,8 +563,8 @@ def cosim_leg(system: System, engine: Engine, t_final: float, interval: float, s
         ours, theirs = [], []
         for name in cs.system_mapping.variants:
             c = cs.components[name]
-            if "body.m[1]" not in c.vr:
-                continue
+            if "body.m[1]" not in c.vr or name not in system.blocks:
+                continue  # (a component carrying a further external wrench: not a block)
             ours.append(np.array(c.slave.getReal([c.vr[f"body.m[{i}]"] for i in range(1, 7)])))
             theirs.append(engine.signal(ev, f"{name}.m")[:6])
         a, b = np.concatenate(ours), np.concatenate(theirs)

@@ -12,7 +12,15 @@ URDF import's (:mod:`titopfmu.urdf`), joint by joint:
   ``ball`` -> :class:`~titopfmu.SphericalBody`;
 * the moving bodies hang from the first top-level body: with ``free`` (``<freejoint/>``) it is a
   free-flying root :class:`~titopfmu.RigidBody`; without a joint it is the
-  :class:`~titopfmu.Ground`, placed by its ``pos`` and ``quat``;
+  :class:`~titopfmu.Ground`, placed by its ``pos`` and ``quat``; several top-level bodies with
+  joints (none free) hang from the Ground, named ``world``, at the origin;
+* several joints in one body, which MuJoCo composes in order, each about the body frame (moved
+  by the joints before it) at its ``pos`` and ``axis``: a chain of joint bodies, one a joint, at
+  the body's frame: massless intermediate ones named ``<body>__<joint>`` (``<body>__joint<k>``
+  for an unnamed k-th joint), then the body itself, with its last joint, mass, inertia and
+  children (Pinocchio's parser makes them one composite joint, the same motion);
+* an unnamed body is named ``<parent>_body<k>``, the k-th body in its parent (``world_body<k>``
+  at the top);
 * the initial state is MuJoCo's reference configuration ``qpos0`` (the free body's ``pos`` and
   ``quat``, each joint's ``ref``), the velocities zero;
 * gravity is ``<option gravity>`` (MuJoCo's default [0, 0, -9.81] without one, zero with
@@ -36,15 +44,22 @@ Pinocchio's ``model.armature`` (a ball joint's on each of its 3 dof; a negative 
 on a free-flying root it is listed in the warning (a RigidBody has no joint). A massless body is
 imported when the bodies its joint moves have inertia about the joint.
 
+Pinocchio 4.1's parser reads the first top-level body only, names unnamed bodies alike and leaves
+a geom without contacts out of its body's inertia, where MuJoCo counts it: the import gives it,
+where the file needs it, a copy with the bodies named, gathered under one top-level body, the
+joints of a body chained, and those geoms given contacts (a body's inertia only); and scales
+the masses to ``<compiler settotalmass>``, which Pinocchio ignores.
+
 Refused with an error naming the element and its line, because Pinocchio 4.1's parser would drop
-or mix it up silently (see :func:`_check_tree`): a second top-level body with joints, a free
-joint anywhere but on the first top-level body, several joints in one body, ``<frame>``,
-``<include>``, ``<replicate>``, ``<composite>``, ``<flexcomp>`` and ``<attach>``, an extrinsic
-``eulerseq``, unnamed or duplicate body names, an orientation other than ``quat`` on a jointless
-top-level body, a body whose inertia comes from its geoms that has a geom without contacts or a
-mesh geom; and active equality constraints (a ``<joint>`` coupling, a mimic, names both joints;
-closed loops, welds), moving bodies whose subtree has no inertia about their joint,
-non-physical inertias.
+or mix it up silently (see :func:`_check_tree`): a second top-level body with joints beside a
+free-flying one, a free joint anywhere but on a top-level body or with other joints in its
+body, ``<frame>``, ``<include>``, ``<replicate>``, ``<composite>``, ``<flexcomp>`` and
+``<attach>``, an extrinsic ``eulerseq``, duplicate body names, an orientation other than
+``quat`` on a jointless top-level body, a body whose inertia comes from its geoms that has a
+mesh geom, ``settotalmass`` with other top-level bodies beside a free-flying one (Pinocchio
+would drop their masses from the total); and active equality constraints (a ``<joint>``
+coupling, a mimic, names both joints; closed loops, welds), moving bodies whose subtree has no
+inertia about their joint, non-physical inertias.
 
 Everything else the import leaves out is listed in one :class:`MjcfWarning` per import, element
 by element with its lines (its ``unimported`` attribute holds the list): actuators, tendons,
@@ -56,6 +71,7 @@ element and attribute with its status; docs/model-files.md shows it.
 from __future__ import annotations
 
 import re
+import tempfile
 import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -146,6 +162,11 @@ MJCF_RULES: dict[str, Rule] = {
     "compiler@inertiafromgeom": Rule(IMPORTED, "Pinocchio's parser"),
     "compiler@boundmass": Rule(IMPORTED, "Pinocchio's parser"),
     "compiler@boundinertia": Rule(IMPORTED, "Pinocchio's parser"),
+    "compiler@settotalmass": Rule(IMPORTED, "every body's mass and inertia scaled so that "
+                                  "the bodies' total mass is this (where positive); refused "
+                                  "with other top-level bodies beside a free-flying one"),
+    "compiler@coordinate": Rule(NOT_IMPORTED, "global coordinates (removed from MuJoCo 2.3.3); "
+                                "local, the default, leaves nothing out", ("local",)),
     "compiler@autolimits": Rule(IMPORTED, "whether a joint's range alone limits it "
                                 "(limited='auto'; MuJoCo's default: true)"),
     **{f"compiler@{a}": Rule(NO_EFFECT, "file locations (meshes are not read)")
@@ -171,9 +192,12 @@ MJCF_RULES: dict[str, Rule] = {
     **{f"default/{a}": Rule(NO_EFFECT, "defaults of elements listed where used")
        for a in ("tendon", "equality", "pair", "mesh", "material")},
     "worldbody": Rule(IMPORTED, "the tree"),
-    "body": Rule(IMPORTED, "a body block per joint; bodies without a joint merged into "
-                 "their parent"),
-    "body@name": Rule(IMPORTED, "names the body block (unnamed or duplicate names refused)"),
+    "body": Rule(IMPORTED, "a body block per joint; several joints in one body: a chain of "
+                 "joint bodies at the body's frame, massless <body>__<joint> ones, then the body "
+                 "with its last joint; bodies without a joint merged into their parent; several "
+                 "top-level trees hang from the Ground ('world')"),
+    "body@name": Rule(IMPORTED, "names the body block (an unnamed body: <parent>_body<k>, the "
+                      "k-th body in its parent; duplicate names refused)"),
     "body@childclass": Rule(IMPORTED, "default class of the elements inside"),
     **{f"body@{a}": Rule(IMPORTED, "body frame (pose relative to the parent)") for a in _POSE},
     "body@mocap": Rule(NOT_IMPORTED, "a mocap body is moved by the user", ("false",)),
@@ -181,7 +205,9 @@ MJCF_RULES: dict[str, Rule] = {
     "body@user": Rule(NO_EFFECT, "user data"),
     **{f"inertial@{a}": Rule(IMPORTED, "mass, centre of mass and inertia of the body")
        for a in (*_POSE, "mass", "diaginertia", "fullinertia")},
-    "joint": Rule(IMPORTED, "a joint body block (several joints in one body refused)"),
+    "joint": Rule(IMPORTED, "a joint body block; several in one body: composed in order, each "
+                  "about the body frame moved by those before it, as MuJoCo does (a free joint "
+                  "alone in its body)"),
     "joint@name": Rule(IMPORTED, "system.urdf_joints"),
     "joint@class": Rule(IMPORTED, "default class"),
     "joint@type": Rule(IMPORTED, "hinge, slide, ball; free on the first top-level body only"),
@@ -219,8 +245,8 @@ MJCF_RULES: dict[str, Rule] = {
     "freejoint@name": Rule(IMPORTED, "system.urdf_joints"),
     "freejoint@group": Rule(NO_EFFECT, "display group"),
     "geom": Rule(IMPORTED, "the body's inertia where it has no <inertial> (Pinocchio's parser; "
-                 "a geom without contacts or a mesh geom refused there); every geom that can "
-                 "collide is listed: contacts are not modelled"),
+                 "a geom without contacts counted as MuJoCo does, a mesh geom refused there); "
+                 "every geom that can collide is listed: contacts are not modelled"),
     **{f"geom@{a}": Rule(IMPORTED, "the body's inertia where it has no <inertial>")
        for a in ("name", "class", "type", "size", "fromto", "mass", "density", "mesh", *_POSE)},
     **{f"geom@{a}": Rule(NO_EFFECT, "contact parameter (the geom's contacts are listed)")
@@ -340,7 +366,12 @@ def _check_tree(root: ET.Element, line: Callable, file: str):
     reads only the first top-level body, drops the pose of a top-level body without a joint,
     the contents of ``<frame>``, ``<include>`` and the other generators, reads an extrinsic
     ``eulerseq`` as intrinsic, names every unnamed body alike, leaves geoms without contacts
-    out of inertias and gives mesh geoms none of their own; and equality constraints."""
+    out of inertias and gives mesh geoms none of their own; and equality constraints. Rewrites
+    the tree (in place) for Pinocchio's parser where it can: names unnamed bodies, gathers
+    several top-level trees under one static body, chains the joints of a body (see the module
+    docstring), gives contacts to geoms without (their mass counted, as MuJoCo does). Also
+    returns the bodies it added or named (name -> the element and line to point at in errors)
+    and whether it changed the tree."""
     unimported: list[Unimported] = []
 
     def refuse(message: str, element: ET.Element, what: str | None = None) -> MjcfError:
@@ -388,24 +419,106 @@ def _check_tree(root: ET.Element, line: Callable, file: str):
     def moving(body: ET.Element) -> bool:
         return any(c.tag in ("joint", "freejoint") for c in body.iter())
 
-    names: dict[str, ET.Element] = {}
+    given: dict[str, ET.Element] = {}
     for body in world.iter("body"):
         name = body.get("name")
-        if not name:
-            raise refuse("an unnamed body: give every body a name (Pinocchio's parser names "
-                         "them alike and mixes them up)", body, "body")  # fmt: skip
-        if name in names:
+        if name and name in given:
             raise refuse(f"a second body named '{name}' (body names must be unique)", body)
-        names[name] = body
+        if name:
+            given[name] = body
+    taken = set(given)
+
+    def fresh(stem: str) -> str:
+        out, k = stem, 2
+        while out in taken:
+            out, k = f"{stem}_{k}", k + 1
+        taken.add(out)
+        return out
+
+    # bodies the import adds or names: generated name -> (element, line) to point at in errors
+    generated: dict[str, tuple[str, int | None]] = {}
+    extra_lines: dict[int, int | None] = {}
+    file_line = line
+
+    def line(element: ET.Element) -> int | None:  # noqa: F811 - the lines of added bodies too
+        n = file_line(element)
+        return extra_lines.get(id(element)) if n is None else n
+
+    parent_of = {c: p for p in world.iter() for c in p}
+    for body in world.iter("body"):  # document order: a parent is named before its children
+        if body.get("name"):
+            continue
+        parent = parent_of[body]
+        k = [c for c in parent if c.tag == "body"].index(body) + 1
+        stem = parent.get("name") if parent is not world else "world"
+        body.set("name", fresh(f"{stem}_body{k}"))
+        generated[body.get("name")] = (f"unnamed body (named '{body.get('name')}')", line(body))
     tops = world.findall("body")
     movers = [b for b in tops if moving(b)]
-    if movers and (len(movers) > 1 or movers[0] is not tops[0]):
-        extra = movers[1] if movers[0] is tops[0] else movers[0]
-        raise refuse(
-            "a second top-level body with joints: Pinocchio's MJCF parser reads the first "
-            "top-level body only; put the moving bodies under one top-level body",
-            extra,
-        )
+    free_tops = [b for b in movers if any(is_free(c) for c in b if c.tag in ("joint", "freejoint"))]
+    changed = bool(generated)
+    total_mass = compiler is not None and compiler.get("settotalmass", "-1").strip() not in (
+        "-1", "0")
+    if free_tops and total_mass and len(tops) > 1:  # Pinocchio would drop the static ones
+        raise refuse("<compiler settotalmass> with other top-level bodies beside a free-flying "
+                     "one: their masses count in MuJoCo's total; scale the masses in the file",
+                     free_tops[0])  # fmt: skip
+    if free_tops and movers[0] is not tops[0] and len(movers) == 1:
+        world.remove(movers[0])  # the static ones before it are fixed to the world, and
+        world.insert(list(world).index(tops[0]), movers[0])  # Pinocchio reads the first only
+        tops, changed = world.findall("body"), True
+    elif len(movers) > 1 or (movers and (movers[0] is not tops[0] or total_mass and len(tops) > 1)):
+        if free_tops:
+            extra = next(b for b in movers if b is not free_tops[0])
+            raise refuse(
+                "a second top-level body with joints beside a free-flying one: titopfmu "
+                "imports one tree (one free-flying root, or bodies hanging from the world)",
+                extra,
+            )
+        # several trees hanging from the world: one static top-level body holds them all (its
+        # pose the identity: the Ground), as Pinocchio's parser reads the first one only (and
+        # the static ones too under settotalmass: their masses count in MuJoCo's total)
+        wrapper = ET.Element("body", {"name": fresh("world")})
+        world.insert(list(world).index(tops[0]), wrapper)
+        for b in tops:
+            world.remove(b)
+            wrapper.append(b)
+        extra_lines[id(wrapper)] = line(world)
+        generated[wrapper.get("name")] = ("worldbody", line(world))
+        tops, changed = [wrapper], True
+    # several joints in one body, composed in order about the body frame as MuJoCo does: a chain
+    # of bodies, one joint each, at the body's frame; massless intermediate ones named
+    # <body>__<joint>, the last one the body itself with its inertia, its last joint and children
+    parent_of = {c: p for p in world.iter() for c in p}
+    for body in list(world.iter("body")):
+        joints = [c for c in body if c.tag in ("joint", "freejoint")]
+        if len(joints) < 2:
+            continue
+        if any(is_free(j) for j in joints):
+            raise refuse(f"a free joint and {len(joints) - 1} other joint(s) in one body: a free "
+                         "joint must be alone in its body", body)  # fmt: skip
+        parent, bname = parent_of[body], body.get("name")
+        index = list(parent).index(body)
+        parent.remove(body)
+        pose_attrs = {a: body.attrib.pop(a) for a in _POSE if a in body.attrib}
+        holder = parent
+        for k, joint in enumerate(joints[:-1]):
+            jname = joint.get("name") or f"joint{k + 1}"
+            attrs = {"name": fresh(f"{bname}__{jname}"), **(pose_attrs if k == 0 else {})}
+            if body.get("childclass"):
+                attrs["childclass"] = body.get("childclass")
+            link = ET.Element("body", attrs)
+            body.remove(joint)
+            link.append(joint)
+            if holder is parent:
+                parent.insert(index, link)
+            else:
+                holder.append(link)
+            holder = link
+            extra_lines[id(link)] = line(joint)
+            generated[attrs["name"]] = (f"joint '{jname}' of body '{bname}'", line(joint))
+        holder.append(body)
+        changed = True
     pose: dict = {}
     base = tops[0] if tops else None
     if base is not None and moving(base) and not [
@@ -457,15 +570,10 @@ def _check_tree(root: ET.Element, line: Callable, file: str):
         friction=flag is None or flag.get("frictionloss", "enable").strip().lower() != "disable",
     )
     laws: dict[str, _Law] = {}
+    visual: list[ET.Element] = []  # geoms without contacts that give their body its inertia
 
     for body in world.iter("body"):
         joints = [c for c in body if c.tag in ("joint", "freejoint")]
-        if len(joints) > 1:
-            raise refuse(
-                f"{len(joints)} joints in one body: not supported (Pinocchio makes them one "
-                "composite joint); give each joint a body of its own",
-                body,
-            )
         if any(is_free(j) for j in joints):
             if body is not base:
                 raise refuse(
@@ -479,12 +587,7 @@ def _check_tree(root: ET.Element, line: Callable, file: str):
         for geom in body.findall("geom") if inertia_from_geoms else ():
             attrs = attributes(geom, body, geom_defaults)
             if attrs.get("contype") == "0" and attrs.get("conaffinity") == "0":
-                raise refuse(
-                    "the body has no <inertial> and a geom without contacts (contype and "
-                    "conaffinity 0): MuJoCo counts its mass, Pinocchio's parser does not; "
-                    "give the body an <inertial>",
-                    body,
-                )
+                visual.append(geom)  # MuJoCo counts its mass, Pinocchio's parser does not
             if attrs.get("type") == "mesh":
                 raise refuse(
                     "the body has no <inertial> and a mesh geom: MuJoCo computes the mesh's "
@@ -525,7 +628,10 @@ def _check_tree(root: ET.Element, line: Callable, file: str):
             if not (attrs.get("contype", "1") == "0" and attrs.get("conaffinity", "1") == "0"):
                 unimported.append(Unimported("<geom>", "collision geometry: contacts are not "
                                              "modelled", line(geom)))  # fmt: skip
-    return floating, pose, laws, unimported
+    for geom in visual:  # in the copy Pinocchio reads: its mass counted, as in MuJoCo's
+        geom.set("contype", "1")  # inertia (contacts are not modelled)
+        changed = True
+    return floating, pose, laws, unimported, generated, changed
 
 
 def import_mjcf(source: str | Path, gravity=None, name: str | None = None) -> System:
@@ -543,8 +649,9 @@ def import_mjcf(source: str | Path, gravity=None, name: str | None = None) -> Sy
     if root.tag != "mujoco":
         raise MjcfError(f"the root element is <{root.tag}>, not <mujoco>", file, root.tag,
                         line(root))  # fmt: skip
-    floating, ground_pose, laws, unimported = _check_tree(root, line, file)
-    unimported = _scan(root, line, MJCF_RULES) + unimported
+    scanned = _scan(root, line, MJCF_RULES)  # the file as written
+    floating, ground_pose, laws, unimported, generated, changed = _check_tree(root, line, file)
+    unimported = scanned + unimported
     option = root.find("option")
     flag = option.find("flag") if option is not None else None
     if gravity is None and flag is not None and flag.get("gravity") == "disable":
@@ -559,21 +666,41 @@ def import_mjcf(source: str | Path, gravity=None, name: str | None = None) -> Sy
             raise MjcfError(f"gravity '{words}' is not three numbers", file, "option",
                             line(option))  # fmt: skip
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), tempfile.TemporaryDirectory() as tmp:
             warnings.simplefilter("ignore")
-            model = pin.buildModelFromMJCF(file)
+            parsed = file
+            if changed:  # the tree with the bodies named, chained or gathered by _check_tree
+                parsed = str(Path(tmp) / "model.xml")
+                Path(parsed).write_bytes(ET.tostring(root))
+            model = pin.buildModelFromMJCF(parsed)
     except (RuntimeError, ValueError) as exc:
-        msg = " ".join(str(exc).split())
+        msg = " ".join(str(exc).split()).replace(parsed, file)
         raise MjcfError(f"Pinocchio's MJCF parser refused it: {msg}", file) from None
+    compiler = root.find("compiler")
+    if compiler is not None and compiler.get("settotalmass") is not None:
+        total = _number(compiler.get("settotalmass"), -1.0, "<compiler settotalmass>", file,
+                        "compiler", line(compiler), MjcfError)  # fmt: skip
+        mass = sum(float(inertia.mass) for inertia in model.inertias)  # [0]: the static bodies
+        if total > 0.0 and mass > 0.0:  # MuJoCo scales every body's mass and inertia alike
+            for j, inertia in enumerate(list(model.inertias)):
+                model.inertias[j] = pin.Inertia(total / mass * inertia.mass, inertia.lever,
+                                                total / mass * inertia.inertia)  # fmt: skip
     q0 = None
     for entry in model.referenceConfigurations:
         if entry.key() == "qpos0":
             q0 = np.asarray(entry.data(), dtype=float)
-    system = _system_from_model(pin, model, text, file, floating, gravity,
-                                name or re.sub(r"\W", "_", root.get("model", "")) or None,
-                                fmt=_MJCF, q0=q0, ground_pose=ground_pose,
-                                laws=lambda joint, body: laws.get(body),
-                                unimported=unimported)  # fmt: skip
+    try:
+        system = _system_from_model(pin, model, text, file, floating, gravity,
+                                    name or re.sub(r"\W", "_", root.get("model", "")) or None,
+                                    fmt=_MJCF, q0=q0, ground_pose=ground_pose,
+                                    laws=lambda joint, body: laws.get(body),
+                                    unimported=unimported)  # fmt: skip
+    except MjcfError as exc:  # point at the file's element where the import added a body
+        element, at = exc.element, exc.line
+        for body, (where, n) in generated.items():
+            if exc.element == f"body '{body}'":
+                element, at = where, n
+        raise MjcfError(exc.reason.replace("bodys", "bodies"), file, element, at) from None
     _warn_unimported(unimported, file, MjcfWarning, "MJCF elements")
     return system
 

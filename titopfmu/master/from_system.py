@@ -12,12 +12,17 @@ The wiring follows the System's connections:
   law's ports ``m`` / ``tau`` are its FMU's ``joint.m`` / ``joint.tau``);
 * loop closures: ``body.Cj`` -> ``closure.left`` / ``closure.right``;
 * an external wrench of a body is its FMU's ``ext.W`` (point and frame bound as parameters);
-  a body without one leaves ``ext.W`` unconnected, at its start value zero;
+  a body without one leaves ``ext.W`` unconnected, at its start value zero. A body FMU has one
+  ``ext.W``: each further external wrench ``e`` of a body ``b`` is the ``ext.W`` of a massless
+  :class:`~titopfmu.blocks.WeldedBody` component ``b__e`` (frame as b's, wrench at its origin
+  in the wrench's frame) on an extra child port of b's FMU at the wrench's point, after b's own
+  ports: its FMU carries the wrench, transported to b's reference point with its torque, to b,
+  as the core does for the wrenches of one block (no physics here); ``b.e`` names that input;
 * a :class:`~titopfmu.blocks.Constant` has no FMU: every input it feeds is held at its value.
 
 Blocks that have no FMU (a :class:`~titopfmu.blocks.TimeFunction`, a
 :class:`~titopfmu.blocks.Function`, a user's subclass of a block) are refused with an error naming
-the block, as is a body with more than one external wrench (its FMU has one ``ext.W``).
+the block.
 
 Names: the System's names are accepted by the returned co-simulation wherever a reference is
 taken (``connect``, ``set_input``, ``simulate(record=...)``): ``base.hinge`` for ``base.C1``,
@@ -65,6 +70,9 @@ class SystemMapping:
     parameters: dict[str, dict[str, object]] = field(default_factory=dict)
     #: constant block name -> its value
     constants: dict[str, np.ndarray] = field(default_factory=dict)
+    #: the massless welded components carrying a body's further external wrenches:
+    #: (body block, its FMU's child port, component name)
+    wrench_carriers: list[tuple[str, str, str]] = field(default_factory=list)
 
     def fmu_ref(self, ref: str) -> str:
         """The FMU-side reference of a System reference: ``"base.hinge"`` -> ``"base.C1"``,
@@ -72,7 +80,8 @@ class SystemMapping:
         from .wiring import alias_name
 
         block, rest = ref.split(".", 1)
-        return f"{block}.{alias_name(self.ports.get(block, {}), rest)}"
+        out = alias_name(self.ports.get(block, {}), rest)
+        return out[1:] if out.startswith("@") else f"{block}.{out}"  # "@": another component
 
     def model_names(self) -> dict[str, str]:
         """block name -> modelIdentifier of its FMU."""
@@ -85,9 +94,11 @@ class SystemMapping:
 def block_parameters(block) -> dict[str, object]:
     """The FMI parameters of ``block``'s FMU (names as in the FMU, arrays by base name), from
     its type's declaration: every declared FMU parameter by its name, the child ports' points
-    as ``Cj.point`` (j in the order of the block's ``children``), its external wrench's point
-    and frame as ``ext.point`` and ``ext.inertial``, and the Euler-angle form of an attitude the
-    block holds as a quaternion."""
+    as ``Cj.point`` (j in the order of the block's ``children``), its first external wrench's
+    point and frame as ``ext.point`` and ``ext.inertial``, the points of its further external
+    wrenches as those of extra child ports after its own (their carriers' ports, see
+    :func:`wrench_carriers`), and the Euler-angle form of an attitude the block holds as a
+    quaternion."""
     ftype = FMU_TYPES[FMU_TYPE_OF[type(block)]]
     values = block.parameter_values()
     p: dict[str, object] = {}
@@ -96,16 +107,13 @@ def block_parameters(block) -> dict[str, object]:
             for j, pc in enumerate(values["children"].values(), start=1):
                 p[f"C{j}.point"] = pc
         elif par.check == "external":
-            ext = values["external"]
-            if len(ext) > 1:
-                raise FromSystemError(
-                    f"block '{block.name}': {len(ext)} external wrenches "
-                    f"({', '.join(ext)}); its FMU has one (ext.W): merge them into one "
-                    "(same point and frame) or add a welded body for each"
-                )
-            for e in ext.values():
+            ext = list(values["external"].values())
+            for e in ext[:1]:
                 p["ext.point"] = e["point"]
                 p["ext.inertial"] = e["frame"] == "inertial"
+            n = len(values.get("children") or {})
+            for j, e in enumerate(ext[1:], start=n + 1):  # carried by welded components
+                p[f"C{j}.point"] = e["point"]
         elif par.alternative is not None:  # euler0, the FMU's form of quaternion0
             p[par.name] = euler_from_dcm(dcm_from_quaternion(values[par.alternative]))
         else:
@@ -114,6 +122,29 @@ def block_parameters(block) -> dict[str, object]:
         k: v if isinstance(v, bool) else float(v) if np.ndim(v) == 0 else np.asarray(v, float)
         for k, v in p.items()
     }
+
+
+def wrench_carriers(block, taken) -> list[tuple[str, str, str, dict[str, object]]]:
+    """The components carrying ``block``'s external wrenches after the first (its FMU has one
+    ``ext.W``): (wrench name, the block's FMU child port, component name, its WeldedBody FMU's
+    parameters). A carrier is a massless welded body whose frame is the block's (``P_ab`` the
+    identity), on an extra child port at the wrench's point, the wrench acting at its origin in
+    the wrench's frame: its FMU passes the wrench on to the block's FMU, which transports it to
+    the block's reference point P as the core does any child's wrench. ``taken``: names in
+    use (the carriers' are added)."""
+    ext = list(getattr(block, "external", {}).items())
+    n = len(getattr(block, "child_names", ()))
+    out = []
+    for j, (name, e) in enumerate(ext[1:], start=n + 1):
+        comp, k = f"{block.name}__{name}", 2
+        while comp in taken:
+            comp, k = f"{block.name}__{name}_{k}", k + 1
+        taken.add(comp)
+        params = {"mass": 0.0, "inertia": np.zeros((3, 3)), "com": np.zeros(3),
+                  "gravity": np.zeros(3), "ext.point": np.zeros(3),
+                  "ext.inertial": e.frame == "inertial", "P_ab": np.eye(3)}  # fmt: skip
+        out.append((name, f"C{j}", comp, params))
+    return out
 
 
 def _check_rebuilt(block, ftype: FmuType, n: int, params: dict[str, object]) -> None:
@@ -134,6 +165,11 @@ def _check_rebuilt(block, ftype: FmuType, n: int, params: dict[str, object]) -> 
         rebuilt = ftype.make(block.name, values, n)
         a, b = block_to_dict(block), block_to_dict(rebuilt)
     names = list(getattr(block, "child_names", []))
+    if len(a.get("external", {})) > 1:  # the further wrenches: points of extra child ports
+        further = list(a["external"].items())[1:]
+        a["children"] = {**a.get("children", {}), **{f"({w})": e["point"] for w, e in further}}
+        names += [f"({w})" for w, _ in further]
+        a["external"] = dict(list(a["external"].items())[:1])
     if "children" in b:
         b["children"] = dict(zip(names, b["children"].values(), strict=True))
     if "external" in a:
@@ -187,6 +223,7 @@ def system_mapping(system: System) -> SystemMapping:
     :class:`FromSystemError` naming the block for anything without an FMU)."""
     system.check()
     m = SystemMapping(system)
+    taken = set(system.blocks)  # the names of the components carrying further wrenches
     for b in system.blocks.values():
         if type(b) is Constant:
             m.constants[b.name] = np.asarray(b.value, dtype=float).reshape(-1)
@@ -199,12 +236,15 @@ def system_mapping(system: System) -> SystemMapping:
             raise _no_fmu(b)
         key = FMU_TYPE_OF[type(b)]
         ftype = FMU_TYPES[key]
+        carriers = wrench_carriers(b, taken)
         n = len(getattr(b, "child_names", ())) if ftype.variants != (0,) else 0
+        n += len(carriers)
         if key == "ground" and n == 0:
             raise FromSystemError(f"block '{b.name}': a Ground without child ports")
         m.variants[b.name] = (key, n)
         ports = {c: f"C{j}" for j, c in enumerate(getattr(b, "child_names", ()), start=1)}
-        ports.update({e: "ext.W" for e in getattr(b, "external", {})})
+        ports.update({e: "ext.W" for e in list(getattr(b, "external", {}))[:1]})
+        ports.update({e: f"@{comp}.ext.W" for e, _, comp, _ in carriers})
         ports.update({k: v for k, v in ftype.rename.items() if k != "ext"})
         if ftype.declaration.family in ("root", "joint", "ground"):
             ports.setdefault("m", "body.m")  # the body's own motion vector
@@ -212,6 +252,11 @@ def system_mapping(system: System) -> SystemMapping:
         params = block_parameters(b)
         _check_rebuilt(b, ftype, n, params)
         m.parameters[b.name] = params
+        for _, port, comp, cparams in carriers:
+            m.variants[comp] = ("welded_body", 0)
+            m.ports[comp] = {}
+            m.parameters[comp] = cparams
+            m.wrench_carriers.append((b.name, port, comp))
     return m
 
 
@@ -274,6 +319,8 @@ def populate(
     for name in m.variants:
         cs.add(name, folder / f"{models[name]}.fmu", {**m.parameters[name], **extra})
         cs.aliases[name] = dict(m.ports[name])
+    for body, port, comp in m.wrench_carriers:
+        cs.connect(f"{body}.{port}", f"{comp}.P")
     for a, b in system.connections:
         pa, pb = system.port(a), system.port(b)
         if {pa.kind, pb.kind} == {"child", "parent"}:

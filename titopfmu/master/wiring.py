@@ -59,6 +59,8 @@ class Wiring:
             raise CosimError(f"reference '{ref}': no component '{c}'; components: {known}")
         if c in self.aliases:
             rest = alias_name(self.aliases[c], rest)
+            if rest.startswith("@"):  # a name of c for another component's variable
+                c, rest = rest[1:].split(".", 1)
         return self.components[c], rest
 
     def connect(self, source: str, target: str) -> None:
