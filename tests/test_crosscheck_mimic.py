@@ -138,3 +138,74 @@ def test_the_crosscheck_of_a_mimic_arm_passes_and_reports_the_fmu_leg_not_run(tm
     rows = [line for line in report.splitlines() if "in process vs FMUs + master" in line]
     assert len(rows) == 1 and r.cosim in rows[0]
     print(rows[0])
+
+
+def test_an_external_wrench_on_a_follower_and_a_body_beyond_it():
+    """From blocks: a follower (multiplier 2, offset -0.1) carrying an inertial-frame wrench at
+    a point and a body of its own; the reference (fext on the mimic joint, rnea) against the
+    engine at consistent random states."""
+    from titopfmu import Constant, Ground, JointMimic, PrismaticBody, RevoluteBody, System
+
+    s = System("pair")
+    s.add(Ground("g", children={"a": (0, 0, 0)}))
+    s.add(
+        RevoluteBody(
+            "l",
+            mass=1.0,
+            inertia=np.diag([0.1, 0.12, 0.1]),
+            com=(0.3, 0, 0.02),
+            axis=(0, 0.6, 0.8),
+            children={"f": (0.5, 0, 0)},
+            gravity=G,
+        )
+    )
+    s.add(
+        RevoluteBody(
+            "f",
+            mass=0.5,
+            inertia=np.diag([0.05, 0.04, 0.05]),
+            com=(0.2, 0.01, 0),
+            axis=(0, 0, 1),
+            children={"t": (0.4, 0, 0)},
+            gravity=G,
+            external={"w": {"point": (0.1, 0.05, 0.0), "frame": "inertial"}},
+        )
+    )
+    s.add(
+        PrismaticBody(
+            "t",
+            mass=0.3,
+            inertia=np.diag([0.01, 0.02, 0.02]),
+            com=(0.05, 0, 0),
+            axis=(1, 0, 0),
+            gravity=G,
+        )
+    )
+    s.add(Constant("tl", [1.5]))
+    s.add(Constant("tt", [-0.4]))
+    s.add(Constant("wf", [0.3, -1.0, 2.0, 0.1, 0.2, -0.3]))
+    s.add(JointMimic("fm", multiplier=2.0, offset=-0.1))
+    for a, b in (
+        ("g.a", "l.P"),
+        ("l.f", "f.P"),
+        ("f.t", "t.P"),
+        ("tl.y", "l.joint.tau"),
+        ("tt.y", "t.joint.tau"),
+        ("wf.y", "f.w"),
+        ("l.joint.m", "fm.m"),
+        ("fm.tau", "f.joint.tau"),
+    ):
+        s.connect(a, b)  # fmt: skip
+    ref, engine = PinocchioReference(s), Engine(s)
+    assert list(ref.followers) == ["f"] and ref.nv == 2
+    rng = np.random.default_rng(11)
+    for _ in range(10):
+        x = ref.state(rng.uniform(-3, 3, 2), rng.uniform(-2, 2, 2), engine.initial_state())
+        sl = engine.plan.state_slices
+        assert x[sl["f"]][0] == 2.0 * x[sl["l"]][0] - 0.1 and x[sl["f"]][1] == 2 * x[sl["l"]][1]
+        a = ref.accelerations(x)
+        got = engine_accelerations(engine, ref, engine.derivative(0.0, x))
+        assert np.allclose(got, a, rtol=0, atol=1e-12 * max(1.0, np.max(np.abs(a))))
+    # the wrench matters
+    a0 = ref.accelerations(x, wrenches={"f.w": np.zeros(6)})
+    assert np.max(np.abs(a0 - a)) > 1e-3
