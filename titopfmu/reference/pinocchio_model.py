@@ -647,8 +647,8 @@ class PinocchioReference:
         unknown = set(overrides) - {f"{e.block}.{e.port}" for e in self._externals}
         if unknown:
             raise KeyError(f"no external-wrench input(s) {sorted(unknown)}")
-        data = self._fresh()
-        if self._need_fk:
+        data = self._fresh() if self._need_fk else None
+        if data is not None:
             pin.forwardKinematics(self.model, data, q)
         for e in self._externals:
             key = f"{e.block}.{e.port}"
