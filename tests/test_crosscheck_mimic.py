@@ -209,3 +209,31 @@ def test_an_external_wrench_on_a_follower_and_a_body_beyond_it():
     # the wrench matters
     a0 = ref.accelerations(x, wrenches={"f.w": np.zeros(6)})
     assert np.max(np.abs(a0 - a)) > 1e-3
+
+
+def test_a_leader_after_its_follower_in_the_tree_is_refused_in_one_line():
+    """Pinocchio's transformJointIntoMimic needs the leader's joint before the follower's: a
+    follower hung first from the ground is refused, naming both (not yet reordered)."""
+    from titopfmu import Constant, Ground, JointMimic, RevoluteBody, System
+    from titopfmu.reference.pinocchio_model import UnsupportedBlockError
+
+    s = System("pair")
+    s.add(Ground("g", children={"a": (0, 0, 0), "b": (0.5, 0, 0)}))
+    for name, m in (("f", 0.5), ("l", 1.0)):
+        s.add(RevoluteBody(name, mass=m, inertia=np.diag([0.1, 0.1, 0.1]), com=(0.3, 0, 0),
+                           axis=(0, 0, 1), gravity=G))  # fmt: skip
+    s.add(Constant("tl", [1.0]))
+    s.add(JointMimic("fm", multiplier=2.0, offset=-0.1))
+    for a, b in (
+        ("g.a", "f.P"),
+        ("g.b", "l.P"),
+        ("tl.y", "l.joint.tau"),
+        ("l.joint.m", "fm.m"),
+        ("fm.tau", "f.joint.tau"),
+    ):
+        s.connect(a, b)  # fmt: skip
+    assert Engine(s).plan.tree == ["g", "f", "l"]
+    with pytest.raises(UnsupportedBlockError) as e:
+        PinocchioReference(s)
+    assert "needs the leader 'l' before its follower 'f'" in str(e.value)
+    assert "\n" not in str(e.value)
