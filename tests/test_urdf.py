@@ -420,15 +420,24 @@ def test_a_mimic_on_a_fixed_joint_has_no_effect_and_is_accepted():
     assert s.urdf_joints == {"j1": "b"} and not w  # nothing left out
 
 
-def test_crosscheck_of_the_panda_is_refused_without_a_traceback(tmp_path, capsys):
-    """The crosscheck's Pinocchio reference has no mimic joints yet: refused in one line."""
+def test_crosscheck_of_the_panda_with_its_mimic_passes(tmp_path, capsys):
+    """Issue 32's title: ``titopfmu crosscheck panda.urdf --no-cosim`` passes, the gripper's
+    mimic kept (the Pinocchio reference makes the follower Pinocchio's mimic joint): the
+    accelerations at random states and the 2 s fall onto the joints' stops."""
+    import json
+
     from titopfmu.model_cli import main
 
     path = erd("panda.urdf")
-    assert main(["crosscheck", path, "--out", str(tmp_path / "cc"), "--no-cosim"]) == 2
-    err = capsys.readouterr().err
-    assert "Traceback" not in err and "panda_rightfinger_mimic" in err
-    assert "the Pinocchio reference has no mimic joints yet" in err
+    out = tmp_path / "cc"
+    assert main(["crosscheck", path, "--out", str(out), "--no-cosim"]) == 0
+    printed = capsys.readouterr().out
+    assert "panda: PASS" in printed and "FMUs + master: not run;" in printed
+    r = json.loads((out / "results.json").read_text())
+    print(f"panda with its mimic: accelerations {r['acc_error']:.3g}, 2 s trajectory "
+          f"{r['traj_error']:.3g}")  # fmt: skip
+    assert r["acc_error"] < 1e-12 and r["traj_error"] < 1e-6
+    assert "panda_rightfinger.joint.m[3]" in r["per_signal"]  # the follower compared too
 
 
 def test_what_is_not_imported_is_listed_once_with_its_lines():

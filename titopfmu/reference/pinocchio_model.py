@@ -32,10 +32,23 @@ Mapping of the conventions (seed 004 / titopfmu -> Pinocchio):
 * a :class:`~titopfmu.blocks.WeldedBody` adds no joint: its inertia is appended to the joint of
   its parent at the placement ``X_parent * SE3(P_ab, C)``, and its own children hang from there;
 * every block becomes an operational frame named after the block (``model.getFrameId(name)``);
+* a :class:`~titopfmu.blocks.JointMimic` (``q_f = r q_l + offset``: its ``m`` from the leader's
+  ``joint.m``, its ``tau`` to the follower's ``joint.tau``) makes the follower Pinocchio's mimic
+  joint (``pin.transformJointIntoMimic(model, leader, follower, r, offset)``: the follower keeps
+  its own axis and placement, its coordinate and velocity are the leader's scaled, and it has
+  none in Pinocchio's reduced ``q, v``); the follower's ``joint.tau`` there is the constraint
+  effort, which the mimic joint itself provides: no applied effort on the follower;
 * gravity: ``model.gravity = Motion(g, 0)`` (all blocks must share the same g);
 * an external wrench ``[F, T]`` about the point p (vector from P, body frame), given in the body
   or the inertial frame, becomes a force about the joint-frame origin, in the joint frame, added
   to the ``fext`` argument of ``pin.aba``.
+
+With mimic joints, Pinocchio 4.1's ``aba`` (and ``computeMinverse``) refuse the model: the
+accelerations are then ``a = M^-1 (tau - b)`` with ``M = crba`` (its upper triangle: symmetric),
+``b = rnea(q, v, 0, fext)`` (gravity, Coriolis and the external forces) and a Cholesky solve;
+see :meth:`PinocchioReference.forward_dynamics`. The follower's state in titopfmu's full state is
+set from its leader's by the core's own projection (``titop_mimic_project``, through
+``Engine.consistent``), the one place the relation is written.
 
 Joint efforts and external wrenches are read, by default, from the signal blocks wired to the
 ``joint.tau`` and external-wrench inputs: :class:`~titopfmu.blocks.Constant`,
@@ -48,11 +61,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.integrate import solve_ivp
+from scipy.linalg import cho_factor, cho_solve
 from scipy.spatial.transform import Rotation
 
 try:
@@ -76,7 +90,7 @@ from ..blocks.bodies import (
     SphericalBody,
     WeldedBody,
 )
-from ..blocks.signals import Constant, JointSpringDamper, SignalBlock, TimeFunction
+from ..blocks.signals import Constant, JointMimic, JointSpringDamper, SignalBlock, TimeFunction
 
 FloatArray = np.ndarray
 
@@ -116,6 +130,10 @@ class BodyInfo:
     frame (origin P) in that joint's frame; ``frame_id`` the operational frame named after the
     block; ``idx_q``/``idx_v`` the joint's first configuration / velocity index (-1 for a welded
     body); ``nv`` its number of velocities (0 for a welded body).
+
+    A mimic follower (``leader`` not None: ``q_f = multiplier q_l + offset``) has no coordinate
+    of its own in Pinocchio's reduced ``q, v``: its ``idx_q``, ``idx_v`` are its leader's, its
+    ``nv`` (1) that of its titopfmu joint.
     """
 
     name: str
@@ -126,6 +144,9 @@ class BodyInfo:
     idx_q: int
     idx_v: int
     nv: int = 0
+    leader: str | None = None
+    multiplier: float = 1.0
+    offset: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -276,6 +297,7 @@ class PinocchioReference:
                     self.joints.append(b.name)
             self.bodies[b.name] = BodyInfo(b.name, kind, jid, X, fid, iq, iv, nv)
         self.root = tree[0].name
+        model = self._mimic_joints(model)
         self.model = model
         self.data = model.createData()
         self.nq, self.nv = model.nq, model.nv
@@ -291,7 +313,22 @@ class PinocchioReference:
             dtype=int,
         )
         self.n_acc = len(self._acc_index)
-        one = [self.bodies[n] for n in self.joints if self.bodies[n].nv == 1]
+        # with mimic joints: Pinocchio's reduced a (nv) -> titopfmu's accelerations (n_acc), a
+        # follower's row the multiplier at its leader's column
+        self._acc_map: FloatArray | None = None
+        if self.followers:
+            self._acc_map = np.zeros((self.n_acc, self.nv))
+            row = self.n_root
+            self._acc_map[np.arange(row), np.arange(row)] = 1.0
+            for n in self.joints:
+                info = self.bodies[n]
+                for j in range(info.nv):
+                    self._acc_map[row + j, info.idx_v + j] = info.multiplier
+                row += info.nv
+        one = [self.bodies[n] for n in self.joints
+               if self.bodies[n].nv == 1 and self.bodies[n].leader is None]  # fmt: skip
+        #: the followers' leader q and v indices, multipliers and offsets (:attr:`followers` order)
+        self._followers_idx = self._follower_arrays()
         self._q1 = np.array([i.idx_q for i in one], dtype=int)  # 1-dof joints: q̇ = v
         self._v1 = np.array([i.idx_v for i in one], dtype=int)
         self._quat_joints = [
@@ -300,6 +337,72 @@ class PinocchioReference:
             if i.kind in ("spherical", "free")
         ]
         self._build_inputs()
+
+    def _mimic_joints(self, model: pin.Model) -> pin.Model:
+        """Each follower of a :class:`~titopfmu.blocks.JointMimic` made Pinocchio's mimic joint
+        of its leader (``pin.transformJointIntoMimic``), the :attr:`bodies` re-indexed into the
+        reduced ``q, v``; sets :attr:`followers` (follower name -> JointMimic)."""
+        system, blocks = self.system, self.system.blocks
+        #: follower joint name -> the JointMimic that ties it to its leader
+        self.followers: dict[str, JointMimic] = {}
+        pairs = []
+        for name in self.joints:
+            src = system.source(f"{name}.joint.tau")
+            mm = blocks[split_port(src)[0]] if src is not None else None
+            if not isinstance(mm, JointMimic):
+                continue
+            lref = system.source(f"{mm.name}.m")
+            lead, lport = split_port(lref) if lref is not None else (None, None)
+            linfo, finfo = self.bodies.get(lead), self.bodies[name]
+            if (lport != "joint.m" or linfo is None or linfo.kind != finfo.kind
+                    or finfo.kind not in ("revolute", "prismatic")):  # fmt: skip
+                raise UnsupportedBlockError(
+                    f"mimic joint '{mm.name}': its leader ({lref}) and follower ('{name}') must "
+                    "be two revolute or two prismatic joint bodies (the leader's joint.m to its "
+                    "'m', its 'tau' to the follower's joint.tau)"
+                )
+            if linfo.joint_id > finfo.joint_id:
+                raise UnsupportedBlockError(
+                    f"mimic joint '{mm.name}': the Pinocchio reference needs the leader "
+                    f"'{lead}' before its follower '{name}' in the tree order (Pinocchio's "
+                    "transformJointIntoMimic)"
+                )
+            self.followers[name] = mm
+            pairs.append((finfo.joint_id, linfo.joint_id, name, lead, mm))
+        if not pairs:
+            return model
+        leaders = {lead for _, _, _, lead, _ in pairs}
+        for _, _, name, _, mm in pairs:
+            if name in leaders:
+                raise UnsupportedBlockError(
+                    f"mimic joint '{mm.name}': '{name}' is a follower and a leader (a chain of "
+                    "mimic joints)"
+                )
+        for fid, lid, _, _, mm in sorted(pairs, key=lambda p: p[0]):
+            model = pin.transformJointIntoMimic(
+                model, lid, fid, float(mm.multiplier), float(mm.offset)
+            )
+        lead_of = {name: (lead, mm) for _, _, name, lead, mm in pairs}
+        for name, info in list(self.bodies.items()):
+            if info.kind in ("welded", "ground"):
+                continue
+            if name in lead_of:
+                lead, mm = lead_of[name]
+                jl = self.bodies[lead].joint_id
+                self.bodies[name] = replace(
+                    info, idx_q=int(model.idx_qs[jl]), idx_v=int(model.idx_vs[jl]), leader=lead,
+                    multiplier=float(mm.multiplier), offset=float(mm.offset),
+                )  # fmt: skip
+            else:
+                jid = info.joint_id
+                self.bodies[name] = replace(
+                    info, idx_q=int(model.idx_qs[jid]), idx_v=int(model.idx_vs[jid])
+                )
+        # the follower's state from its leader's: the core's projection (titop_mimic_project)
+        from ..assembly.engine import Engine
+
+        self._project = Engine(system).consistent
+        return model
 
     # -- signal sources -------------------------------------------------------------------------
 
@@ -319,14 +422,18 @@ class PinocchioReference:
             info = self.bodies.get(jname)
             if jport == "joint.m" and info is not None and info.kind in ("revolute", "prismatic"):
                 iq, iv = info.idx_q, info.idx_v
+                if info.leader is not None:  # a mimic follower: q_f = r q_l + offset
+                    r, o = info.multiplier, info.offset
+                    return lambda t, q, v: np.array(
+                        [joint_law_effort(src, r * q[iq] + o, r * v[iv])]
+                    )
                 return lambda t, q, v: np.array([joint_law_effort(src, q[iq], v[iv])])
 
         def unsupported(t, q, v):
             if getattr(getattr(src, "declaration", None), "family", None) == "mimic":
                 raise UnsupportedBlockError(
-                    f"input '{consumer}' comes from the mimic joint '{sname}': the Pinocchio "
-                    "reference has no mimic joints yet (Pinocchio 4.1's aba refuses them); "
-                    "tests/test_mimic.py checks them against Pinocchio's mimic model"
+                    f"input '{consumer}' comes from the mimic joint '{sname}', whose effort "
+                    "only its follower's joint.tau takes"
                 )
             raise UnsupportedBlockError(
                 f"input '{consumer}' comes from '{ref}' ({type(src).__name__}), which the "
@@ -343,6 +450,8 @@ class PinocchioReference:
         self._tau_const = np.zeros(self.nv)
         self._tau_dyn: list[tuple[slice, str, Callable]] = []
         for name in self.joints:
+            if self.bodies[name].leader is not None:
+                continue  # a mimic follower: its joint.tau is the constraint's (the mimic joint)
             sl = self._joint_slice(name)
             s = self._source_fn(f"{name}.joint.tau", self.bodies[name].nv)
             if callable(s):
@@ -374,12 +483,15 @@ class PinocchioReference:
     # -- conversions ----------------------------------------------------------------------------
 
     def q_v(self, x: ArrayLike) -> tuple[FloatArray, FloatArray]:
-        """titopfmu engine state -> Pinocchio ``(q, v)`` (the quaternion is normalised)."""
+        """titopfmu engine state -> Pinocchio ``(q, v)`` (the quaternion is normalised); a mimic
+        follower's state is not read (Pinocchio's reduced ``q, v`` have its leader's only)."""
         x = np.asarray(x, dtype=float)
         q = np.empty(self.nq)
         v = np.empty(self.nv)
         for name, info in self.bodies.items():
             xs = x[self.state_slices[name]]
+            if info.leader is not None:
+                continue
             if info.kind == "root":
                 q[0:3] = xs[0:3]
                 quat = xs[[4, 5, 6, 3]]
@@ -401,13 +513,17 @@ class PinocchioReference:
         return q, v
 
     def state(self, q: ArrayLike, v: ArrayLike, x: ArrayLike | None = None) -> FloatArray:
-        """Pinocchio ``(q, v)`` -> titopfmu engine state (other states copied from ``x``)."""
+        """Pinocchio ``(q, v)`` -> titopfmu engine state (other states copied from ``x``); a mimic
+        follower's state set from its leader's by the core's projection (``Engine.consistent``).
+        """
         q = np.asarray(q, dtype=float)
         v = np.asarray(v, dtype=float)
         out = np.zeros(self.n_states) if x is None else np.array(x, dtype=float)
         for name, info in self.bodies.items():
             sl = self.state_slices[name]
             iq, iv = info.idx_q, info.idx_v
+            if info.leader is not None:
+                continue
             if info.kind == "root":
                 out[sl] = np.concatenate([q[0:3], q[[6, 3, 4, 5]], v[0:6]])
             elif info.kind == "spherical":
@@ -419,7 +535,7 @@ class PinocchioReference:
                 )
             elif info.kind not in ("welded", "ground"):
                 out[sl] = [q[iq], v[iv]]
-        return out
+        return self._project(out) if self.followers else out
 
     def initial_configuration(self) -> tuple[FloatArray, FloatArray]:
         """``(q, v)`` from the blocks' initial-condition parameters (position, euler, twist...)."""
@@ -427,6 +543,8 @@ class PinocchioReference:
         v = np.empty(self.nv)
         for name, info in self.bodies.items():
             b = self.system.blocks[name]
+            if info.leader is not None:
+                continue  # a mimic follower: its leader's (as the engine's initial state)
             if info.kind == "root":
                 phi, th, psi = b.euler0
                 q[0:3] = b.position0
@@ -449,7 +567,9 @@ class PinocchioReference:
 
     def to_titop_acc(self, a: ArrayLike) -> FloatArray:
         """Pinocchio ``a`` (nv) -> [root acc (6; none for a Ground root), u̇ of :attr:`joints`]
-        (titopfmu order)."""
+        (titopfmu order); a mimic follower's is its multiplier times its leader's."""
+        if self._acc_map is not None:
+            return self._acc_map @ np.asarray(a)
         return np.asarray(a)[self._acc_index]
 
     # -- inputs ---------------------------------------------------------------------------------
@@ -465,7 +585,10 @@ class PinocchioReference:
 
         ``overrides``: joint name -> effort (``nv`` values of that joint: the ``joint.tau`` of the
         block), or all of them in :attr:`joints` order (``n_acc - n_root`` values); the others come
-        from the signal blocks wired to ``joint.tau``.
+        from the signal blocks wired to ``joint.tau``. A mimic follower's ``joint.tau`` is the
+        constraint effort (the effort the joint transmits, computed with the accelerations, as
+        the core reports it), not an input: it cannot be overridden (its entry in a sequence
+        must be 0).
         """
         tau = self._tau_const.copy()
         given: dict[str, FloatArray] = {}
@@ -474,6 +597,12 @@ class PinocchioReference:
                 unknown = set(overrides) - set(self.joints)
                 if unknown:
                     raise KeyError(f"no joint(s) {sorted(unknown)}; joints: {self.joints}")
+                tied = sorted(set(overrides) & set(self.followers))
+                if tied:
+                    raise KeyError(
+                        f"joint(s) {tied} follow a mimic joint: their effort is the constraint's, "
+                        "not an input"
+                    )
                 given = {k: np.asarray(w, dtype=float).reshape(-1) for k, w in overrides.items()}
                 for k, val in given.items():
                     if val.size != self.bodies[k].nv:
@@ -488,6 +617,12 @@ class PinocchioReference:
                     )
                 sizes = np.cumsum([0] + [self.bodies[n].nv for n in self.joints])
                 given = {n: vals[sizes[j] : sizes[j + 1]] for j, n in enumerate(self.joints)}
+                for n in self.followers:
+                    if np.any(given.pop(n) != 0.0):
+                        raise ValueError(
+                            f"joint {n!r} follows a mimic joint: its effort is the "
+                            "constraint's, not an input (give 0)"
+                        )
         for sl, name, fn in self._tau_dyn:
             if name not in given:
                 tau[sl] = fn(t, q, v)
@@ -512,8 +647,9 @@ class PinocchioReference:
         unknown = set(overrides) - {f"{e.block}.{e.port}" for e in self._externals}
         if unknown:
             raise KeyError(f"no external-wrench input(s) {sorted(unknown)}")
-        if self._need_fk:
-            pin.forwardKinematics(self.model, self.data, q)
+        data = self._fresh() if self._need_fk else None
+        if data is not None:
+            pin.forwardKinematics(self.model, data, q)
         for e in self._externals:
             key = f"{e.block}.{e.port}"
             w = np.asarray(overrides[key] if key in overrides else e.source(t, q, v), dtype=float)
@@ -522,7 +658,7 @@ class PinocchioReference:
                 if self.bodies[e.block].kind == "root":
                     R = rotation_from_quaternion_xyzw(q[3:7])
                 else:
-                    R = self.data.oMi[e.joint_id].rotation
+                    R = data.oMi[e.joint_id].rotation
                     if e.placement is not None:
                         R = R @ e.placement.rotation
                 F, T = R.T @ F, R.T @ T
@@ -534,8 +670,44 @@ class PinocchioReference:
 
     # -- dynamics -------------------------------------------------------------------------------
 
+    def _fresh(self):
+        """The Data of a Pinocchio call: :attr:`data`, or a new one on a model with mimic joints
+        (see :meth:`forward_dynamics`)."""
+        return self.model.createData() if self.followers else self.data
+
+    def forward_dynamics(
+        self, q: FloatArray, v: FloatArray, tau: FloatArray, fext: list | None = None
+    ) -> FloatArray:
+        """The accelerations (nv) without ``aba``, which Pinocchio 4.1 refuses on a model with
+        mimic joints: ``M a = tau - b``, ``M = crba(q)`` (its upper triangle, symmetric), ``b =
+        rnea(q, v, 0, fext)`` (gravity, Coriolis, centrifugal and the external forces), solved
+        by a Cholesky factorisation (M is symmetric positive definite).
+
+        A new Data each call: Pinocchio 4.1's ``crba`` on a mimic model, given a Data that an
+        earlier ``crba`` call used, returns a wrong mass matrix that depends on that earlier
+        call (observed on a 3-link arm whose second revolute joint mimics the first, multiplier
+        -1.7: up to 290 % relative over 200 random configurations, while a fresh Data agrees
+        with G^T M_full G of the model without the mimic to 4e-16; zeroing ``data.M`` first does
+        not help). ``rnea`` showed no such effect: after ``crba`` on the same Data it equals
+        ``rnea`` on a fresh one exactly (200 states of that arm and of the panda), so one Data
+        serves both (creating one costs about 150 µs on the panda, 13 times its ``crba``)."""
+        data = self.model.createData()
+        # crba fills the upper triangle; the factorisation reads that triangle only (lower=False):
+        # the Cholesky of the symmetrised matrix, without building it
+        M = pin.crba(self.model, data, q)
+        zero = np.zeros(self.nv)
+        if fext is None:
+            b = pin.rnea(self.model, data, q, v, zero)
+        else:
+            b = pin.rnea(self.model, data, q, v, zero, fext)
+        factor = cho_factor(M, lower=False, check_finite=False)
+        return cho_solve(factor, tau - b, check_finite=False)
+
     def aba(self, q: FloatArray, v: FloatArray, tau: FloatArray, fext: list | None = None):
-        """``pin.aba`` on the model (the quaternion of q must be normalised)."""
+        """``pin.aba`` on the model (the quaternion of q must be normalised); with mimic joints,
+        :meth:`forward_dynamics`."""
+        if self.followers:
+            return self.forward_dynamics(q, v, tau, fext)
         if fext is None:
             return pin.aba(self.model, self.data, q, v, tau)
         return pin.aba(self.model, self.data, q, v, tau, fext)
@@ -561,15 +733,39 @@ class PinocchioReference:
     # -- integration ----------------------------------------------------------------------------
 
     def y_from_qv(self, q: ArrayLike, v: ArrayLike) -> FloatArray:
-        """ODE state of :meth:`rhs`: ``y = [q (nq), v (nv)]``."""
-        return np.concatenate([np.asarray(q, dtype=float), np.asarray(v, dtype=float)])
+        """ODE state of :meth:`rhs`: ``y = [q (nq), v (nv)]``, followed, with mimic joints, by
+        the followers' coordinates ``multiplier q_l + offset`` and speeds ``multiplier v_l``
+        (:attr:`followers` order).
+
+        Those copies make y hold the same values as the titopfmu engine's state, which keeps the
+        followers' states: the integrator's error norm (an RMS over the components) and so its
+        step choices are then those of the engine's run. They are integrated (their rates
+        ``multiplier v_l`` and ``multiplier a_l``) but never read back: the dynamics use the
+        reduced ``q, v`` only. Without them, the two legs of a chaotic motion (the panda
+        falling onto its stops) part by their different step sequences' errors, amplified."""
+        q = np.asarray(q, dtype=float)
+        v = np.asarray(v, dtype=float)
+        if not self.followers:
+            return np.concatenate([q, v])
+        ql, vl, r, o = self._followers_idx
+        return np.concatenate([q, v, r * q[ql] + o, r * v[vl]])
+
+    def _follower_arrays(self) -> tuple:
+        info = [self.bodies[n] for n in self.followers]
+        return (
+            np.array([i.idx_q for i in info], dtype=int),
+            np.array([i.idx_v for i in info], dtype=int),
+            np.array([i.multiplier for i in info]),
+            np.array([i.offset for i in info]),
+        )
 
     def rhs(self, t: float, y: FloatArray) -> FloatArray:
-        """``dy/dt`` for ``y = [q, v]``, the quaternion integrated as ``q̇ = ½ q ⊗ [ω, 0]`` plus a
-        norm-restoring term ``λ (1 - |q|²) q`` (the attitude it encodes is unaffected)."""
+        """``dy/dt`` for ``y`` of :meth:`y_from_qv` (``[q, v]`` without mimic joints), the
+        quaternion integrated as ``q̇ = ½ q ⊗ [ω, 0]`` plus a norm-restoring term
+        ``λ (1 - |q|²) q`` (the attitude it encodes is unaffected)."""
         nq = self.nq
         q = y[0:nq].copy()
-        v = y[nq:]
+        v = y[nq : nq + self.nv]
         if self.floating:
             quat = y[3:7]
             q[3:7] = quat / math.sqrt(float(quat @ quat))
@@ -579,11 +775,8 @@ class PinocchioReference:
         tau = self._tau_const.copy()
         for sl, _, fn in self._tau_dyn:
             tau[sl] = fn(t, q, v)
-        if self._externals:
-            a = pin.aba(self.model, self.data, q, v, tau, self.external_forces(t, q, v))
-        else:
-            a = pin.aba(self.model, self.data, q, v, tau)
-        dy = np.empty(nq + self.nv)
+        a = self.aba(q, v, tau, self.external_forces(t, q, v) if self._externals else None)
+        dy = np.empty(len(y))
         if self.floating:
             dy[0:3] = rotation_from_quaternion_xyzw(q[3:7]) @ v[0:3]
             dy[3:7] = quaternion_rate_xyzw(quat, v[3:6])
@@ -594,7 +787,13 @@ class PinocchioReference:
             else:  # free flyer: ṫ = R v (local linear velocity), q̇ from ω
                 dy[iq : iq + 3] = rotation_from_quaternion_xyzw(q[iq + 3 : iq + 7]) @ v[iv : iv + 3]
                 dy[iq + 3 : iq + 7] = quaternion_rate_xyzw(y[iq + 3 : iq + 7], v[iv + 3 : iv + 6])
-        dy[nq:] = a
+        dy[nq : nq + self.nv] = a
+        if self.followers:
+            _, vl, r, _ = self._followers_idx
+            nf = len(vl)
+            end = nq + self.nv
+            dy[end : end + nf] = r * v[vl]
+            dy[end + nf :] = r * a[vl]
         return dy
 
     def simulate(
@@ -611,7 +810,8 @@ class PinocchioReference:
         **kwargs,
     ):
         """``scipy.integrate.solve_ivp`` of :meth:`rhs` from the blocks' initial conditions (or
-        ``q0, v0``). Returns the solve_ivp result; ``sol.y[:nq]`` is q, ``sol.y[nq:]`` is v."""
+        ``q0, v0``). Returns the solve_ivp result; ``sol.y[:nq]`` is q, ``sol.y[nq:nq + nv]`` is
+        v (then, with mimic joints, the followers' copies of :meth:`y_from_qv`)."""
         qi, vi = self.initial_configuration()
         q0 = qi if q0 is None else q0
         v0 = vi if v0 is None else v0
@@ -636,18 +836,25 @@ class PinocchioReference:
         for kind, iq, _ in self._quat_joints:
             j = iq if kind == "spherical" else iq + 3
             q[j : j + 4] /= np.linalg.norm(q[j : j + 4])
-        pin.framesForwardKinematics(self.model, self.data, q)
-        M = self.data.oMf[self.bodies[name].frame_id]
+        data = self._fresh()
+        pin.framesForwardKinematics(self.model, data, q)
+        M = data.oMf[self.bodies[name].frame_id]
         return M.translation.copy(), M.rotation.copy()
 
     def joint_coordinates(self, q: ArrayLike) -> FloatArray:
         """The joint positions of :attr:`joints` in a configuration q (nq) or in the columns of
         an (nq × T) array, as titopfmu's ``joint.m[2k:3k]``: q (rad or m) for a 1-dof joint, the
         3-2-1 Euler angles of the relative attitude P_{a/a0} (rad) for a spherical joint,
-        ``[OP]_{R_b}`` (m) and those Euler angles for a free joint."""
+        ``[OP]_{R_b}`` (m) and those Euler angles for a free joint; a mimic follower's
+        ``multiplier q_l + offset``."""
         q = np.asarray(q, dtype=float)
         if all(self.bodies[n].nv == 1 for n in self.joints):
-            return q[[self.bodies[n].idx_q for n in self.joints]]
+            out = q[[self.bodies[n].idx_q for n in self.joints]]
+            if self.followers:
+                r = np.array([self.bodies[n].multiplier for n in self.joints])
+                o = np.array([self.bodies[n].offset for n in self.joints])
+                out = (r * out.T + o).T
+            return out
         cols = q.reshape(self.nq, -1)
         rows = []
         for n in self.joints:
@@ -659,7 +866,7 @@ class PinocchioReference:
                 rows += list(self.system.blocks[n].joint.R_a0b @ cols[iq : iq + 3])
                 rows += list(self._euler_columns(cols[iq + 3 : iq + 7]))
             else:
-                rows.append(cols[iq])
+                rows.append(info.multiplier * cols[iq] + info.offset)
         out = np.array(rows)
         return out[:, 0] if q.ndim == 1 else out
 
