@@ -4,7 +4,7 @@ leader; its accelerations are compared here with Pinocchio's own mimic model bui
 from the URDF (``buildModelFromXML(..., mimic=True)``, its a = M^-1 (tau - nle) written again
 here, a fresh Data per call), on panda.urdf's gripper and on a 3-link arm (multiplier -1.7,
 offset 0.3; and a prismatic pair). The crosscheck of that arm passes, its FMU leg (block-per-FMU
-co-simulation refuses mimic joints) reported as not run, in one line. The panda's crosscheck
+co-simulation refuses mimic joints) run as one model FMU. The panda's crosscheck
 itself: tests/test_urdf.py, ``test_crosscheck_of_the_panda_with_its_mimic_passes``."""
 
 from __future__ import annotations
@@ -122,22 +122,27 @@ def test_a_followers_effort_is_not_an_input_of_the_reference():
     assert np.isfinite(a0).all()
 
 
-def test_the_crosscheck_of_a_mimic_arm_passes_and_reports_the_fmu_leg_not_run(tmp_path):
-    """With cosim=True: block-per-FMU co-simulation refuses mimic joints by design; the report
-    says so in one line (the table's row, the summary, results.json), no crash."""
+def test_the_crosscheck_of_a_mimic_arm_runs_its_fmu_leg_as_one_model_fmu(tmp_path):
+    """With cosim=True: one FMU per block cannot co-simulate mimic joints (from_system refuses
+    them), so the FMU leg runs the whole-model FMU (fmpy: its model-exchange derivative at the
+    initial state, its co-simulation trajectory) and the report says why, in one line."""
+    pytest.importorskip("fmpy")
     system = import_quiet(three_links())
     system.blocks[system.urdf_joints["j1"]].theta0 = 0.4
     r = crosscheck(system, tmp_path / "cc", cosim=True, t_final=1.0)
     assert r.passed and r.verdict == "PASS", r.summary()
     assert r.acc_error < 1e-12 and r.traj_error < 1e-6
-    assert r.cosim_acc_error is None
-    assert r.cosim.startswith("not run: block '") and "mimic joint" in r.cosim
+    assert r.cosim_label == "model FMU"
+    assert r.cosim_acc_error is not None and r.cosim_acc_error < 1e-12
+    assert r.cosim_traj_error is not None and r.cosim_traj_error < 1e-6
+    assert r.cosim.startswith("run as one model FMU (block '") and "mimic joint" in r.cosim
     assert "\n" not in r.cosim
-    assert f"FMUs + master: {r.cosim}; " in r.summary()
+    assert "model FMU: state derivative" in r.summary()
+    assert (tmp_path / "cc" / f"{system.name}.fmu").is_file()
     report = (tmp_path / "cc" / "report.md").read_text()
-    rows = [line for line in report.splitlines() if "in process vs FMUs + master" in line]
-    assert len(rows) == 1 and r.cosim in rows[0]
-    print(rows[0])
+    rows = [line for line in report.splitlines() if line.startswith("| model FMU vs in process")]
+    assert len(rows) == 2, report
+    print(r.summary())
 
 
 def test_an_external_wrench_on_a_follower_and_a_body_beyond_it():

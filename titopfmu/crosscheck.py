@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from .assembly.engine import Engine
+from .assembly.engine import Engine, SimulationResult
 from .assembly.system import System
 from .blocks.bodies import FreeBody, PrismaticBody, RevoluteBody, RigidBody, SphericalBody
 
@@ -310,6 +310,9 @@ class CrosscheckReport:
     cosim_step: float | None = None
     cosim_acc_tol: float = COSIM_ACC_TOL
     cosim_traj_tol: float = COSIM_TRAJ_TOL
+    #: the FMU leg: one FMU per block and the master ("FMUs + master"), or the whole-model FMU
+    #: ("model FMU": its state derivative at t0 in place of the loop solution)
+    cosim_label: str = "FMUs + master"
     #: why it failed (None when it passed)
     diagnosis: Diagnosis | None = None
 
@@ -329,6 +332,10 @@ class CrosscheckReport:
             return "PASS"
         return self.diagnosis.verdict if self.diagnosis is not None else "FAIL"
 
+    @property
+    def _acc_what(self) -> str:
+        return "loop solution" if self.cosim_label == "FMUs + master" else "state derivative"
+
     def summary(self) -> str:
         why = f"why: {self.diagnosis.headline}; " if self.diagnosis is not None else ""
         return (
@@ -336,7 +343,7 @@ class CrosscheckReport:
             f"relative error {self.acc_error:.3g} (tol {self.acc_tol:g}); {self.t_final:g} s "
             f"trajectory: max gap {self.traj_error:.3g} (tol {self.traj_tol:g}); "
             + (
-                f"FMUs + master: loop solution {self.cosim_acc_error:.3g} (tol "
+                f"{self.cosim_label}: {self._acc_what} {self.cosim_acc_error:.3g} (tol "
                 f"{self.cosim_acc_tol:g}), trajectory max gap {self.cosim_traj_error:.3g} (tol "
                 f"{self.cosim_traj_tol:g}, step {self.cosim_step:g} s); "
                 if self.cosim_acc_error is not None
@@ -478,18 +485,26 @@ def crosscheck(
         system.name, out, n_states, acc_err, traj_err, t_final, columns=columns
     )
     fmu_diff = fmu_res = fmu_time = None
+    whole = None  # why the FMU leg runs the whole-model FMU, or None: one FMU per block
     if cosim and engine.native is not None and engine.native.mimics:
-        # block-per-FMU co-simulation refuses mimic joints (from_system): say so in the report
+        # block-per-FMU co-simulation refuses mimic joints (from_system): the FMU leg runs the
+        # model as one FMU instead (titopfmu export --fmu), and the report says why
         from .master.from_system import FromSystemError, system_mapping
 
         try:
             system_mapping(system)
         except FromSystemError as exc:
-            report.cosim = f"not run: {exc}"
-            cosim = False
+            whole = str(exc)
     if cosim:
-        fmu_acc, fmu_res = cosim_leg(system, engine, t_final, interval, cosim_step,
-                                     columns + speeds, fmus, notice=notice)  # fmt: skip
+        if whole is None:
+            fmu_acc, fmu_res = cosim_leg(system, engine, t_final, interval, cosim_step,
+                                         columns + speeds, fmus, notice=notice)  # fmt: skip
+        else:
+            if notice is not None:
+                notice(f"building the model FMU of '{system.name}' (one FMU per block cannot "
+                       f"run it: {whole})")  # fmt: skip
+            fmu_acc, fmu_res = model_leg(system, engine, t_final, interval, cosim_step,
+                                         columns + speeds, out)  # fmt: skip
         base = res
         k = min(len(res.time), len(fmu_res.time))
         if not np.allclose(fmu_res.time[:k], res.time[:k], rtol=0.0, atol=1e-9 * t_final):
@@ -512,7 +527,9 @@ def crosscheck(
         report.cosim_acc_error = fmu_acc
         report.cosim_traj_error = float(np.max(np.abs(fmu_diff)))
         report.cosim_step = cosim_step
-        report.cosim = "run"
+        report.cosim = "run" if whole is None else f"run as one model FMU ({whole})"
+        if whole is not None:
+            report.cosim_label = "model FMU"
     if not report.passed:
         runs = [res] + ([fmu_res] if fmu_res is not None else [])
         report.diagnosis = _diagnose(
@@ -588,6 +605,60 @@ def cosim_leg(system: System, engine: Engine, t_final: float, interval: float, s
     every = max(1, int(round(interval / step)))
     res = simulate_system(cs, n * step, step, record=columns, output_interval=every * step)
     return loop_err, res
+
+
+def model_leg(system: System, engine: Engine, t_final: float, interval: float, step: float,
+              columns: list[str], out: Path):  # fmt: skip
+    """The FMU leg of a model that one FMU per block cannot co-simulate (mimic joints): its
+    whole-model FMU (:func:`titopfmu.export_fmu`, written to ``out``), run by fmpy.
+    ``(derivative error, result)``: the largest difference between the FMU's state derivative
+    (model exchange) at the initial state and the engine's, relative to the largest; the result
+    of its co-simulation interface at the communication step ``step`` (s), ``columns`` recorded
+    every ``interval`` (rounded to a multiple of ``step``) up to ``t_final``."""
+    import ctypes
+    import shutil
+
+    from fmpy import extract, read_model_description, simulate_fmu
+    from fmpy.fmi2 import FMU2Model
+
+    from .fmi.model import build_model_fmu
+
+    path = build_model_fmu(system, out / f"{system.name}.fmu", outputs={c: c for c in columns})
+    md = read_model_description(str(path))
+    unzipped = extract(str(path))
+    try:
+        fmu = FMU2Model(guid=md.guid, unzipDirectory=unzipped,
+                        modelIdentifier=md.modelExchange.modelIdentifier,
+                        instanceName="crosscheck")  # fmt: skip
+        fmu.instantiate()
+        try:
+            fmu.setupExperiment(startTime=0.0)
+            fmu.enterInitializationMode()
+            fmu.exitInitializationMode()
+            nx = md.numberOfContinuousStates
+            x, dx = np.zeros(nx), np.zeros(nx)
+            ptr = ctypes.POINTER(ctypes.c_double)
+            fmu.getContinuousStates(x.ctypes.data_as(ptr), nx)
+            fmu.getDerivatives(dx.ctypes.data_as(ptr), nx)
+        finally:
+            fmu.terminate()
+            fmu.freeInstance()
+    finally:
+        shutil.rmtree(unzipped, ignore_errors=True)
+    x0 = engine.initial_state()
+    if x.shape != x0.shape or not np.allclose(x, x0, rtol=1e-12, atol=0.0):
+        raise RuntimeError(f"the model FMU of '{system.name}' starts from another state than the "
+                           "engine")  # fmt: skip
+    theirs = engine.derivative(0.0, x0)
+    err = float(np.max(np.abs(dx - theirs)) / max(1.0, float(np.max(np.abs(theirs)))))
+    n = max(1, int(round(t_final / step)))
+    every = max(1, int(round(interval / step)))
+    r = simulate_fmu(str(path), fmi_type="CoSimulation", stop_time=n * step, step_size=step,
+                     output_interval=every * step, output=list(columns))  # fmt: skip
+    res = SimulationResult(list(columns))
+    for row in r:
+        res.append(float(row["time"]), [float(row[c]) for c in columns])
+    return err, res
 
 
 # -- diagnosis of a failed cross-check -----------------------------------------------------------
@@ -1112,10 +1183,10 @@ def _write(r: CrosscheckReport, out: Path, diff: np.ndarray, fmu_diff=None) -> N
         *[f"| {a} | {b} | {c} | {'pass' if d else 'FAIL'} |" for a, b, c, d in rows],
         *(
             [
-                f"| FMUs + master vs in process: loop solution at t = 0 (max relative error) | "
+                f"| {r.cosim_label} vs in process: {r._acc_what} at t = 0 (max relative error) | "
                 f"{r.cosim_acc_error:.3g} | {r.cosim_acc_tol:g} | "
                 f"{'pass' if r.cosim_acc_error <= r.cosim_acc_tol else 'FAIL'} |",
-                f"| FMUs + master vs in process: {r.t_final:g} s trajectory, step "
+                f"| {r.cosim_label} vs in process: {r.t_final:g} s trajectory, step "
                 f"{r.cosim_step:g} s (max gap) | {r.cosim_traj_error:.3g} | "
                 f"{r.cosim_traj_tol:g} | "
                 f"{'pass' if r.cosim_traj_error <= r.cosim_traj_tol else 'FAIL'} |",
@@ -1141,7 +1212,7 @@ def _write(r: CrosscheckReport, out: Path, diff: np.ndarray, fmu_diff=None) -> N
     data = {
         "model": r.model, "passed": r.passed, "verdict": r.verdict, "acc_error": r.acc_error,
         "traj_error": r.traj_error, "t_final": r.t_final, "n_states": r.n_states,
-        "cosim": r.cosim, "cosim_acc_error": r.cosim_acc_error,
+        "cosim": r.cosim, "cosim_leg": r.cosim_label, "cosim_acc_error": r.cosim_acc_error,
         "cosim_traj_error": r.cosim_traj_error, "cosim_step": r.cosim_step,
         "per_signal": dict(zip(r.columns, per_col.tolist(), strict=True)),
         "cosim_per_signal": None if fmu_diff is None
@@ -1153,6 +1224,6 @@ def _write(r: CrosscheckReport, out: Path, diff: np.ndarray, fmu_diff=None) -> N
 
 __all__ = [
     "CrosscheckReport", "Diagnosis", "Divergence", "Extreme", "Sensitivity",
-    "acceleration_names", "cosim_leg", "crosscheck", "engine_accelerations", "model_size",
-    "random_state",
+    "acceleration_names", "cosim_leg", "crosscheck", "engine_accelerations", "model_leg",
+    "model_size", "random_state",
 ]  # fmt: skip

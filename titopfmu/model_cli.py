@@ -122,7 +122,8 @@ def add_parsers(subparsers) -> None:
         "crosscheck",
         help="compare a model in process, as FMUs with the master, and in Pinocchio",
         description="Run a model in process, through its FMUs with titopfmu's co-simulation "
-        "master (CoSimulation.from_system) and in Pinocchio (built from the same model by "
+        "master (CoSimulation.from_system; a model that one FMU per block cannot run, one with "
+        "mimic joints, as its whole-model FMU) and in Pinocchio (built from the same model by "
         "titopfmu.reference.to_pinocchio): accelerations at random states and a trajectory; "
         "writes report.md, trajectory.png and the numbers as JSON to the output folder.",
     )
