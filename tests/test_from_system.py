@@ -85,9 +85,10 @@ def test_balloon_from_system_loop_solution_is_the_engines():
         assert cs.system_mapping.model_names() == {
             "balloon": "TitopRigidBodyC1", "slider": "TitopPrismaticBodyC1",
             "pend1": "TitopRevoluteBodyC1", "pend2": "TitopRevoluteBodyC0",
-            "slider_law": "TitopJointSpringDamper", "pend1_law": "TitopJointSpringDamper",
-            "pend2_law": "TitopJointSpringDamper",
         }  # fmt: skip
+        # each joint's own law is computed inside its joint's FMU (law.* parameters)
+        assert cs.system_mapping.folded == {"slider_law": "slider", "pend1_law": "pend1",
+                                            "pend2_law": "pend2"}  # fmt: skip
         assert loop_solution_gap(cs, s) < 1e-10
 
 
@@ -150,11 +151,12 @@ def test_export_ssp_cli_writes_fmus_parameters_and_experiment(tmp_path, capsys):
         warnings.simplefilter("ignore")
         assert main(["export", "balloon", "--ssp", str(out), "--t-final", "3",
                      "--step", "1e-3"]) == 0  # fmt: skip
-    assert "7 components, 5 FMUs" in capsys.readouterr().out
+    assert "4 components, 4 FMUs" in capsys.readouterr().out
     cs, exp = read_ssp(out)
     assert (exp.start_time, exp.stop_time, exp.step) == (0.0, 3.0, 1e-3)
-    assert set(cs.components) == {"balloon", "slider", "pend1", "pend2", "slider_law",
-                                  "pend1_law", "pend2_law"}  # fmt: skip
+    # the joints' own laws inside their FMUs
+    assert set(cs.components) == {"balloon", "slider", "pend1", "pend2"}
+    assert cs.components["pend1"].parameters["law.enabled"] is True
     assert cs.components["pend1"].parameters["theta0"] == pytest.approx(np.deg2rad(170.0))
     assert ("pend1", "C1", "pend2", "P") in cs.port_links
     assert ("balloon", "ext.W[2]") in cs.inputs  # the buoyancy, held

@@ -9,7 +9,10 @@ The wiring follows the System's connections:
 * child port -> parent port (motion down, wrench up): ``parent.Cj`` -> ``child.P``, where the
   j-th child port of a body (in the order of its ``children``) is the FMU's ``Cj``;
 * a body's joint motion and effort to and from its joint law: ``joint.m`` / ``joint.tau`` (the
-  law's ports ``m`` / ``tau`` are its FMU's ``joint.m`` / ``joint.tau``);
+  law's ports ``m`` / ``tau`` are its FMU's ``joint.m`` / ``joint.tau``), except a law that
+  reads and drives the same forward 1-dof joint: it is folded into that joint's FMU (its
+  ``law.*`` parameters, :func:`own_laws`), so that the FMU's integrator sees it between
+  communication points;
 * loop closures: ``body.Cj`` -> ``closure.left`` / ``closure.right``;
 * an external wrench of a body is its FMU's ``ext.W`` (point and frame bound as parameters);
   a body without one leaves ``ext.W`` unconnected, at its start value zero;
@@ -65,6 +68,9 @@ class SystemMapping:
     parameters: dict[str, dict[str, object]] = field(default_factory=dict)
     #: constant block name -> its value
     constants: dict[str, np.ndarray] = field(default_factory=dict)
+    #: joint law folded into its joint's FMU (a JointSpringDamper reading and driving the same
+    #: forward 1-dof joint: that FMU's law.* parameters) -> the joint's block name
+    folded: dict[str, str] = field(default_factory=dict)
 
     def fmu_ref(self, ref: str) -> str:
         """The FMU-side reference of a System reference: ``"base.hinge"`` -> ``"base.C1"``,
@@ -182,12 +188,43 @@ def _no_fmu(block) -> FromSystemError:
     )
 
 
+def own_laws(system: System) -> dict[str, str]:
+    """The joint laws of ``system`` that act on their own joint: law name -> joint name, for a
+    :class:`~titopfmu.blocks.JointSpringDamper` whose ``m`` is a joint's ``joint.m`` and whose
+    ``tau`` feeds only that joint's ``joint.tau``, the joint's FMU able to carry it
+    (:attr:`~titopfmu.blocks.declarations.FmuDecl.law`: forward 1-dof joints). Each becomes that
+    joint FMU's ``law.*`` parameters: computed by the core inside the FMU, its integrator sees
+    it between communication points (a separate law FMU is coupled to its joint only at them,
+    explicitly: stiff joint stops then make the co-simulation fail). Laws between different
+    joints stay FMUs of their own."""
+    from ..blocks import JointSpringDamper
+
+    src = system._source
+    out: dict[str, str] = {}
+    for b in system.blocks.values():
+        if type(b) is not JointSpringDamper or (b.name, "m") not in src:
+            continue
+        joint, port = src[(b.name, "m")]
+        j = system.blocks[joint]
+        ftype = FMU_TYPES.get(FMU_TYPE_OF.get(type(j), ""))
+        if port != "joint.m" or ftype is None or not ftype.declaration.fmu.law:
+            continue
+        fed = [dst for dst, s in src.items() if s == (b.name, "tau")]
+        if fed == [(joint, "joint.tau")]:
+            out[b.name] = joint
+    return out
+
+
 def system_mapping(system: System) -> SystemMapping:
     """The FMU type, port names and parameters of every block of ``system`` (checked: raises
-    :class:`FromSystemError` naming the block for anything without an FMU)."""
+    :class:`FromSystemError` naming the block for anything without an FMU). A joint law acting
+    on its own joint is folded into that joint's FMU (:func:`own_laws`, ``folded``)."""
     system.check()
     m = SystemMapping(system)
+    m.folded = own_laws(system)
     for b in system.blocks.values():
+        if b.name in m.folded:
+            continue
         if type(b) is Constant:
             m.constants[b.name] = np.asarray(b.value, dtype=float).reshape(-1)
             continue
@@ -208,6 +245,10 @@ def system_mapping(system: System) -> SystemMapping:
         params = block_parameters(b)
         _check_rebuilt(b, ftype, n, params)
         m.parameters[b.name] = params
+    for law, joint in m.folded.items():
+        lp = block_parameters(system.blocks[law])
+        m.parameters[joint].update({"law.enabled": True,
+                                    **{f"law.{k}": v for k, v in lp.items()}})  # fmt: skip
     return m
 
 
@@ -270,7 +311,11 @@ def populate(
     for name in m.variants:
         cs.add(name, folder / f"{models[name]}.fmu", {**m.parameters[name], **extra})
         cs.aliases[name] = dict(m.ports[name])
+    for joint in m.folded.values():  # its effort is the law's, computed inside its FMU
+        cs.set_input(f"{joint}.joint.tau", 0.0)
     for a, b in system.connections:
+        if {a.split(".", 1)[0], b.split(".", 1)[0]} & set(m.folded):
+            continue  # inside the joint's FMU
         pa, pb = system.port(a), system.port(b)
         if {pa.kind, pb.kind} == {"child", "parent"}:
             child, parent = (a, b) if pa.kind == "child" else (b, a)
@@ -316,6 +361,15 @@ def _signal_columns(cs, alias: str, name: str) -> list[_Column]:
             return [make(alias, 0)]
         return [make(f"{alias}[{k + 1}]", k) for k in range(size)]
 
+    if block in m.folded:
+        if sig != "m":
+            raise FromSystemError(
+                f"cannot record {name!r} from the FMUs: the joint law '{block}' is computed "
+                f"inside the FMU of its joint '{m.folded[block]}' (its law.* parameters), "
+                "which does not output its effort"
+            )
+        return _signal_columns(cs, alias, f"{m.folded[block]}.joint.m"
+                               + (f"[{index}]" if index is not None else ""))  # fmt: skip
     if block in m.constants:
         val = m.constants[block]
         return expand(val.size, lambda lab, k: _Column(lab, [], lambda v, k=k: float(val[k])))
@@ -399,6 +453,6 @@ def simulate_system(cs, stop_time: float, step: float = 1e-3, *,
 
 
 __all__ = [
-    "FMU_TYPE_OF", "FromSystemError", "SystemMapping", "block_parameters",
+    "FMU_TYPE_OF", "FromSystemError", "SystemMapping", "block_parameters", "own_laws",
     "populate", "record_plan", "simulate_system", "system_mapping",
 ]  # fmt: skip
