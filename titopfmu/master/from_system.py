@@ -215,13 +215,14 @@ def own_laws(system: System) -> dict[str, str]:
     return out
 
 
-def system_mapping(system: System) -> SystemMapping:
+def system_mapping(system: System, fold_laws: bool = True) -> SystemMapping:
     """The FMU type, port names and parameters of every block of ``system`` (checked: raises
     :class:`FromSystemError` naming the block for anything without an FMU). A joint law acting
-    on its own joint is folded into that joint's FMU (:func:`own_laws`, ``folded``)."""
+    on its own joint is folded into that joint's FMU (:func:`own_laws`, ``folded``) unless
+    ``fold_laws`` is false (then every law is an FMU of its own)."""
     system.check()
     m = SystemMapping(system)
-    m.folded = own_laws(system)
+    m.folded = own_laws(system) if fold_laws else {}
     for b in system.blocks.values():
         if b.name in m.folded:
             continue
@@ -287,6 +288,7 @@ def populate(
     solver: Mapping[str, object] | None = None,
     progress: bool = False,
     notice: Callable[[str], None] | None = None,
+    fold_laws: bool = True,
 ):
     """Fill the empty co-simulation ``cs`` with ``system``: one FMU component per block, same
     names, same wiring; returns ``cs`` (:meth:`CoSimulation.from_system
@@ -301,9 +303,12 @@ def populate(
     ``notice``: a function of one string, told once when FMUs must be built into the cache
     (how many, where, and an estimate of the time; later calls reuse them); None (the default)
     prints that line on stderr, prefixed ``titopfmu:``; ``notice=lambda message: None``
-    keeps the build silent. The mapping is ``cs.system_mapping``.
+    keeps the build silent. ``fold_laws``: a joint law that reads and drives the same forward
+    1-dof joint is computed inside that joint's FMU (its ``law.*`` parameters, :func:`own_laws`:
+    its integrator sees the law between communication points; the law's effort is then no FMU
+    output); false keeps each law an FMU of its own. The mapping is ``cs.system_mapping``.
     """
-    m = system_mapping(system)
+    m = system_mapping(system, fold_laws)
     folder = _fmu_folder(m, fmus, progress, notice)
     cs.system_mapping = m
     extra = dict({"solver.method": 4} if solver is None else solver)
