@@ -214,11 +214,14 @@ def _random_spd(rng: np.random.Generator, n: int, scale: float) -> np.ndarray:
 
 
 def random_values(params: list[Param], rng: np.random.Generator) -> dict[str, object]:
-    """Valid random parameter values: masses 0.5-5 kg, full inertias, random DCMs and axes."""
+    """Valid random parameter values: masses 0.5-5 kg, full inertias, random DCMs and axes; a
+    joint FMU's own law off (``law.enabled``), its values valid."""
     v: dict[str, object] = {}
     for p in params:
         n = p.name.removeprefix("law.")  # a joint FMU's own law: as the law block's
-        if p.boolean:
+        if p.name == "law.enabled":  # a joint FMU as its block alone (the law's values valid)
+            v[p.name] = False
+        elif p.boolean:
             v[p.name] = bool(rng.integers(0, 2))
         elif p.integer:
             v[p.name] = int(p.default)
