@@ -75,6 +75,12 @@ def _section(d: BlockType) -> list[str]:
         names = (f"`{d.fmu.prefix}C{v[0]}` … `{d.fmu.prefix}C{v[-1]}`" if v != (0,)
                  else f"`{d.fmu.prefix}`")  # fmt: skip
         out += [f"FMU: {names} (key `{d.key}`).", ""]
+        if d.fmu.law:
+            out += ["Its FMU also computes the joint law of its own joint when `law.enabled` is "
+                    "true, with the parameters of a JointSpringDamper as `law.k`, `law.d`, ... "
+                    "(same units and defaults), its effort added to the input `joint.tau` "
+                    "(`CoSimulation.from_system` folds a law reading and driving the same "
+                    "joint into it).", ""]
     else:
         out += ["No FMU of its own.", ""]
     return out

@@ -19,7 +19,7 @@ import pytest
 
 import titopfmu
 from titopfmu.blocks import BLOCK_CLASSES
-from titopfmu.blocks.declarations import BLOCK_TYPES, OLD_FMU_NAMES
+from titopfmu.blocks.declarations import BLOCK_TYPES, OLD_FMU_NAMES, own_law_parameters
 from titopfmu.fmi.catalog import FMU_TYPES, MAX_CHILDREN
 from titopfmu.fmi.native.generate import SOLVER_PARAMS, describe
 from titopfmu.linear.units import units_of
@@ -62,10 +62,18 @@ def test_the_generated_files_are_up_to_date():
 @pytest.mark.parametrize("key", sorted(FMU_TYPES))
 def test_fmu_parameters_have_the_declared_names_units_and_defaults(key):
     """Every FMI parameter of every variant is a declared parameter by the same name (or a
-    child port's point, the external wrench's point and frame, a solver setting)."""
+    child port's point, the external wrench's point and frame, a solver setting; a forward
+    1-dof joint's own law: law.enabled and the JointSpringDamper's as law.NAME)."""
     ftype = FMU_TYPES[key]
     decl = ftype.declaration
     declared = {p.name: p for p in decl.fmu_parameters()}
+    if decl.fmu.law:
+        law = BLOCK_TYPES["JointSpringDamper"].fmu_parameters()
+        assert [p.name for p in own_law_parameters()] == ["law.enabled"] + [
+            f"law.{p.name}" for p in law]
+        for p, q in zip(own_law_parameters()[1:], law, strict=True):
+            assert (p.unit, p.default, p.check, p.role) == (q.unit, q.default, q.check, q.role)
+        declared |= {p.name: p for p in own_law_parameters()}
     solver = {p.name for p in SOLVER_PARAMS}
     for n in ftype.variants:
         if n > MAX_CHILDREN:

@@ -85,9 +85,10 @@ def test_balloon_from_system_loop_solution_is_the_engines():
         assert cs.system_mapping.model_names() == {
             "balloon": "TitopRigidBodyC1", "slider": "TitopPrismaticBodyC1",
             "pend1": "TitopRevoluteBodyC1", "pend2": "TitopRevoluteBodyC0",
-            "slider_law": "TitopJointSpringDamper", "pend1_law": "TitopJointSpringDamper",
-            "pend2_law": "TitopJointSpringDamper",
         }  # fmt: skip
+        # each joint's own law is computed inside its joint's FMU (law.* parameters)
+        assert cs.system_mapping.folded == {"slider_law": "slider", "pend1_law": "pend1",
+                                            "pend2_law": "pend2"}  # fmt: skip
         assert loop_solution_gap(cs, s) < 1e-10
 
 
@@ -150,11 +151,12 @@ def test_export_ssp_cli_writes_fmus_parameters_and_experiment(tmp_path, capsys):
         warnings.simplefilter("ignore")
         assert main(["export", "balloon", "--ssp", str(out), "--t-final", "3",
                      "--step", "1e-3"]) == 0  # fmt: skip
-    assert "7 components, 5 FMUs" in capsys.readouterr().out
+    assert "4 components, 4 FMUs" in capsys.readouterr().out
     cs, exp = read_ssp(out)
     assert (exp.start_time, exp.stop_time, exp.step) == (0.0, 3.0, 1e-3)
-    assert set(cs.components) == {"balloon", "slider", "pend1", "pend2", "slider_law",
-                                  "pend1_law", "pend2_law"}  # fmt: skip
+    # the joints' own laws inside their FMUs
+    assert set(cs.components) == {"balloon", "slider", "pend1", "pend2"}
+    assert cs.components["pend1"].parameters["law.enabled"] is True
     assert cs.components["pend1"].parameters["theta0"] == pytest.approx(np.deg2rad(170.0))
     assert ("pend1", "C1", "pend2", "P") in cs.port_links
     assert ("balloon", "ext.W[2]") in cs.inputs  # the buoyancy, held
@@ -240,7 +242,7 @@ def arm_system(arm_cls=RevoluteBody, drive: bool = False) -> System:
 
 
 def test_system_names_are_accepted_by_the_co_simulation():
-    cs = CoSimulation.from_system(arm_system())
+    cs = CoSimulation.from_system(arm_system(), fold_laws=False)  # the law as its own FMU
     res = cs.simulate(0.05, 1e-3, record=["base.hinge.m[8]", "base.C1.m[8]", "motor.tau",
                                           "motor.joint.tau", "motor.m[3]"])  # fmt: skip
     np.testing.assert_array_equal(res["base.hinge.m[8]"], res["base.C1.m[8]"])
@@ -266,7 +268,8 @@ def test_the_from_system_example_of_the_cosim_page_runs(tmp_path, monkeypatch):
     assert scope["result"].columns == ["theta", "wz"]
     assert np.max(np.abs(scope["result"]["theta"] - ref["theta"])) < 1e-6
     cs, exp = read_ssp(tmp_path / "arm.ssp")
-    assert exp.stop_time == 0.2 and set(cs.components) == {"base", "arm", "motor"}
+    # the motor law acts on the arm's own joint: computed inside the arm's FMU
+    assert exp.stop_time == 0.2 and set(cs.components) == {"base", "arm"}
 
 
 # -- refusals ----------------------------------------------------------------------------------
@@ -285,7 +288,10 @@ def test_blocks_without_an_fmu_are_refused_naming_the_block(tmp_path):
 def test_missing_fmus_are_a_clear_error(tmp_path):
     with pytest.raises(FromSystemError, match="lacks TitopJointSpringDamper.fmu, "
                        "TitopRevoluteBodyC0.fmu, TitopRigidBodyC1.fmu"):  # fmt: skip
-        CoSimulation.from_system(arm_system(), tmp_path)
+        CoSimulation.from_system(arm_system(), tmp_path, fold_laws=False)
+    with pytest.raises(FromSystemError, match="lacks TitopRevoluteBodyC0.fmu, "
+                       "TitopRigidBodyC1.fmu"):  # fmt: skip
+        CoSimulation.from_system(arm_system(), tmp_path)  # the law inside the arm's FMU
 
 
 def test_an_inertia_remark_is_given_once_per_body(tmp_path):

@@ -117,6 +117,10 @@ class FmuDecl:
     title: str
     variants: tuple[int, ...] = (0,)
     ports: tuple[tuple[str, str], ...] = ()  # block port -> FMU port
+    #: the FMU can compute the joint law of its own joint (a forward 1-dof joint): the
+    #: parameters :func:`own_law_parameters` (``law.enabled`` and the JointSpringDamper's,
+    #: ``law.k``...), evaluated by the core inside the FMU, its effort added to ``joint.tau``
+    law: bool = False
 
 
 @dataclass(frozen=True)
@@ -406,7 +410,8 @@ def _one_dof(revolute: bool, inverse: bool) -> BlockType:
         states=() if inverse else (State("q", unit), State("qd", f"{unit}/s")),
         core_kind=REVOLUTE if revolute else PRISMATIC, inverse=inverse,
         fmu=FmuDecl(("TitopRevoluteBody" if revolute else "TitopPrismaticBody")
-                    + ("Inverse" if inverse else ""), title, _VARIANTS, _EXT_PORTS),
+                    + ("Inverse" if inverse else ""), title, _VARIANTS, _EXT_PORTS,
+                    law=not inverse),
         coordinate_unit=unit,
     )  # fmt: skip
 
@@ -545,6 +550,23 @@ JOINT_MIMIC = BlockType(
                     "on the follower (N or N m), computed in the core only")),
 )  # fmt: skip
 
+
+def own_law_parameters() -> tuple[Parameter, ...]:
+    """The FMU parameters of the joint law a forward 1-dof joint's FMU computes on its own
+    joint (:attr:`FmuDecl.law`): ``law.enabled``, then each FMU parameter of
+    :data:`JOINT_SPRING_DAMPER` as ``law.NAME`` (same unit, default, check and role). The
+    block-per-FMU co-simulation folds a JointSpringDamper that reads and drives the same joint
+    into that joint's FMU with them, so the FMU's integrator sees the law between
+    communication points."""
+    enabled = Parameter("law.enabled", (), "", False, "true: the FMU computes the joint law "
+                        "law.* on its own joint (the JointSpringDamper's parameters), its effort "
+                        "added to the input joint.tau; false: no law (the law.* values unused)",
+                        "flag", role="PAR_LAW_ENABLED", json="boolean")  # fmt: skip
+    return (enabled,) + tuple(replace(p, name=f"law.{p.name}", description=f"joint law: "
+                                      f"{p.description}")
+                              for p in JOINT_SPRING_DAMPER.fmu_parameters())  # fmt: skip
+
+
 CONSTANT = BlockType(
     "Constant", "constant", "constant signal y", "signal",
     (Parameter("value", None, "", REQUIRED, "the constant value y (a number or a vector)",
@@ -598,5 +620,5 @@ for _t in BLOCK_TYPES.values():
 
 __all__ = [
     "BLOCK_TYPES", "BlockType", "FmuDecl", "OLD_FMU_NAMES", "Parameter", "PortDecl", "REQUIRED",
-    "State",
+    "State", "own_law_parameters",
 ]  # fmt: skip

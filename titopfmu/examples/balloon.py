@@ -184,13 +184,15 @@ def build_balloon_cosim(
     """The balloon of :func:`build_balloon` as a :class:`~titopfmu.master.CoSimulation` of the
     FMUs in ``fmu_dir`` (``titopfmu build``; None: the per-user cache, built there if needed):
     :meth:`CoSimulation.from_system` of the same System, so same parameters, same wiring, the
-    joint laws as ``TitopJointSpringDamper`` FMUs and the buoyancy, a constant, held on the
-    balloon's inertial ``ext.W``. ``solver_method`` is every FMU's ``solver.method``."""
+    joint laws as ``TitopJointSpringDamper`` FMUs of their own (``fold_laws=False``; by default
+    ``from_system`` computes each inside its joint's FMU) and the buoyancy, a constant, held on
+    the balloon's inertial ``ext.W``. ``solver_method`` is every FMU's ``solver.method``."""
     from ..master import CoSimulation
 
     with paper_inertia_accepted():
         system = build_balloon(params)
-    return CoSimulation.from_system(system, fmu_dir, solver={"solver.method": solver_method})
+    return CoSimulation.from_system(system, fmu_dir, solver={"solver.method": solver_method},
+                                    fold_laws=False)  # fmt: skip
 
 
 def balloon_columns_from_cosim(result) -> dict[str, np.ndarray]:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..blocks import BLOCK_CLASSES
 from ..blocks.base import Block
-from ..blocks.declarations import BLOCK_TYPES, OLD_FMU_NAMES, BlockType
+from ..blocks.declarations import BLOCK_TYPES, OLD_FMU_NAMES, BlockType, own_law_parameters
 from ..spatial.rotations import dcm_from_quaternion
 
 #: Largest number of child ports of the body variants that ``titopfmu build`` writes.
@@ -109,6 +109,9 @@ def _fmu_params(decl: BlockType, n: int) -> list[Param]:
             default = p.start if p.required else p.default
             out.append(Param(p.name, p.shape, p.unit, default, p.description,
                              boolean=p.json == "boolean", role=p.role))
+    if decl.fmu is not None and decl.fmu.law:  # the law of its own joint (law.enabled, law.k...)
+        out += [Param(p.name, p.shape, p.unit, p.default, p.description,
+                      boolean=p.json == "boolean", role=p.role) for p in own_law_parameters()]
     return out
 
 
@@ -211,37 +214,41 @@ def _random_spd(rng: np.random.Generator, n: int, scale: float) -> np.ndarray:
 
 
 def random_values(params: list[Param], rng: np.random.Generator) -> dict[str, object]:
-    """Valid random parameter values: masses 0.5-5 kg, full inertias, random DCMs and axes."""
+    """Valid random parameter values: masses 0.5-5 kg, full inertias, random DCMs and axes; a
+    joint FMU's own law off (``law.enabled``), its values valid."""
     v: dict[str, object] = {}
     for p in params:
-        n = p.name
-        if p.boolean:
-            v[n] = bool(rng.integers(0, 2))
+        n = p.name.removeprefix("law.")  # a joint FMU's own law: as the law block's
+        if p.name == "law.enabled":  # a joint FMU as its block alone (the law's values valid)
+            v[p.name] = False
+        elif p.boolean:
+            v[p.name] = bool(rng.integers(0, 2))
         elif p.integer:
-            v[n] = int(p.default)
+            v[p.name] = int(p.default)
         elif n == "mass":
-            v[n] = np.array(rng.uniform(0.5, 5.0))
+            v[p.name] = np.array(rng.uniform(0.5, 5.0))
         elif n == "inertia":
-            v[n] = _random_inertia(rng)
+            v[p.name] = _random_inertia(rng)
         elif p.shape == (3, 3):
-            v[n] = _random_rotation(rng)
+            v[p.name] = _random_rotation(rng)
         elif n in ("K", "D"):
-            v[n] = _random_spd(rng, 6, 100.0 if n == "K" else 5.0)
+            v[p.name] = _random_spd(rng, 6, 100.0 if n == "K" else 5.0)
         elif n in ("k", "d", "friction", "d_stop"):
-            v[n] = np.array(rng.uniform(0.0, 20.0))
+            v[p.name] = np.array(rng.uniform(0.0, 20.0))
         elif n == "k_stop":  # (> 0: a joint law may be limited)
-            v[n] = np.array(rng.uniform(50.0, 500.0))
+            v[p.name] = np.array(rng.uniform(50.0, 500.0))
         elif n == "friction_velocity":
-            v[n] = np.array(rng.uniform(0.2, 2.0))
+            v[p.name] = np.array(rng.uniform(0.2, 2.0))
         elif n in ("lower", "upper"):  # a range around 0 (upper >= lower)
-            v[n] = np.array(rng.uniform(0.1, 1.0) * (-1.0 if n == "lower" else 1.0))
+            v[p.name] = np.array(rng.uniform(0.1, 1.0) * (-1.0 if n == "lower" else 1.0))
         elif n == "armature":  # a rotor inertia per joint speed, >= 0
-            v[n] = rng.uniform(0.0, 0.5, p.shape) if p.shape else np.array(rng.uniform(0.0, 0.5))
+            v[p.name] = (rng.uniform(0.0, 0.5, p.shape) if p.shape
+                         else np.array(rng.uniform(0.0, 0.5)))
         elif n.endswith("axis"):
             a = rng.standard_normal(3)
-            v[n] = a / np.linalg.norm(a)
+            v[p.name] = a / np.linalg.norm(a)
         elif n == "euler0" or n == "euler":
-            v[n] = rng.uniform(-1.2, 1.2, 3)
+            v[p.name] = rng.uniform(-1.2, 1.2, 3)
         else:
-            v[n] = rng.normal(0.0, 0.5, p.shape) if p.shape else np.array(rng.normal(0.0, 0.5))
+            v[p.name] = rng.normal(0.0, 0.5, p.shape) if p.shape else np.array(rng.normal(0.0, 0.5))
     return v

@@ -154,9 +154,13 @@ static int run_ops(plan_t *p, int64_t a, int64_t b)
         if (op[O_BODY] >= 0) {
             const int64_t *bd = p->body + NB * op[O_BODY];
             const double *o = out + op[O_YOFF];
-            memcpy(p->Y + bd[B_SY], o, (size_t)bd[B_NY] * sizeof(double));
-            memcpy(p->E + bd[B_SE], o + bd[B_NY], (size_t)bd[B_NE] * sizeof(double));
-            memcpy(p->XR + bd[B_XR], p->V + bd[B_XV], (size_t)bd[B_NX] * sizeof(double));
+            /* (empty buffers may be NULL: no copy of nothing) */
+            if (bd[B_NY])
+                memcpy(p->Y + bd[B_SY], o, (size_t)bd[B_NY] * sizeof(double));
+            if (bd[B_NE])
+                memcpy(p->E + bd[B_SE], o + bd[B_NY], (size_t)bd[B_NE] * sizeof(double));
+            if (bd[B_NX])
+                memcpy(p->XR + bd[B_XR], p->V + bd[B_XV], (size_t)bd[B_NX] * sizeof(double));
         }
     }
     return 0;

@@ -9,7 +9,10 @@ The wiring follows the System's connections:
 * child port -> parent port (motion down, wrench up): ``parent.Cj`` -> ``child.P``, where the
   j-th child port of a body (in the order of its ``children``) is the FMU's ``Cj``;
 * a body's joint motion and effort to and from its joint law: ``joint.m`` / ``joint.tau`` (the
-  law's ports ``m`` / ``tau`` are its FMU's ``joint.m`` / ``joint.tau``);
+  law's ports ``m`` / ``tau`` are its FMU's ``joint.m`` / ``joint.tau``), except a law that
+  reads and drives the same forward 1-dof joint: it is folded into that joint's FMU (its
+  ``law.*`` parameters, :func:`own_laws`), so that the FMU's integrator sees it between
+  communication points;
 * loop closures: ``body.Cj`` -> ``closure.left`` / ``closure.right``;
 * an external wrench of a body is its FMU's ``ext.W`` (point and frame bound as parameters);
   a body without one leaves ``ext.W`` unconnected, at its start value zero. A body FMU has one
@@ -73,6 +76,9 @@ class SystemMapping:
     #: the massless welded components carrying a body's further external wrenches:
     #: (body block, its FMU's child port, component name)
     wrench_carriers: list[tuple[str, str, str]] = field(default_factory=list)
+    #: joint law folded into its joint's FMU (a JointSpringDamper reading and driving the same
+    #: forward 1-dof joint: that FMU's law.* parameters) -> the joint's block name
+    folded: dict[str, str] = field(default_factory=dict)
 
     def fmu_ref(self, ref: str) -> str:
         """The FMU-side reference of a System reference: ``"base.hinge"`` -> ``"base.C1"``,
@@ -218,13 +224,45 @@ def _no_fmu(block) -> FromSystemError:
     )
 
 
-def system_mapping(system: System) -> SystemMapping:
+def own_laws(system: System) -> dict[str, str]:
+    """The joint laws of ``system`` that act on their own joint: law name -> joint name, for a
+    :class:`~titopfmu.blocks.JointSpringDamper` whose ``m`` is a joint's ``joint.m`` and whose
+    ``tau`` feeds only that joint's ``joint.tau``, the joint's FMU able to carry it
+    (:attr:`~titopfmu.blocks.declarations.FmuDecl.law`: forward 1-dof joints). Each becomes that
+    joint FMU's ``law.*`` parameters: computed by the core inside the FMU, its integrator sees
+    it between communication points (a separate law FMU is coupled to its joint only at them,
+    explicitly: stiff joint stops then make the co-simulation fail). Laws between different
+    joints stay FMUs of their own."""
+    from ..blocks import JointSpringDamper
+
+    src = system._source
+    out: dict[str, str] = {}
+    for b in system.blocks.values():
+        if type(b) is not JointSpringDamper or (b.name, "m") not in src:
+            continue
+        joint, port = src[(b.name, "m")]
+        j = system.blocks[joint]
+        ftype = FMU_TYPES.get(FMU_TYPE_OF.get(type(j), ""))
+        if port != "joint.m" or ftype is None or not ftype.declaration.fmu.law:
+            continue
+        fed = [dst for dst, s in src.items() if s == (b.name, "tau")]
+        if fed == [(joint, "joint.tau")]:
+            out[b.name] = joint
+    return out
+
+
+def system_mapping(system: System, fold_laws: bool = True) -> SystemMapping:
     """The FMU type, port names and parameters of every block of ``system`` (checked: raises
-    :class:`FromSystemError` naming the block for anything without an FMU)."""
+    :class:`FromSystemError` naming the block for anything without an FMU). A joint law acting
+    on its own joint is folded into that joint's FMU (:func:`own_laws`, ``folded``) unless
+    ``fold_laws`` is false (then every law is an FMU of its own)."""
     system.check()
     m = SystemMapping(system)
     taken = set(system.blocks)  # the names of the components carrying further wrenches
+    m.folded = own_laws(system) if fold_laws else {}
     for b in system.blocks.values():
+        if b.name in m.folded:
+            continue
         if type(b) is Constant:
             m.constants[b.name] = np.asarray(b.value, dtype=float).reshape(-1)
             continue
@@ -257,6 +295,10 @@ def system_mapping(system: System) -> SystemMapping:
             m.ports[comp] = {}
             m.parameters[comp] = cparams
             m.wrench_carriers.append((b.name, port, comp))
+    for law, joint in m.folded.items():
+        lp = block_parameters(system.blocks[law])
+        m.parameters[joint].update({"law.enabled": True,
+                                    **{f"law.{k}": v for k, v in lp.items()}})  # fmt: skip
     return m
 
 
@@ -295,6 +337,7 @@ def populate(
     solver: Mapping[str, object] | None = None,
     progress: bool = False,
     notice: Callable[[str], None] | None = None,
+    fold_laws: bool = True,
 ):
     """Fill the empty co-simulation ``cs`` with ``system``: one FMU component per block, same
     names, same wiring; returns ``cs`` (:meth:`CoSimulation.from_system
@@ -309,9 +352,12 @@ def populate(
     ``notice``: a function of one string, told once when FMUs must be built into the cache
     (how many, where, and an estimate of the time; later calls reuse them); None (the default)
     prints that line on stderr, prefixed ``titopfmu:``; ``notice=lambda message: None``
-    keeps the build silent. The mapping is ``cs.system_mapping``.
+    keeps the build silent. ``fold_laws``: a joint law that reads and drives the same forward
+    1-dof joint is computed inside that joint's FMU (its ``law.*`` parameters, :func:`own_laws`:
+    its integrator sees the law between communication points; the law's effort is then no FMU
+    output); false keeps each law an FMU of its own. The mapping is ``cs.system_mapping``.
     """
-    m = system_mapping(system)
+    m = system_mapping(system, fold_laws)
     folder = _fmu_folder(m, fmus, progress, notice)
     cs.system_mapping = m
     extra = dict({"solver.method": 4} if solver is None else solver)
@@ -321,7 +367,11 @@ def populate(
         cs.aliases[name] = dict(m.ports[name])
     for body, port, comp in m.wrench_carriers:
         cs.connect(f"{body}.{port}", f"{comp}.P")
+    for joint in m.folded.values():  # its effort is the law's, computed inside its FMU
+        cs.set_input(f"{joint}.joint.tau", 0.0)
     for a, b in system.connections:
+        if {a.split(".", 1)[0], b.split(".", 1)[0]} & set(m.folded):
+            continue  # inside the joint's FMU
         pa, pb = system.port(a), system.port(b)
         if {pa.kind, pb.kind} == {"child", "parent"}:
             child, parent = (a, b) if pa.kind == "child" else (b, a)
@@ -367,6 +417,15 @@ def _signal_columns(cs, alias: str, name: str) -> list[_Column]:
             return [make(alias, 0)]
         return [make(f"{alias}[{k + 1}]", k) for k in range(size)]
 
+    if block in m.folded:
+        if sig != "m":
+            raise FromSystemError(
+                f"cannot record {name!r} from the FMUs: the joint law '{block}' is computed "
+                f"inside the FMU of its joint '{m.folded[block]}' (its law.* parameters), "
+                "which does not output its effort"
+            )
+        return _signal_columns(cs, alias, f"{m.folded[block]}.joint.m"
+                               + (f"[{index}]" if index is not None else ""))  # fmt: skip
     if block in m.constants:
         val = m.constants[block]
         return expand(val.size, lambda lab, k: _Column(lab, [], lambda v, k=k: float(val[k])))
@@ -450,6 +509,6 @@ def simulate_system(cs, stop_time: float, step: float = 1e-3, *,
 
 
 __all__ = [
-    "FMU_TYPE_OF", "FromSystemError", "SystemMapping", "block_parameters",
+    "FMU_TYPE_OF", "FromSystemError", "SystemMapping", "block_parameters", "own_laws",
     "populate", "record_plan", "simulate_system", "system_mapping",
 ]  # fmt: skip

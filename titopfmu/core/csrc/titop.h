@@ -142,7 +142,8 @@ typedef struct titop_closure {
 typedef struct titop_law {
     int src;    /* 1-dof joint body whose motion is read (forward: its states; inverse: its
                    imposed motion input) */
-    int dst;    /* forward 1-dof joint body whose effort is set (replaces its effort input) */
+    int dst;    /* forward 1-dof joint body whose effort it adds to (to its effort input, if
+                   any: a joint FMU carrying the law of its own joint, src = dst) */
     double k, d, qref;
     double friction;          /* f_c >= 0 (N or N m) */
     double friction_velocity; /* v_c > 0 (m/s or rad/s) */

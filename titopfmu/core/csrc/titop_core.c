@@ -1257,7 +1257,7 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
             q = x[S->x0];
             qd = x[S->x0 + 1];
         }
-        body_data(data, Lw->dst)->effort[0] = spring_damper(Lw, q, qd);
+        body_data(data, Lw->dst)->effort[0] += spring_damper(Lw, q, qd); /* + its input */
     }
     /* pre-loop: kinematics (parents first), known port wrenches, biases */
     for (int i = 0; i < n; i++)

@@ -28,7 +28,7 @@ static const double *par(const FmuInstance *c, int role, int arg)
     return NULL;
 }
 
-#if FMU_KIND >= 0
+#if FMU_KIND != -1
 static int par_vr(int role, int arg)
 {
     for (size_t g = 0; g < sizeof FMU_PARAMS / sizeof FMU_PARAMS[0]; g++)
@@ -37,10 +37,9 @@ static int par_vr(int role, int arg)
     return -1;
 }
 
-#endif
-
-#if FMU_KIND == -2
-/* the joint law of the parameters (titop.h), checked by the core's titop_check_law */
+/* the joint law of the parameters (titop.h), checked by the core's titop_check_law: a joint
+   law block's (FMU_KIND -2: k, d, ...) or the law a forward 1-dof joint body carries on its own
+   joint (law.k, law.d, ..., used when law.enabled); a refusal names the FMU's parameter */
 static int build_law(FmuInstance *c, titop_law *law)
 {
     static const int roles[TITOP_LAW_DOUBLES] = {
@@ -54,7 +53,7 @@ static int build_law(FmuInstance *c, titop_law *law)
     int code = titop_check_law(law);
     if (code != TITOP_LAW_OK) {
         int k = code <= TITOP_LAW_FRICTION_VELOCITY ? code - 1 : code; /* its place in the row */
-        return fmu_refuse(c, "parameter '%s' = %s %s", titop_law_parameter(code),
+        return fmu_refuse(c, "parameter '%s' = %s %s", FMU_VAR_NAME[par_vr(roles[k], 0)],
                           fmu_num(row[k]).s, titop_law_rule(code));
     }
     return FMU_OK;
@@ -153,6 +152,14 @@ static int build(FmuInstance *c)
     m->exts = &b->ext;
     m->nx = FMU_NX;
     m->nin = FMU_NIN;
+    if (par(c, PAR_LAW_ENABLED, 0) && *par(c, PAR_LAW_ENABLED, 0) != 0.0) {
+        /* the law of its own joint, in the core's evaluation (its effort adds to joint.tau) */
+        if (build_law(c, &b->law) != FMU_OK)
+            return -1;
+        b->law.src = b->law.dst = 0;
+        m->nlaws = 1;
+        m->laws = &b->law;
+    }
     int bad;
     char msg[200];
     if (titop_model_init(m, &bad, msg, sizeof msg) != TITOP_OK) {

@@ -39,7 +39,8 @@ struct FmuModelData {
     titop_body body;
     titop_port ports[FMU_NCHILDREN > 0 ? FMU_NCHILDREN : 1];
     titop_ext ext;
-    titop_law law; /* a joint law block (FMU_KIND -2): its parameters, checked */
+    titop_law law; /* a joint law block (FMU_KIND -2), or the law of a forward 1-dof joint's
+                      own joint (law.enabled): its parameters, checked */
     double *data;  /* titop_data_size doubles */
     double *zwork; /* complex step: data, x, inputs, dx */
     double in[FMU_NIN > 0 ? FMU_NIN : 1];
