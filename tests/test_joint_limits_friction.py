@@ -523,6 +523,33 @@ def test_the_panda_falls_for_2_s_with_its_fingers_inside_their_limits(panda):
     assert swing > 1.0  # the arm did fall
 
 
+def test_the_panda_with_its_mimic_gripper_falls_for_2_s_with_its_fingers_inside_their_limits():
+    """panda.urdf as it is: the second finger follows the first (JointMimic), whose stops hold
+    both; the follower's coordinate stays its leader's to rounding, and both fingers stay
+    within their range [0, 0.04] m up to the stops' penetration (a few mm) over the 2 s fall
+    (released at their lower stop, the symmetric gripper's inertial efforts on the pair cancel:
+    they stay there, where without the mimic each finger is thrown against its own stop)."""
+    from test_urdf import erd
+
+    from titopfmu import import_urdf
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = import_urdf(erd("panda.urdf"))
+    mimic = s.blocks["panda_rightfinger_mimic"]
+    leader, follower = "panda_leftfinger", "panda_rightfinger"
+    law = s.blocks[f"{leader}_tau"]
+    assert law.limited and f"{follower}_tau" not in s.blocks
+    rec = {n: f"{n}.joint.m[3]" for n in (leader, follower, "panda_link2")}
+    res = Engine(s).simulate(2.0, output_interval=1e-3, record=rec)
+    ql, qf = np.asarray(res[leader]), np.asarray(res[follower])
+    assert np.max(np.abs(qf - (mimic.multiplier * ql + mimic.offset))) < 1e-12
+    for q in (ql, qf):
+        worst = max(law.lower - q.min(), q.max() - law.upper, 0.0)
+        assert worst < 0.004, worst
+    assert np.ptp(np.asarray(res["panda_link2"])) > 0.5  # the arm did fall
+
+
 def test_the_crosscheck_of_the_limited_panda_passes(panda, tmp_path):
     """The engine against Pinocchio's ABA with the same joint laws (friction and stops written
     again in titopfmu.reference), accelerations and the 2 s trajectory."""
