@@ -572,3 +572,35 @@ def test_a_model_fmu_with_armature_and_massless_links_matches_the_engine(tmp_pat
         assert any("'b.inertia'" in m and "articulated inertia" in m for m in log), log
     finally:
         f.freeInstance()
+
+
+def test_one_fmu_per_body_refuses_a_massless_link_and_the_crosscheck_runs_its_model_fmu(tmp_path):
+    """A massless link with children is valid (the engine and a model FMU judge its joint with
+    its subtree), but one FMU per body cannot run it: its FMU solves its joint with its own
+    inertia, its children's wrenches as inputs. ``from_system`` refuses it in one line naming
+    the block; the crosscheck's FMU leg then runs the whole-model FMU and passes."""
+    pytest.importorskip("fmpy")
+    pytest.importorskip("pinocchio")
+    from titopfmu.crosscheck import crosscheck
+    from titopfmu.master.from_system import FromSystemError, system_mapping
+
+    s = System("ghost_chain")
+    s.add(Ground("ground", children={"O": (0.0, 0.0, 0.0)}),
+          RevoluteBody("ghost", 0.0, np.zeros((3, 3)), axis=(1, 0, 0),
+                       children={"C": (0.0, 0.0, -0.2)}),
+          RevoluteBody("tip", 2.0, np.diag([0.01, 0.02, 0.03]), axis=(0, 1, 0),
+                       com=(0.1, 0.0, -0.4), theta0=0.3),
+          Constant("t1", 0.2), Constant("t2", -0.1))  # fmt: skip
+    s.connect("ground.O", "ghost.P")
+    s.connect("ghost.C", "tip.P")
+    s.connect("t1.y", "ghost.joint.tau")
+    s.connect("t2.y", "tip.joint.tau")
+    with pytest.raises(FromSystemError) as exc:
+        system_mapping(s)
+    msg = str(exc.value)
+    assert msg.startswith("block 'ghost': its body alone has no inertia about its joint")
+    assert "\n" not in msg and "titopfmu export --fmu" in msg
+    r = crosscheck(s, tmp_path / "cc", cosim=True, t_final=1.0, n_states=5)
+    assert r.passed, r.summary()
+    assert r.cosim_label == "model FMU" and "block 'ghost'" in r.cosim
+    assert r.cosim_acc_error < 1e-12 and r.cosim_traj_error < 1e-6

@@ -486,9 +486,11 @@ def crosscheck(
     )
     fmu_diff = fmu_res = fmu_time = None
     whole = None  # why the FMU leg runs the whole-model FMU, or None: one FMU per block
-    if cosim and engine.native is not None and engine.native.mimics:
-        # block-per-FMU co-simulation refuses mimic joints (from_system): the FMU leg runs the
-        # model as one FMU instead (titopfmu export --fmu), and the report says why
+    if cosim:
+        # one FMU per block refuses some models (mimic joints, massless links: from_system):
+        # the FMU leg runs the model as one FMU instead (titopfmu export --fmu), the report
+        # says why; a model that FMU refuses too is reported as not run, with both reasons
+        from .fmi.model import ModelFmuError
         from .master.from_system import FromSystemError, system_mapping
 
         try:
@@ -503,8 +505,13 @@ def crosscheck(
             if notice is not None:
                 notice(f"building the model FMU of '{system.name}' (one FMU per block cannot "
                        f"run it: {whole})")  # fmt: skip
-            fmu_acc, fmu_res = model_leg(system, engine, t_final, interval, cosim_step,
-                                         columns + speeds, out)  # fmt: skip
+            try:
+                fmu_acc, fmu_res = model_leg(system, engine, t_final, interval, cosim_step,
+                                             columns + speeds, out)  # fmt: skip
+            except ModelFmuError as exc:
+                report.cosim = f"not run: {whole}; the model FMU: {exc}"
+                cosim = False
+    if cosim:
         base = res
         k = min(len(res.time), len(fmu_res.time))
         if not np.allclose(fmu_res.time[:k], res.time[:k], rtol=0.0, atol=1e-9 * t_final):

@@ -593,6 +593,25 @@ class JointBody(BodyBlock):
         )
         self._setup_joint(joint)
 
+    def own_apparent_inertia(self) -> FloatArray | None:
+        """The apparent inertia ``S^T D_P S + diag(armature)`` (eq. 20; kg m^2 or kg per joint
+        speed) of this body alone, without the subtree its joint moves, when the core's check
+        (``titop_check_apparent_inertia``, the FMUs' too) finds it singular, else None. A leaf
+        with it singular cannot be moved by its joint; a body with child ports is judged with
+        its subtree (the engine), but its block FMU, which solves its joint alone with its
+        children's wrenches as inputs, needs it regular."""
+        k = self.joint.dof
+        if not k:
+            return None
+        j = np.zeros((k, k))
+        armature = np.broadcast_to(np.asarray(getattr(self, "armature", 0.0), dtype=float), (k,))
+        code = _titop.check_apparent_inertia(
+            np.ascontiguousarray(self.joint.S, dtype=float).reshape(6 * k),
+            np.ascontiguousarray(self.D, dtype=float).reshape(36), k, j.reshape(k * k),
+            np.ascontiguousarray(armature),
+        )  # fmt: skip
+        return j if code == _titop.CHECK_SINGULAR else None
+
     def _setup_joint(self, joint: JointModel) -> None:
         """The joint's part of the block: its model, the parent port, the apparent-inertia
         check (eq. 20) of a forward joint without child ports (a leaf: its own inertia and
@@ -615,15 +634,8 @@ class JointBody(BodyBlock):
         )
         if not k:
             return
-        j = np.zeros((k, k))  # apparent inertia seen from the joint, eq. (20): the core's
-        armature = np.broadcast_to(np.asarray(getattr(self, "armature", 0.0), dtype=float), (k,))
-        singular = (not self.inverse and not self.n_children  # check, the FMUs' too
-                    and _titop.check_apparent_inertia(
-                        np.ascontiguousarray(joint.S, dtype=float).reshape(6 * k),
-                        np.ascontiguousarray(self.D, dtype=float).reshape(36), k,
-                        j.reshape(k * k), np.ascontiguousarray(armature),
-                    ) == _titop.CHECK_SINGULAR)  # fmt: skip
-        if singular:
+        j = self.own_apparent_inertia()
+        if not self.inverse and not self.n_children and j is not None:
             raise SingularJointError(
                 name,
                 f"the apparent inertia seen from the joint (eq. 20) is "

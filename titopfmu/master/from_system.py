@@ -272,6 +272,13 @@ def system_mapping(system: System, fold_laws: bool = True) -> SystemMapping:
                                   "process or as one model FMU: titopfmu export --fmu")
         if type(b) not in FMU_TYPE_OF:
             raise _no_fmu(b)
+        own = getattr(b, "own_apparent_inertia", None)
+        if own is not None and not b.inverse and own() is not None:
+            raise FromSystemError(f"block '{b.name}': its body alone has no inertia about its "
+                                  "joint (a massless link: what its joint moves is its "
+                                  "children's inertia, in other FMUs), and its FMU solves its "
+                                  "joint with its own; run it in process or as one model FMU: "
+                                  "titopfmu export --fmu")  # fmt: skip
         key = FMU_TYPE_OF[type(b)]
         ftype = FMU_TYPES[key]
         carriers = wrench_carriers(b, taken)
