@@ -91,10 +91,15 @@ def test_mid_step_extrapolation_is_second_order_in_the_step(fmu_dir, reference):
         res = cs.simulate(0.3, h, record=COSIM_RECORD, output_interval=0.01)
         errors[h] = max_error(res, reference, 0.3)
         # the interface Jacobians (one per body) are measured at the start and then reused:
-        # exact Jacobians and the first guess keep it at about one iteration per step
+        # exact Jacobians and the first guess keep it at about one iteration per step. Each loop
+        # equation is judged relative to its own port's variables (titopfmu/master/loop.py
+        # scales): at 2 ms the first guess of the small torque between the pendulums is about
+        # twice the tolerance off, and every other step takes a second iteration
         steps = len(res.iterations) - 1
-        assert cs.stats.jacobian_updates <= 2 * len(cs.order), (h, cs.stats.jacobian_updates)
-        assert max(res.iterations[1:]) <= 2 and np.mean(res.iterations[1:]) <= 1.1, h
+        assert cs.stats.jacobian_updates <= 2 * len(cs.order) + steps // 4, (
+            h, cs.stats.jacobian_updates)  # fmt: skip
+        assert max(res.iterations[1:]) <= 2, h
+        assert np.mean(res.iterations[1:]) <= (1.6 if h > 1e-3 else 1.05), h
         if h == 1e-3:  # 7 FMUs: 14 calls to step them, one read (and write) of each per point
             assert cs.stats.fmu_calls / steps <= 48, cs.stats.fmu_calls / steps
     assert errors[5e-4] < 2e-5, errors

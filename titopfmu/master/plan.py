@@ -38,6 +38,22 @@ ACC = range(1, 7)  # loop part of a motion vector (1-based)
 PRE = range(7, M + 1)  # twist, position, Euler angles
 
 
+def unit_groups(names: list[str]) -> np.ndarray:
+    """A group number for each variable name, the same for the variables of one unit at one
+    port: ``X.m[1..3]`` (a linear acceleration), ``X.m[4..6]`` (an angular one), and so on by
+    threes through a motion vector (velocities, position, angles), ``X.W[1..3]`` (a force),
+    ``X.W[4..6]`` (a torque); any other variable (a joint's effort) is a group of its own."""
+    keys: dict[tuple[str, int], int] = {}
+    out = []
+    for k, n in enumerate(names):
+        base, _, tail = n.rpartition("[")
+        key = (n, k)
+        if base.endswith((".m", ".W")) and tail.endswith("]") and tail[:-1].isdigit():
+            key = (base, (int(tail[:-1]) - 1) // 3)
+        out.append(keys.setdefault(key, len(keys)))
+    return np.array(out, dtype=int)
+
+
 @dataclass(eq=False)
 class _Op:
     """One read in the program of a communication point: the pending writes to ``comp``
