@@ -96,7 +96,7 @@ def test_mid_step_extrapolation_is_second_order_in_the_step(fmu_dir, reference):
         # scales): at 2 ms the first guess of the small torque between the pendulums is about
         # twice the tolerance off, and every other step takes a second iteration
         steps = len(res.iterations) - 1
-        assert cs.stats.jacobian_updates <= 2 * len(cs.order) + steps // 4, (
+        assert cs.stats.jacobian_updates <= 2 * len(cs.order) + (steps // 4 if h > 1e-3 else 0), (
             h, cs.stats.jacobian_updates)  # fmt: skip
         assert max(res.iterations[1:]) <= 2, h
         assert np.mean(res.iterations[1:]) <= (1.6 if h > 1e-3 else 1.05), h

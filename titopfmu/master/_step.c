@@ -400,9 +400,43 @@ static void terms(const plan_t *p, const double *g, const double *v, double *out
     group_max(n, out);
 }
 
+/* np.minimum: the smaller, NaN if either is */
+static double nan_min(double a, double b)
+{
+    if (a != a || b != b)
+        return a != a ? a : b;
+    return a < b ? a : b;
+}
+
+/* loop._fed: what each loop equation i feeds, C_i = min_j N_j / A_ji over the outputs j that
+ * depend on its input (A_ji > 0), the smallest over its group (NaN if one is), 0 for a group
+ * that feeds none */
+static void fed(const plan_t *p, const double *N, double *out)
+{
+    int64_t n = p->nres;
+    for (int64_t i = 0; i < n; i++)
+        out[i] = INFINITY;
+    for (int64_t j = 0; j < n; j++) {
+        const int64_t *bd = p->body + NB * p->rb[j];
+        const double *row = p->MX + bd[B_MX] + p->rr[j] * bd[B_NX];
+        for (int64_t i = 0; i < n; i++) {
+            double a = p->cb[i] == p->rb[j] ? fabs(row[p->cc[i]]) : 0.0;
+            if (a > 0.0)
+                out[i] = nan_min(out[i], N[j] / a);
+        }
+    }
+    for (int64_t g = 0; g < n; g += 3) {
+        double m = nan_min(nan_min(out[g], out[g + 1]), out[g + 2]);
+        if (m == INFINITY)
+            m = 0.0;
+        out[g] = out[g + 1] = out[g + 2] = m;
+    }
+}
+
 /* CoSimulation._residual: the largest mismatch relative to the scale of its loop equation, and
  * where. loop.scales: by groups of three of one unit, the size G (the largest |Y|), the terms
- * N = max(G, |A| max(G, |A| G)), the scale max(G, N rounding / tolerance, TINY_); written at
+ * N = max(G, |A| max(G, |A| G)), what it feeds C (fed), the scale
+ * max(G, N rounding / tolerance, C rounding / tolerance, TINY_); written at
  * the outputs (SY) and at the inputs (SV) */
 static double residual(const plan_t *p, const double *Y, double tol, int64_t *where)
 {
@@ -416,9 +450,10 @@ static double residual(const plan_t *p, const double *Y, double tol, int64_t *wh
     group_max(n, G);
     terms(p, G, G, T);
     terms(p, G, T, N);
+    fed(p, N, T);
     double k = tol > ROUNDING_ ? ROUNDING_ / tol : 1.0;
     for (int64_t j = 0; j < n; j++) {
-        double s = nan_max(nan_max(G[j], k * N[j]), TINY_);
+        double s = nan_max(nan_max(nan_max(G[j], k * N[j]), k * T[j]), TINY_);
         p->SY[p->res_y[j]] = s;
         p->SV[p->res_uv[j]] = s;
     }

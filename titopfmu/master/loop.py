@@ -71,14 +71,35 @@ def scales(y: np.ndarray, a: np.ndarray, tolerance: float) -> np.ndarray:
     that is zero in the motion (the torques at the joints of a planar mechanism, the
     acceleration of a body that nothing pushes), or the small difference of large terms, is
     then converged when its mismatch is rounding of its terms, all that floating point can
-    give. Every scale is in the unit of its variables and follows them when the system is
-    scaled in mass, length or time: no absolute floor (1e-300 against a division by zero
-    only)."""
+    give. Nor below the rounding over the tolerance times what the equation feeds
+    (:func:`_fed`): a mismatch whose effect on every output it feeds is below rounding of that
+    output's terms is converged (an output that no Jacobian makes of anything, a ball joint's
+    torque, has no terms of its own). Every scale is in the unit of its variables and follows
+    them when the system is scaled in mass, length or time: no absolute floor (1e-300 against
+    a division by zero only)."""
     g = _group_max(y)
     n = _group_max(np.maximum(g, a.dot(g)))
     n = _group_max(np.maximum(g, a.dot(n)))
     k = ROUNDING / tolerance if tolerance > ROUNDING else 1.0
-    return np.maximum(np.maximum(g, k * n), TINY)
+    return np.maximum(np.maximum(np.maximum(g, k * n), k * _fed(n, a)), TINY)
+
+
+def _fed(n: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """What each loop equation feeds, in its own unit: ``C_i = min_j N_j / A_ji`` over the
+    equations j whose output depends on its input (``A_ji > 0``), the smallest over its group
+    (NaN if one is); 0 for a group that feeds none. A mismatch of equation i below ``C_i`` times
+    the rounding moves every output it feeds by less than rounding of that output's terms: it
+    is rounding for the loop, whatever the equation's own size. This is the scale of an output
+    that the Jacobians make of nothing, such as a ball joint's torque at its parent (zero in
+    exact arithmetic whatever the inputs: its value is the rounding of terms inside its FMU
+    that no Jacobian shows, and its terms ``N`` are its own rounding noise), which would
+    otherwise be judged against that noise and never converge (the MJCF floater of
+    tests/test_mjcf.py, 'left.W of left_foot')."""
+    on = a > 0.0
+    q = np.where(on, n[:, None] / np.where(on, a, 1.0), np.inf).min(axis=0)
+    q = np.repeat(q.reshape(-1, 3).min(axis=1), 3)  # NaN if one is
+    q[q == np.inf] = 0.0
+    return q
 
 
 class LoopSolution(Binding):
