@@ -409,8 +409,9 @@ static double nan_min(double a, double b)
 }
 
 /* loop._fed: what each loop equation i feeds, C_i = min_j N_j / A_ji over the outputs j that
- * depend on its input (A_ji > 0), the smallest over its group (NaN if one is), 0 for a group
- * that feeds none */
+ * depend on its input (A_ji > 0), the smallest over its group (NaN if one is); for a group that
+ * feeds none, infinite when the Jacobian of the body that reads it is measured (not stale), else
+ * 0 (a Jacobian not measured yet, or to be measured again, says nothing) */
 static void fed(const plan_t *p, const double *N, double *out)
 {
     int64_t n = p->nres;
@@ -425,10 +426,11 @@ static void fed(const plan_t *p, const double *N, double *out)
                 out[i] = nan_min(out[i], N[j] / a);
         }
     }
+    for (int64_t i = 0; i < n; i++)
+        if (out[i] == INFINITY && (p->cb[i] < 0 || p->stale[p->cb[i]]))
+            out[i] = 0.0;
     for (int64_t g = 0; g < n; g += 3) {
         double m = nan_min(nan_min(out[g], out[g + 1]), out[g + 2]);
-        if (m == INFINITY)
-            m = 0.0;
         out[g] = out[g + 1] = out[g + 2] = m;
     }
 }

@@ -57,10 +57,12 @@ def _group_max(v: np.ndarray) -> np.ndarray:
     return np.repeat(v.reshape(-1, 3).max(axis=1), 3)
 
 
-def scales(y: np.ndarray, a: np.ndarray, tolerance: float) -> np.ndarray:
+def scales(y: np.ndarray, a: np.ndarray, tolerance: float,
+           known: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
     """The scale of every loop equation, from its output's size ``y = |Y_j|`` and the interface
     matrix ``a = |A|`` (``A_ji``: the derivative of output j in loop input i; zero between
-    bodies), for a residual ``tolerance``.
+    bodies), for a residual ``tolerance``; ``known``: the equations whose input is read by a
+    body whose Jacobian is measured (:func:`_fed`; None: none).
 
     The equations go by groups of three of one unit at one port (a linear acceleration, an
     angular acceleration, a force, a torque; ``Binding._bind_scales``), and a group is judged as
@@ -81,25 +83,29 @@ def scales(y: np.ndarray, a: np.ndarray, tolerance: float) -> np.ndarray:
     n = _group_max(np.maximum(g, a.dot(g)))
     n = _group_max(np.maximum(g, a.dot(n)))
     k = ROUNDING / tolerance if tolerance > ROUNDING else 1.0
-    return np.maximum(np.maximum(np.maximum(g, k * n), k * _fed(n, a)), TINY)
+    return np.maximum(np.maximum(np.maximum(g, k * n), k * _fed(n, a, known)), TINY)
 
 
-def _fed(n: np.ndarray, a: np.ndarray) -> np.ndarray:
+def _fed(n: np.ndarray, a: np.ndarray, known: np.ndarray | None = None) -> np.ndarray:
     """What each loop equation feeds, in its own unit: ``C_i = min_j N_j / A_ji`` over the
     equations j whose output depends on its input (``A_ji > 0``), the smallest over its group
-    (NaN if one is); 0 for a group that feeds none. A mismatch of equation i below ``C_i`` times
-    the rounding moves every output it feeds by less than rounding of that output's terms: it
-    is rounding for the loop, whatever the equation's own size. This is the scale of an output
-    that the Jacobians make of nothing, such as a ball joint's torque at its parent (zero in
-    exact arithmetic whatever the inputs: its value is the rounding of terms inside its FMU
-    that no Jacobian shows, and its terms ``N`` are its own rounding noise), which would
-    otherwise be judged against that noise and never converge (the MJCF floater of
-    tests/test_mjcf.py, 'left.W of left_foot')."""
+    (NaN if one is). A mismatch of equation i below ``C_i`` times the rounding moves every
+    output it feeds by less than rounding of that output's terms: it is rounding for the loop,
+    whatever the equation's own size. This is the scale of an output that the Jacobians make of
+    nothing, such as a joint's torque about its free axes (zero in exact arithmetic whatever the
+    inputs: its value is the rounding of terms inside its FMU that no Jacobian shows, and its
+    terms ``N`` are its own rounding noise), which would otherwise be judged against that noise
+    and not converge: a ball joint's torque at its parent in the MJCF floater of
+    tests/test_mjcf.py ('left.W of left_foot': no convergence at all), a pin's torque on the
+    fixed ground in examples/four_bar.py (a second iteration and a Jacobian measured again at
+    every other step). A group that feeds no output is infinite (its mismatch moves nothing:
+    the wrench a fixed ground reads) when the Jacobian of the body that reads it is measured
+    (``known``), else 0: a Jacobian not measured yet (zero) or to be measured again says
+    nothing."""
     on = a > 0.0
     q = np.where(on, n[:, None] / np.where(on, a, 1.0), np.inf).min(axis=0)
-    q = np.repeat(q.reshape(-1, 3).min(axis=1), 3)  # NaN if one is
-    q[q == np.inf] = 0.0
-    return q
+    q[(q == np.inf) & (True if known is None else ~known)] = 0.0
+    return np.repeat(q.reshape(-1, 3).min(axis=1), 3)  # NaN if one is
 
 
 class LoopSolution(Binding):
@@ -199,7 +205,8 @@ class LoopSolution(Binding):
         the point read, or, for a loop input, the scale of its loop equation at the last
         residual if larger; 1 (in the input's own unit) only when all of these are zero,
         nothing else being known of its scale."""
-        size = np.maximum(np.abs(b.x_read), self._sV[b.xs])
+        sv = self._sV[b.xs]  # infinite for an input that feeds no output (loop._fed)
+        size = np.maximum(np.abs(b.x_read), np.where(sv < np.inf, sv, 0.0))
         top = np.zeros(int(b.xgroups.max(initial=-1)) + 1)
         np.maximum.at(top, b.xgroups, size)
         size = top[b.xgroups]
@@ -216,7 +223,10 @@ class LoopSolution(Binding):
         if not len(self._res_u):
             return 0.0, ""
         a = np.where(self._a_on, np.abs(self._MX[self._a_idx]), 0.0)
-        s = scales(np.abs(Y[self._res_y]), a, self._tol)
+        # the bodies whose Jacobian is measured (not to be measured again), and False last for
+        # an input that no body reads (index -1)
+        measured = np.array([b.map is not None for b in self._bodies] + [False])
+        s = scales(np.abs(Y[self._res_y]), a, self._tol, measured[self._cb])
         self._sY[self._res_y] = s
         self._sV[self._res_uv] = s
         r = np.abs(V[self._res_uv] - Y[self._res_y]) / s
