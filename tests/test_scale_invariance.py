@@ -476,9 +476,9 @@ def test_the_scaled_balloon_co_simulates_as_the_original(fmus):
     the master (1 s, steps of 1 ms, RK4 inside, the default loop tolerance 1e-8): the
     dimensionless results equal the original's to 1e-9 (to rounding in fact, about 5e-15). Every
     test of the loop solve is relative to the scale of its loop equation (a group of three of one
-    unit at one port, from its outputs and the terms the Jacobians make them of:
-    titopfmu/master/loop.py ``scales``, the same in ``_step.c``): the solve takes the same
-    decisions (iterations, Jacobians measured) at every scale."""
+    unit at one port, judged against the largest of its unit in the model, and the terms the
+    Jacobians make it of: titopfmu/master/loop.py ``scales``, the same in ``_step.c``): the
+    solve takes the same decisions (iterations, Jacobians measured) at every scale."""
     from titopfmu.master import CoSimulation
 
     folder, _ = fmus

@@ -106,6 +106,7 @@ typedef struct {
     const int64_t *mean;           /* nmean: positions in V held at the line's mean */
     double *B, *Vh, *Th;           /* derivatives (nV); last values (4 x nV) at times Th (4) */
     double *SY, *SV;               /* loop equations' scales at their outputs (nY), inputs (nV) */
+    const int64_t *unit;           /* nres: the unit of each loop equation (plan.loop_units) */
 } plan_t;
 
 /* the work buffer: the factored (1 - A) (nres x nres), the scales it was factored with (nres),
@@ -435,11 +436,21 @@ static void fed(const plan_t *p, const double *N, double *out)
     }
 }
 
+/* loop._unit_max: the largest of G over the equations of equation j's unit (NaN if one is) */
+static double unit_max(const plan_t *p, const double *G, int64_t j)
+{
+    double m = 0.0;
+    for (int64_t i = 0; i < p->nres; i++)
+        if (p->unit[i] == p->unit[j])
+            m = nan_max(m, G[i]);
+    return m;
+}
+
 /* CoSimulation._residual: the largest mismatch relative to the scale of its loop equation, and
  * where. loop.scales: by groups of three of one unit, the size G (the largest |Y|), the terms
  * N = max(G, |A| max(G, |A| G)), what it feeds C (fed), the scale
- * max(G, N rounding / tolerance, C rounding / tolerance, TINY_); written at
- * the outputs (SY) and at the inputs (SV) */
+ * max(largest G of its unit in the model, N rounding / tolerance, C rounding / tolerance,
+ * TINY_); written at the outputs (SY) and at the inputs (SV) */
 static double residual(const plan_t *p, const double *Y, double tol, int64_t *where)
 {
     int64_t n = p->nres;
@@ -455,7 +466,7 @@ static double residual(const plan_t *p, const double *Y, double tol, int64_t *wh
     fed(p, N, T);
     double k = tol > ROUNDING_ ? ROUNDING_ / tol : 1.0;
     for (int64_t j = 0; j < n; j++) {
-        double s = nan_max(nan_max(nan_max(G[j], k * N[j]), k * T[j]), TINY_);
+        double s = nan_max(nan_max(nan_max(unit_max(p, G, j), k * N[j]), k * T[j]), TINY_);
         p->SY[p->res_y[j]] = s;
         p->SV[p->res_uv[j]] = s;
     }

@@ -56,7 +56,7 @@ class _Plan(Structure):
         ("err_where", _I), ("done", _I), ("err_res", _F), ("err_t", _F),
         ("degree", _I), ("nhist", _I), ("ndch", _I), ("nmean", _I),
         ("fsetder", _P), ("dch", _P), ("dchbuf", _P), ("orders", _P), ("mean", _P),
-        ("B", _P), ("Vh", _P), ("Th", _P), ("sY", _P), ("sV", _P),
+        ("B", _P), ("Vh", _P), ("Th", _P), ("sY", _P), ("sV", _P), ("unit", _P),
     ]  # fmt: skip
 
 
@@ -195,7 +195,7 @@ class CompiledStep:
                                dtype=np.uint64),  # fmt: skip
             "orders": np.ones(max([len(ch.names) for ch in channels], default=1),
                               dtype=np.intc),  # fmt: skip
-            "mean": _i64(cs._mean),
+            "mean": _i64(cs._mean), "unit": _i64(cs._res_unit),
         }  # fmt: skip
         p = self.plan = _Plan()
         p.ncomp, p.nch, p.nbody = len(comps), len(channels), len(cs._bodies)

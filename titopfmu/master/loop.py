@@ -24,10 +24,11 @@ At every communication point the master
    so that the next iteration is exact for them. The residual decides, not the age of the
    Jacobians; the convergence does not depend on mass ratios (about one iteration per step, at most
    two in practice). Every mismatch is relative to the scale of the loop equation it belongs to,
-   a group of three of one unit at one port (:meth:`LoopSolution._residual`), and so is every
-   threshold of the solve (convergence, the shares, the rounding below which a Jacobian is not
-   measured again, the size of a probe): the solve takes the same decisions on a system scaled in
-   mass and length (the balloon scaled by 1e-6 and 1e6, tests/test_scale_invariance.py).
+   a group of three of one unit at one port, judged against the largest of that unit in the
+   model (:meth:`LoopSolution._residual`), and so is every threshold of the solve (convergence,
+   the shares, the rounding below which a Jacobian is not measured again, the size of a probe):
+   the solve takes the same decisions on a system scaled in mass and length (the balloon scaled
+   by 1e-6 and 1e6, tests/test_scale_invariance.py).
    ``loop="gauss-seidel"`` instead passes outputs to inputs in tree order, repeated until
    convergence: a fixed-point iteration that converges only when the children
    are light compared with their parents (kept for comparison).
@@ -57,33 +58,46 @@ def _group_max(v: np.ndarray) -> np.ndarray:
     return np.repeat(v.reshape(-1, 3).max(axis=1), 3)
 
 
-def scales(y: np.ndarray, a: np.ndarray, tolerance: float,
-           known: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+def _unit_max(g: np.ndarray, units: np.ndarray) -> np.ndarray:
+    """The largest of ``g`` over the equations of each unit (NaN if one is), at each."""
+    top = np.zeros(int(units.max(initial=-1)) + 1)
+    np.maximum.at(top, units, g)
+    return top[units]
+
+
+def scales(y: np.ndarray, a: np.ndarray, tolerance: float, known: np.ndarray | None = None,
+           units: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
     """The scale of every loop equation, from its output's size ``y = |Y_j|`` and the interface
     matrix ``a = |A|`` (``A_ji``: the derivative of output j in loop input i; zero between
     bodies), for a residual ``tolerance``; ``known``: the equations whose input is read by a
-    body whose Jacobian is measured (:func:`_fed`; None: none).
+    body whose Jacobian is measured (:func:`_fed`; None: none); ``units``: the unit of each
+    equation (:func:`.plan.loop_units`; None: each group of three its own).
 
     The equations go by groups of three of one unit at one port (a linear acceleration, an
     angular acceleration, a force, a torque; ``Binding._bind_scales``), and a group is judged as
     one vector: its size ``G`` is its largest output. Its *terms* ``N`` are the size of what the
     Jacobians make it of, two links deep (an acceleration from wrenches, these from
     accelerations: the loop's round trip): ``N = max(G, |A| max(G, |A| G))`` by groups. A
-    group's scale is ``G``, but not below ``N`` times the rounding over the tolerance: a group
-    that is zero in the motion (the torques at the joints of a planar mechanism, the
-    acceleration of a body that nothing pushes), or the small difference of large terms, is
-    then converged when its mismatch is rounding of its terms, all that floating point can
-    give. Nor below the rounding over the tolerance times what the equation feeds
-    (:func:`_fed`): a mismatch whose effect on every output it feeds is below rounding of that
-    output's terms is converged (an output that no Jacobian makes of anything, a ball joint's
-    torque, has no terms of its own). Every scale is in the unit of its variables and follows
-    them when the system is scaled in mass, length or time: no absolute floor (1e-300 against
-    a division by zero only)."""
+    group's scale is the largest ``G`` of its unit in the whole model (all the forces, all the
+    torques, all the linear, all the angular accelerations: a mismatch is judged against the
+    size of what it is a mismatch of in the model, not against its own port's size, which
+    may be small by chance, as the small torque between two pendulums of the balloon; scaling
+    the system in mass and length scales every variable of a unit alike), but not below ``N``
+    times the rounding over the tolerance: a group that is zero in the motion (the torques at
+    the joints of a planar mechanism, the acceleration of a body that nothing pushes), or the
+    small difference of large terms, is then converged when its mismatch is rounding of its
+    terms, all that floating point can give. Nor below the rounding over the tolerance times
+    what the equation feeds (:func:`_fed`): a mismatch whose effect on every output it feeds is
+    below rounding of that output's terms is converged (an output that no Jacobian makes of
+    anything, a ball joint's torque, has no terms of its own). Every scale is in the unit of
+    its variables and follows them when the system is scaled in mass, length or time: no
+    absolute floor (1e-300 against a division by zero only)."""
     g = _group_max(y)
     n = _group_max(np.maximum(g, a.dot(g)))
     n = _group_max(np.maximum(g, a.dot(n)))
     k = ROUNDING / tolerance if tolerance > ROUNDING else 1.0
-    return np.maximum(np.maximum(np.maximum(g, k * n), k * _fed(n, a, known)), TINY)
+    top = g if units is None else _unit_max(g, units)
+    return np.maximum(np.maximum(np.maximum(top, k * n), k * _fed(n, a, known)), TINY)
 
 
 def _fed(n: np.ndarray, a: np.ndarray, known: np.ndarray | None = None) -> np.ndarray:
@@ -226,7 +240,7 @@ class LoopSolution(Binding):
         # the bodies whose Jacobian is measured (not to be measured again), and False last for
         # an input that no body reads (index -1)
         measured = np.array([b.map is not None for b in self._bodies] + [False])
-        s = scales(np.abs(Y[self._res_y]), a, self._tol, measured[self._cb])
+        s = scales(np.abs(Y[self._res_y]), a, self._tol, measured[self._cb], self._res_unit)
         self._sY[self._res_y] = s
         self._sV[self._res_uv] = s
         r = np.abs(V[self._res_uv] - Y[self._res_y]) / s

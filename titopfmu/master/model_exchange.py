@@ -23,10 +23,10 @@ the integrator's: no communication step, no coupling error. At every derivative 
    the outputs are read again and the loop residual checked on them (relative, ``tolerance``);
    a residual above it gets another Newton step from the new outputs. As in the co-simulation
    master (:meth:`~titopfmu.master.loop.LoopSolution._residual`), each mismatch is relative to
-   the scale of its loop equation (a group of three of one unit at one port: its outputs and the
-   terms the Jacobians make them of), and the LU works on the unknowns divided by those scales
-   (powers of two): no absolute threshold, the same decisions on a system scaled in mass and
-   length;
+   the scale of its loop equation (a group of three of one unit at one port: the largest output
+   of that unit in the model, the terms the Jacobians make it of), and the LU
+   works on the unknowns divided by those scales (powers of two): no absolute threshold, the
+   same decisions on a system scaled in mass and length;
 4. passes the values that depend on the loop (a joint acceleration to a joint law) and reads
    the state derivatives (``fmi2GetDerivatives``).
 
@@ -367,11 +367,12 @@ class ModelExchange:
 
     def _scales(self, tolerance: float) -> np.ndarray:
         """The scale of every loop equation at the current outputs, as the co-simulation master
-        takes it (:func:`titopfmu.master.loop.scales`: groups of three of one unit, their size
-        and the size of their terms, no absolute floor)."""
+        takes it (:func:`titopfmu.master.loop.scales`: groups of three of one unit judged
+        against the largest of that unit in the model, the size of their terms, no absolute
+        floor)."""
         a = np.abs(self._A)
         np.fill_diagonal(a, 0.0)  # I - A: the identity, then the bodies' blocks off it
-        return scales(np.abs(self.Y[self._res_y]), a, tolerance)
+        return scales(np.abs(self.Y[self._res_y]), a, tolerance, None, self.cs._res_unit)
 
     def _residual(self, tolerance: float) -> tuple[float, str]:
         """The largest mismatch between a loop input and the output feeding it, relative to the
