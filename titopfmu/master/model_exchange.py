@@ -24,7 +24,7 @@ the integrator's: no communication step, no coupling error. At every derivative 
    a residual above it gets another Newton step from the new outputs. As in the co-simulation
    master (:meth:`~titopfmu.master.loop.LoopSolution._residual`), each mismatch is relative to
    the scale of its loop equation (a group of three of one unit at one port: the largest output
-   of that unit in the model, the terms the Jacobians make it of), and the LU
+   of that unit in the model, the terms the Jacobians make it of, what it feeds), and the LU
    works on the unknowns divided by those scales (powers of two): no absolute threshold, the
    same decisions on a system scaled in mass and length;
 4. passes the values that depend on the loop (a joint acceleration to a joint law) and reads
@@ -347,6 +347,9 @@ class ModelExchange:
             b.a_idx = (rows[:, None] * nz + cols[None, :]).ravel()
             b.src = np.array([self._res_y[z_of_u[u0 + int(k)]] for k in b.lc], dtype=int)
         self._A = np.eye(nz)
+        #: every body's Jacobian is measured at the point before the loop's first residual
+        #: (solve_loop): a group whose input feeds no output is not judged (loop._fed)
+        self._measured = np.ones(nz, dtype=bool)
         assert nz % 3 == 0  # loop equations by groups of three of one unit (loop._residual)
 
     # -- one evaluation ---------------------------------------------------------------------
@@ -368,11 +371,12 @@ class ModelExchange:
     def _scales(self, tolerance: float) -> np.ndarray:
         """The scale of every loop equation at the current outputs, as the co-simulation master
         takes it (:func:`titopfmu.master.loop.scales`: groups of three of one unit judged
-        against the largest of that unit in the model, the size of their terms, no absolute
-        floor)."""
+        against the largest of that unit in the model, the size of their terms, what they
+        feed, no absolute floor)."""
         a = np.abs(self._A)
         np.fill_diagonal(a, 0.0)  # I - A: the identity, then the bodies' blocks off it
-        return scales(np.abs(self.Y[self._res_y]), a, tolerance, None, self.cs._res_unit)
+        return scales(np.abs(self.Y[self._res_y]), a, tolerance, self._measured,
+                      self.cs._res_unit)  # fmt: skip
 
     def _residual(self, tolerance: float) -> tuple[float, str]:
         """The largest mismatch between a loop input and the output feeding it, relative to the
