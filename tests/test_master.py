@@ -91,10 +91,18 @@ def test_mid_step_extrapolation_is_second_order_in_the_step(fmu_dir, reference):
         res = cs.simulate(0.3, h, record=COSIM_RECORD, output_interval=0.01)
         errors[h] = max_error(res, reference, 0.3)
         # the interface Jacobians (one per body) are measured at the start and then reused:
-        # exact Jacobians and the first guess keep it at about one iteration per step
+        # exact Jacobians and the first guess keep it at about one iteration per step. Each loop
+        # equation is judged relative to the largest of its unit in the model (all the torques,
+        # all the forces, ...: titopfmu/master/loop.py scales): at 2 ms the first guess of the
+        # torques is about the tolerance off, and one step in four takes a second iteration
         steps = len(res.iterations) - 1
-        assert cs.stats.jacobian_updates <= 2 * len(cs.order), (h, cs.stats.jacobian_updates)
-        assert max(res.iterations[1:]) <= 2 and np.mean(res.iterations[1:]) <= 1.1, h
+        # (measured: 19, 8 and 8 Jacobians for the 4 bodies at 2, 1 and 0.5 ms, 1.24, 1.007 and
+        # 1.003 iterations per step; 32, 13 and 12, 1.56, 1.023 and 1.012 with each group judged
+        # by its own port's size; 7, 8 and 8, 1.007, 1.007 and 1.003 with one absolute scale)
+        n_jac = 2 * len(cs.order) + (steps // 12 if h > 1e-3 else 0)
+        assert cs.stats.jacobian_updates <= n_jac, (h, cs.stats.jacobian_updates)
+        assert max(res.iterations[1:]) <= 2, h
+        assert np.mean(res.iterations[1:]) <= (1.3 if h > 1e-3 else 1.02), h
         if h == 1e-3:  # 7 FMUs: 14 calls to step them, one read (and write) of each per point
             assert cs.stats.fmu_calls / steps <= 48, cs.stats.fmu_calls / steps
     assert errors[5e-4] < 2e-5, errors
@@ -518,23 +526,61 @@ def test_warnings_of_an_fmu_name_the_component_not_a_temporary_file(fmu_dir, tmp
     assert w.filename == __file__
 
 
+class SlowClock:
+    """``time`` for the runs' timeouts: a wall clock that advances 10 ms at every reading, so
+    that a run's timeout falls after the same readings (the same steps) whatever else runs on
+    the machine (with the real clock a loaded machine could reach a 0.3 s timeout before the
+    first output point)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.readings = 0
+
+    def perf_counter(self) -> float:
+        self.readings += 1
+        self.now += 0.01
+        return self.now
+
+
+def slow_clock(monkeypatch) -> SlowClock:
+    """The modules that read the wall clock for a timeout read a :class:`SlowClock`."""
+    from titopfmu.assembly import engine
+    from titopfmu.master import model_exchange, stepping
+
+    clock = SlowClock()
+    for module in (engine, stepping, model_exchange):
+        monkeypatch.setattr(module, "time", clock)
+    return clock
+
+
 @pytest.mark.parametrize("mode, options", [("cs", {}), ("cs", {"step_tolerance": 1e-6}),
                                            ("me", {})])  # fmt: skip
-def test_a_run_past_its_timeout_stops_with_the_results_so_far(fmu_dir, mode, options):
+def test_a_run_past_its_timeout_stops_with_the_results_so_far(fmu_dir, mode, options,
+                                                              monkeypatch):  # fmt: skip
     """``timeout`` (wall clock) stops a 1000 s balloon run with a CosimError that carries the
-    samples taken before it, in every mode; the engine does the same."""
+    samples taken before it, in every mode; the engine does the same. The clock advances 10 ms
+    at each reading (:class:`SlowClock`): the 0.3 s timeout falls at the 30th check after the
+    reading that gives the deadline, whatever the machine's load."""
+    clock = slow_clock(monkeypatch)
     cs = build_balloon_cosim(fmu_dir)
     with pytest.raises(CosimError, match=r"timeout of 0.3 s") as info:
         cs.simulate(1000.0, 1e-3, record=COSIM_RECORD, output_interval=0.01, mode=mode,
                     timeout=0.3, **options)  # fmt: skip
+    # the run stopped at the first check past its deadline (model exchange reads the clock
+    # once more: its own deadline, after CoSimulation.simulate's)
+    assert clock.readings == (32 if mode == "me" else 31)
     res = info.value.result
     assert len(res.time) >= 2 and res.time[-1] < 1000.0
+    assert len(res.rows) == len(res.time) and np.all(np.diff(res.time) > 0.0)
+    assert res.time[-1] <= info.value.time  # the samples up to where it stopped
     with pytest.raises(CosimError, match="timeout"):
         cs.simulate(1.0, 1e-3, timeout=0.0)
 
 
-def test_the_engine_stops_at_its_timeout_with_the_results_so_far():
+def test_the_engine_stops_at_its_timeout_with_the_results_so_far(monkeypatch):
     from titopfmu import SimulationError
+
+    clock = slow_clock(monkeypatch)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InertiaWarning)
@@ -542,4 +588,4 @@ def test_the_engine_stops_at_its_timeout_with_the_results_so_far():
     with pytest.raises(SimulationError, match=r"timeout of 0.3 s") as info:
         Engine(system).simulate(1e5, output_interval=0.01, record=["balloon.m[13]"],
                                 rtol=1e-12, timeout=0.3)  # fmt: skip
-    assert len(info.value.result.time_list) >= 2
+    assert clock.readings == 31 and len(info.value.result.time_list) >= 2

@@ -14,7 +14,11 @@
  * output that feeds it, z_j = y_{r(j)}. One Newton step from the current inputs z0 solves
  * (1 - A) dz = y(z0)[r] - z0 with A = d y[r] / d z assembled from the bodies' Jacobians (block
  * sparse, dense here: a few dozen unknowns), factored by LU with partial pivoting only when a
- * Jacobian was measured again. This is linear algebra on measured maps, not physics: the
+ * Jacobian was measured again. The unknowns are of several units (accelerations, forces,
+ * torques): the LU works on them divided by the scales of their loop equations (powers of two,
+ * so that this scaling is exact), and every test of the loop (the residual, the shares, the
+ * rounding) is relative to those scales, as in CoSimulation._residual: the same decisions on a
+ * system scaled in mass and length. This is linear algebra on measured maps, not physics: the
  * equations of the blocks stay in titopfmu/core/csrc and in the FMUs.
  *
  * C99, no allocation: every buffer belongs to the caller (numpy arrays of the master).
@@ -35,10 +39,14 @@ typedef int (*set_der_fn)(void *, const unsigned int *, size_t, const int *, con
 typedef int (*dir_der_fn)(void *, const unsigned int *, size_t, const unsigned int *, size_t,
                           const double *, double *);
 
-/* error codes (err_code); Python turns each into the same CosimError as its own path */
 /* pi as numpy has it (np.pi) */
 #define PI_ 3.14159265358979323846
+/* loop.TINY: the floor of a loop equation's scale, against a division by zero only;
+ * loop.ROUNDING: a relative mismatch below it is rounding */
+#define TINY_ 1e-300
+#define ROUNDING_ (64.0 * DBL_EPSILON)
 
+/* error codes (err_code); Python turns each into the same CosimError as its own path */
 enum { E_OK = 0, E_SET = 1, E_GET = 2, E_STEP = 3, E_DD = 4, E_CONVERGE = 5, E_SINGULAR = 6,
        E_SETDER = 7 };
 
@@ -78,7 +86,7 @@ typedef struct {
     const int64_t *g;              /* ng: positions in V of the inputs that move in a solve */
     const int64_t *ang;            /* nang: positions in V of Euler angles */
     double *V, *P, *H, *D, *Y, *E, *XR, *MX;
-    double *work;                  /* nres*nres + 3*nres + 2*nY + max(ng, largest ny) */
+    double *work;                  /* nres*nres + 5*nres + 2*nY + max(ng, largest ny) */
     int64_t *piv;                  /* nres */
     int64_t *stale;                /* nbody: Jacobian to measure before the next solve */
     double *ht, *hv;               /* (order+1) times and values (ng each) of past solutions */
@@ -97,7 +105,20 @@ typedef struct {
     const int *orders;             /* 1 for each input of the longest channel */
     const int64_t *mean;           /* nmean: positions in V held at the line's mean */
     double *B, *Vh, *Th;           /* derivatives (nV); last values (4 x nV) at times Th (4) */
+    double *SY, *SV;               /* loop equations' scales at their outputs (nY), inputs (nV) */
+    const int64_t *unit;           /* nres: the unit of each loop equation (plan.loop_units) */
 } plan_t;
+
+/* the work buffer: the factored (1 - A) (nres x nres), the scales it was factored with (nres),
+ * the right-hand side (nres), three vectors of the residual (nres each), the predicted Y and
+ * the last Y (nY each), then a column of a Jacobian or the first guess */
+#define W_SCALE(p) ((p)->work + (p)->nres * (p)->nres)
+#define W_RHS(p) (W_SCALE(p) + (p)->nres)
+#define W_G(p) (W_RHS(p) + (p)->nres)
+#define W_N(p) (W_G(p) + (p)->nres)
+#define W_T(p) (W_N(p) + (p)->nres)
+#define W_YP(p) (W_T(p) + (p)->nres)
+#define W_TAIL(p) (W_YP(p) + 2 * (p)->nY)
 
 static int fail(plan_t *p, int code, int64_t index, int64_t status, int64_t aux)
 {
@@ -319,7 +340,7 @@ static void guess(plan_t *p)
     int64_t m = p->nh;
     if (!m)
         return;
-    double *g = p->work + p->nres * p->nres + 3 * p->nres + 2 * p->nY; /* ng values */
+    double *g = W_TAIL(p); /* ng values */
     for (int64_t k = 0; k < m; k++) {
         double w = 1.0;
         for (int64_t j = 0; j < m; j++)
@@ -352,32 +373,120 @@ static void remember(plan_t *p)
     p->nh++;
 }
 
-/* CoSimulation._residual: largest mismatch relative to max(1, max |Y|), and where */
-static double residual(const plan_t *p, const double *Y, double *scale, int64_t *where)
+/* np.maximum: the larger, NaN if either is */
+static double nan_max(double a, double b)
 {
-    double s = 1.0;
-    for (int64_t i = 0; i < p->nY; i++) /* NaN ignored, as Python's max(1.0, nan) does */
-        if (fabs(Y[i]) > s)
-            s = fabs(Y[i]);
-    *scale = s;
-    if (!p->nres) {
-        *scale = 1.0;
-        *where = -1;
+    if (a != a || b != b)
+        return a != a ? a : b;
+    return a > b ? a : b;
+}
+
+/* the largest of each group of three of v (NaN if one is), over the group */
+static void group_max(int64_t n, double *v)
+{
+    for (int64_t g = 0; g < n; g += 3) {
+        double m = nan_max(nan_max(v[g], v[g + 1]), v[g + 2]);
+        v[g] = v[g + 1] = v[g + 2] = m;
+    }
+}
+
+/* out = max(g, |A| v) by groups (A_ji: output j's derivative in loop input i, same body) */
+static void terms(const plan_t *p, const double *g, const double *v, double *out)
+{
+    int64_t n = p->nres;
+    for (int64_t j = 0; j < n; j++) {
+        const int64_t *bd = p->body + NB * p->rb[j];
+        const double *row = p->MX + bd[B_MX] + p->rr[j] * bd[B_NX];
+        double t = 0.0;
+        for (int64_t i = 0; i < n; i++)
+            t += (p->cb[i] == p->rb[j] ? fabs(row[p->cc[i]]) : 0.0) * v[i];
+        out[j] = nan_max(g[j], t);
+    }
+    group_max(n, out);
+}
+
+/* np.minimum: the smaller, NaN if either is */
+static double nan_min(double a, double b)
+{
+    if (a != a || b != b)
+        return a != a ? a : b;
+    return a < b ? a : b;
+}
+
+/* loop._fed: what each loop equation i feeds, C_i = min_j N_j / A_ji over the outputs j that
+ * depend on its input (A_ji > 0), the smallest over its group (NaN if one is); for a group that
+ * feeds none, infinite when the Jacobian of the body that reads it is measured (not stale), else
+ * 0 (a Jacobian not measured yet, or to be measured again, says nothing) */
+static void fed(const plan_t *p, const double *N, double *out)
+{
+    int64_t n = p->nres;
+    for (int64_t i = 0; i < n; i++)
+        out[i] = INFINITY;
+    for (int64_t j = 0; j < n; j++) {
+        const int64_t *bd = p->body + NB * p->rb[j];
+        const double *row = p->MX + bd[B_MX] + p->rr[j] * bd[B_NX];
+        for (int64_t i = 0; i < n; i++) {
+            double a = p->cb[i] == p->rb[j] ? fabs(row[p->cc[i]]) : 0.0;
+            if (a > 0.0)
+                out[i] = nan_min(out[i], N[j] / a);
+        }
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (out[i] == INFINITY && (p->cb[i] < 0 || p->stale[p->cb[i]]))
+            out[i] = 0.0;
+    for (int64_t g = 0; g < n; g += 3) {
+        double m = nan_min(nan_min(out[g], out[g + 1]), out[g + 2]);
+        out[g] = out[g + 1] = out[g + 2] = m;
+    }
+}
+
+/* loop._unit_max: the largest of G over the equations of equation j's unit (NaN if one is) */
+static double unit_max(const plan_t *p, const double *G, int64_t j)
+{
+    double m = 0.0;
+    for (int64_t i = 0; i < p->nres; i++)
+        if (p->unit[i] == p->unit[j])
+            m = nan_max(m, G[i]);
+    return m;
+}
+
+/* CoSimulation._residual: the largest mismatch relative to the scale of its loop equation, and
+ * where. loop.scales: by groups of three of one unit, the size G (the largest |Y|), the terms
+ * N = max(G, |A| max(G, |A| G)), what it feeds C (fed), the scale
+ * max(largest G of its unit in the model, N rounding / tolerance, C rounding / tolerance,
+ * TINY_); written at the outputs (SY) and at the inputs (SV) */
+static double residual(const plan_t *p, const double *Y, double tol, int64_t *where)
+{
+    int64_t n = p->nres;
+    *where = -1;
+    if (!n)
         return 0.0;
+    double *G = W_G(p), *N = W_N(p), *T = W_T(p);
+    for (int64_t j = 0; j < n; j++)
+        G[j] = fabs(Y[p->res_y[j]]);
+    group_max(n, G);
+    terms(p, G, G, T);
+    terms(p, G, T, N);
+    fed(p, N, T);
+    double k = tol > ROUNDING_ ? ROUNDING_ / tol : 1.0;
+    for (int64_t j = 0; j < n; j++) {
+        double s = nan_max(nan_max(nan_max(unit_max(p, G, j), k * N[j]), k * T[j]), TINY_);
+        p->SY[p->res_y[j]] = s;
+        p->SV[p->res_uv[j]] = s;
     }
     double worst = -1.0;
-    int64_t k = 0;
-    for (int64_t j = 0; j < p->nres; j++) {
-        double d = fabs(p->V[p->res_uv[j]] - Y[p->res_y[j]]);
+    int64_t w = 0;
+    for (int64_t j = 0; j < n; j++) {
+        double d = fabs(p->V[p->res_uv[j]] - Y[p->res_y[j]]) / p->SY[p->res_y[j]];
         if (d > worst || (d != d && worst == worst)) { /* argmax: the first NaN wins */
             worst = d;
-            k = j;
+            w = j;
             if (d != d)
                 break;
         }
     }
-    *where = k;
-    return worst / s;
+    *where = w;
+    return worst;
 }
 
 /* body b's Jacobian, column by column from fmi2GetDirectionalDerivative */
@@ -388,7 +497,7 @@ static int measure(plan_t *p, int64_t b)
     int64_t ny = bd[B_NY], nx = bd[B_NX], comp = bd[B_COMP];
     const unsigned int *vy = p->vr + p->ch[NC * bd[B_YCH] + C_VR];
     const unsigned int *vx = p->vr + p->ch[NC * bd[B_XCH] + C_VR];
-    double *col = p->work + p->nres * p->nres + 3 * p->nres + 2 * p->nY;
+    double *col = W_TAIL(p);
     const double one = 1.0;
     memset(Mx, 0, (size_t)(ny * nx) * sizeof(double));
     const int64_t *cols = p->lists + bd[B_COLS];
@@ -405,16 +514,31 @@ static int measure(plan_t *p, int64_t b)
     return 0;
 }
 
-/* assemble 1 - A and factor it (LU, partial pivoting) in place */
+/* the power of two nearest above a loop equation's scale (1 if it is not a positive number):
+ * dividing by it is exact */
+static double power_of_two(double s)
+{
+    int e;
+    if (!(s > 0.0) || !isfinite(s))
+        return 1.0;
+    frexp(s, &e);
+    return ldexp(1.0, e);
+}
+
+/* assemble 1 - A over the unknowns divided by their equations' scales D (powers of two: the
+ * matrix D^-1 (1 - A) D, entries without unit) and factor it (LU, partial pivoting) in place */
 static int factor(plan_t *p)
 {
     int64_t n = p->nres;
-    double *A = p->work;
+    double *A = p->work, *D = W_SCALE(p);
+    for (int64_t j = 0; j < n; j++)
+        D[j] = power_of_two(p->SY[p->res_y[j]]);
     for (int64_t j = 0; j < n; j++) {
         const int64_t *bd = p->body + NB * p->rb[j];
         const double *row = p->MX + bd[B_MX] + p->rr[j] * bd[B_NX];
         for (int64_t i = 0; i < n; i++)
-            A[j * n + i] = (p->cb[i] == p->rb[j] ? -row[p->cc[i]] : 0.0) + (i == j ? 1.0 : 0.0);
+            A[j * n + i] = (p->cb[i] == p->rb[j] ? -row[p->cc[i]] * D[i] / D[j] : 0.0)
+                           + (i == j ? 1.0 : 0.0);
     }
     for (int64_t k = 0; k < n; k++) {
         int64_t m = k;
@@ -442,10 +566,13 @@ static int factor(plan_t *p)
     return 0;
 }
 
+/* (1 - A) x = b, b in x: through the scaled factors, (D^-1 (1 - A) D) (D^-1 x) = D^-1 b */
 static void lu_solve(const plan_t *p, double *x)
 {
     int64_t n = p->nres;
-    const double *A = p->work;
+    const double *A = p->work, *D = W_SCALE(p);
+    for (int64_t k = 0; k < n; k++)
+        x[k] /= D[k];
     for (int64_t k = 0; k < n; k++) {
         int64_t m = p->piv[k];
         if (m != k) {
@@ -466,6 +593,8 @@ static void lu_solve(const plan_t *p, double *x)
             s -= A[i * n + j] * x[j];
         x[i] = s / A[i * n + i];
     }
+    for (int64_t k = 0; k < n; k++)
+        x[k] *= D[k];
 }
 
 /* Yp = Y + Mx (x - x_read), body by body */
@@ -488,10 +617,10 @@ static void predict(const plan_t *p, double *Yp)
 static int newton(plan_t *p, double tol, int64_t max_it, int64_t *iterations)
 {
     int64_t n = p->nres, where = -1;
-    double *rhs = p->work + n * n, *Yp = rhs + 3 * n, *Yold = Yp + p->nY;
-    double scale = 1.0, r_pred = 0.0;
+    double *rhs = W_RHS(p), *Yp = W_YP(p), *Yold = Yp + p->nY;
+    double r_pred = 0.0;
     int forced = (int)p->forced;
-    double res = forced ? INFINITY : residual(p, p->Y, &scale, &where);
+    double res = forced ? INFINITY : residual(p, p->Y, tol, &where);
     int64_t it = 0;
     while (!(res <= tol) || (forced && it == 0)) {
         if (it >= max_it || (it && !isfinite(res))) {
@@ -515,9 +644,8 @@ static int newton(plan_t *p, double tol, int64_t max_it, int64_t *iterations)
         for (int64_t j = 0; j < n; j++)
             rhs[j] = Yp[p->res_y[j]] - p->V[p->res_uv[j]];
         if (it == 0 && forced) { /* the residual at the first guess, as the maps predict it */
-            double s;
             int64_t w;
-            r_pred = residual(p, Yp, &s, &w);
+            r_pred = residual(p, Yp, tol, &w);
         }
         lu_solve(p, rhs);
         for (int64_t j = 0; j < n; j++)
@@ -536,42 +664,39 @@ static int newton(plan_t *p, double tol, int64_t max_it, int64_t *iterations)
         }
         it++;
         double r_prev = res;
-        res = residual(p, p->Y, &scale, &where);
+        res = residual(p, p->Y, tol, &where);
         int refresh = res > tol && isfinite(res);
         if (refresh && it == 1 && forced)
             r_prev = r_pred;
-        /* each FMU's mismatch between its outputs and their prediction by its Jacobian: a body
-         * whose share of the next residual would stay above a tenth of the tolerance is
-         * measured again before the next iteration */
-        double eps = 64.0 * DBL_EPSILON * scale;
+        /* each FMU's mismatch between its outputs and their prediction by its Jacobian, at the
+         * outputs that feed a loop input, relative to their equations' scales: a body whose
+         * share of the next residual would stay above a tenth of the tolerance, its mismatch
+         * above rounding, is measured again before the next iteration */
         double ratio = r_prev > 0.0 ? (res / r_prev < 1.0 ? res / r_prev : 1.0) : 1.0;
         for (int64_t b = 0; b < p->nbody; b++) {
             const int64_t *bd = p->body + NB * b;
             const double *Mx = p->MX + bd[B_MX];
             double *x = p->V + bd[B_XV], *xr = p->XR + bd[B_XR];
             int64_t nx = bd[B_NX], sy = bd[B_SY];
-            /* as numpy's max: a NaN mismatch compares false below */
-            double worst = 0.0, worst_feed = 0.0;
-            int nan = 0;
-            const int64_t *feed = p->lists + bd[B_FEED];
-            int64_t f = 0;
-            for (int64_t r = 0; r < bd[B_NY]; r++) {
-                double s = 0.0;
-                for (int64_t k = 0; k < nx; k++)
-                    s += Mx[r * nx + k] * (x[k] - xr[k]);
-                double mis = fabs((p->Y[sy + r] - Yold[sy + r]) - s);
-                nan |= mis != mis;
-                if (mis > worst)
-                    worst = mis;
-                if (f < bd[B_NFEED] && feed[f] == r) {
-                    if (mis > worst_feed)
-                        worst_feed = mis;
-                    f++;
+            if (refresh && bd[B_NFEED]) {
+                /* as numpy's max: a NaN makes the test below false */
+                double worst = 0.0;
+                int nan = 0;
+                const int64_t *feed = p->lists + bd[B_FEED];
+                for (int64_t f = 0; f < bd[B_NFEED]; f++) {
+                    int64_t r = feed[f];
+                    double s = 0.0;
+                    for (int64_t k = 0; k < nx; k++)
+                        s += Mx[r * nx + k] * (x[k] - xr[k]);
+                    double rel = fabs((p->Y[sy + r] - Yold[sy + r]) - s) / p->SY[sy + r];
+                    nan |= rel != rel;
+                    if (rel > worst)
+                        worst = rel;
                 }
+                if (!nan && worst > ROUNDING_ && worst * ratio > 0.1 * tol)
+                    p->stale[b] = 1;
             }
             memcpy(xr, x, (size_t)nx * sizeof(double));
-            if (!nan && worst > eps && refresh && bd[B_NFEED] && worst_feed / scale * ratio > 0.1 * tol)
-                p->stale[b] = 1;
         }
     }
     *iterations = it;

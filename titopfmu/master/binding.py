@@ -30,7 +30,7 @@ from .components import (
     RealChannel,
     Stepper,
 )
-from .plan import Plan, _Op
+from .plan import Plan, _Op, unit_groups
 
 
 @dataclass
@@ -78,6 +78,7 @@ class _Body:
     N: np.ndarray | None = None
     map: LoopMap | None = None
     xnames: list[str] | None = None  # input names of x
+    xgroups: np.ndarray | None = None  # unit group of each input of x (plan.unit_groups)
     dd: Derivatives | None = None  # the FMU's directional derivatives of y (None: none)
 
 
@@ -275,6 +276,7 @@ class Binding(Plan):
             b.Mx = self._MX[mx0[i] : mx0[i + 1]].reshape(ny, len(xn))
             b.M, b.N = b.Mx[:, : b.nu], b.Mx[:, b.nu :]
             b.xnames = xn
+            b.xgroups = unit_groups(xn)
             comp = comps[name]
             b.dd = (Derivatives(comp, self._y_names[i], self.stats, self, "its loop outputs")
                     if comp.provides_directional_derivative else None)  # fmt: skip
@@ -289,6 +291,7 @@ class Binding(Plan):
             [base[n] + np.arange(len(u)) for n, u in zip(self.order, self._u_names, strict=True)]
         )
         self._res_uv = u_abs[self._res_u] if len(self._res_u) else self._res_u
+        self._bind_scales(mx0)
         self._g = np.concatenate([b.g for b in self._bodies]) if self._bodies else np.zeros(0, int)
         self._lcv = (np.concatenate([b.lcv for b in self._bodies]) if self._bodies
                      else np.zeros(0, int))  # fmt: skip
@@ -317,6 +320,39 @@ class Binding(Plan):
         self._hist: list[tuple[float, np.ndarray]] = []
         self._have_prev = False
         self._h_prev = 0.0
+
+    def _bind_scales(self, mx0: np.ndarray) -> None:
+        """Where each loop equation's variables live, for the residual's scales (:mod:`.loop`,
+        ``LoopSolution._residual``) and the compiled step's LU: equation j says that the input
+        ``V[res_uv[j]]`` (column ``cc[j]`` of body ``cb[j]``'s x) equals the output
+        ``Y[res_y[j]]`` (row ``rr[j]`` of body ``rb[j]``'s y). The equations come in groups of
+        three of one unit (:func:`.plan.unit_groups`: a linear acceleration, an angular
+        acceleration, a force, a torque at a port). ``_a_idx`` gathers from ``_MX`` the
+        interface matrix ``A[j, i] = d Y[res_y[j]] / d V[res_uv[i]]`` (where ``_a_on``: the
+        input and the output belong to the same body, else zero)."""
+        nres = len(self._res_u)
+        ybody = np.full(len(self._Y), -1)
+        yrow = np.zeros(len(self._Y), dtype=int)
+        xbody = np.full(len(self._V), -1)
+        xcol = np.zeros(len(self._V), dtype=int)
+        for k, b in enumerate(self._bodies):
+            ybody[b.sy] = k
+            yrow[b.sy] = np.arange(b.ny)
+            xbody[b.xs] = k
+            xcol[b.xs] = np.arange(len(b.xv))
+        ry, ru = np.asarray(self._res_y, dtype=int), np.asarray(self._res_uv, dtype=int)
+        self._rb, self._rr = ybody[ry], yrow[ry]
+        self._cb, self._cc = xbody[ru], xcol[ru]
+        nx = np.array([len(b.xv) for b in self._bodies] or [0], dtype=int)
+        self._a_on = self._rb[:, None] == self._cb[None, :]
+        self._a_idx = np.where(self._a_on, (mx0[self._rb] + self._rr * nx[self._rb])[:, None]
+                               + self._cc[None, :], 0)  # fmt: skip
+        assert nres % 3 == 0  # in runs of 6: P.m[1..6] to Cj.m[1..6], then Cj.W[1..6] to P.W
+        #: the scale of every loop equation at the last residual (:meth:`_residual`), at its
+        #: output's place in Y (``_sY``) and its input's in V (``_sV``, zero elsewhere)
+        self._sY = np.zeros(len(self._Y))
+        self._sV = np.zeros(len(self._V))
+        self._tol = 1e-8  # the tolerance of the loop's solve in progress (solve_loop)
 
     def free(self) -> None:
         self._compiled = None  # it refers to the instances

@@ -56,7 +56,7 @@ class _Plan(Structure):
         ("err_where", _I), ("done", _I), ("err_res", _F), ("err_t", _F),
         ("degree", _I), ("nhist", _I), ("ndch", _I), ("nmean", _I),
         ("fsetder", _P), ("dch", _P), ("dchbuf", _P), ("orders", _P), ("mean", _P),
-        ("B", _P), ("Vh", _P), ("Th", _P),
+        ("B", _P), ("Vh", _P), ("Th", _P), ("sY", _P), ("sV", _P), ("unit", _P),
     ]  # fmt: skip
 
 
@@ -154,17 +154,8 @@ class CompiledStep:
                          len(b.feed), cindex[name]])  # fmt: skip
         hold = [cid(ch) for ch in cs._hold_channels]
         # the loop unknowns: V[res_uv[j]] = Y[res_y[j]]; body and row of each output, body and
-        # column in x of each input
-        rb, rr, cb, cc = [], [], [], []
-        for j in range(len(cs._res_u)):
-            y, u = int(cs._res_y[j]), int(cs._res_uv[j])
-            for k, b in enumerate(cs._bodies):
-                if b.sy.start <= y < b.sy.stop:
-                    rb.append(k)
-                    rr.append(y - b.sy.start)
-                if b.xs.start <= u < b.xs.stop:
-                    cb.append(k)
-                    cc.append(u - b.xs.start)
+        # column in x of each input (Binding._bind_scales)
+        rb, rr, cb, cc = cs._rb, cs._rr, cs._cb, cs._cc
         vr: list[int] = []
         ch_rows = []
         for ch in channels:
@@ -192,7 +183,7 @@ class CompiledStep:
             "res_y": _i64(cs._res_y), "rb": _i64(rb), "rr": _i64(rr), "cb": _i64(cb),
             "cc": _i64(cc), "g": _i64(cs._g),
             "ang": _i64(cs._angles if cs._angles is not None else []),
-            "work": np.zeros(nres * nres + 3 * nres + 2 * nY + max(ng, maxny) + 1),
+            "work": np.zeros(nres * nres + 5 * nres + 2 * nY + max(ng, maxny) + 1),
             "piv": np.zeros(max(nres, 1), dtype=np.int64),
             "stale": np.zeros(max(len(cs._bodies), 1), dtype=np.int64),
             "ht": np.zeros(order + 1), "hv": np.zeros((order + 1) * max(ng, 1)),
@@ -204,7 +195,7 @@ class CompiledStep:
                                dtype=np.uint64),  # fmt: skip
             "orders": np.ones(max([len(ch.names) for ch in channels], default=1),
                               dtype=np.intc),  # fmt: skip
-            "mean": _i64(cs._mean),
+            "mean": _i64(cs._mean), "unit": _i64(cs._res_unit),
         }  # fmt: skip
         p = self.plan = _Plan()
         p.ncomp, p.nch, p.nbody = len(comps), len(channels), len(cs._bodies)
@@ -213,7 +204,7 @@ class CompiledStep:
         for name, a in k.items():
             setattr(p, name, _addr(a) if a.size else None)
         p.ndch, p.nmean = len(k["dch"]), len(k["mean"])
-        for name in ("V", "P", "H", "D", "Y", "E", "XR", "MX", "B", "Vh", "Th"):
+        for name in ("V", "P", "H", "D", "Y", "E", "XR", "MX", "B", "Vh", "Th", "sY", "sV"):
             a = getattr(cs, "_" + name)
             setattr(p, name, _addr(a) if a.size else None)
         p.nY, p.nV = nY, len(cs._V)

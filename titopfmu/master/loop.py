@@ -23,8 +23,14 @@ At every communication point the master
    would not reach a tenth of the tolerance, the Jacobians of those FMUs only are measured again,
    so that the next iteration is exact for them. The residual decides, not the age of the
    Jacobians; the convergence does not depend on mass ratios (about one iteration per step, at most
-   two in practice). ``loop="gauss-seidel"`` instead passes outputs to inputs in tree order,
-   repeated until convergence: a fixed-point iteration that converges only when the children
+   two in practice). Every mismatch is relative to the scale of the loop equation it belongs to,
+   a group of three of one unit at one port, judged against the largest of that unit in the
+   model (:meth:`LoopSolution._residual`), and so is every threshold of the solve (convergence,
+   the shares, the rounding below which a Jacobian is not measured again, the size of a probe):
+   the solve takes the same decisions on a system scaled in mass and length (the balloon scaled
+   by 1e-6 and 1e6, tests/test_scale_invariance.py).
+   ``loop="gauss-seidel"`` instead passes outputs to inputs in tree order, repeated until
+   convergence: a fixed-point iteration that converges only when the children
    are light compared with their parents (kept for comparison).
 
 Step 3, every FMU advanced over the next communication step, is :mod:`.coupling`'s.
@@ -40,6 +46,80 @@ from ..assembly.loop_solver import LoopSolveError
 from ..blocks.loop_map import LoopMap
 from .binding import Binding, _Body
 from .components import CosimError
+
+#: the floor of a loop equation's scale, against a division by zero only
+TINY = 1e-300
+#: a relative mismatch below this is rounding (64 units in the last place)
+ROUNDING = 64.0 * np.finfo(float).eps
+
+
+def _group_max(v: np.ndarray) -> np.ndarray:
+    """The largest of each group of three (NaN if one is), repeated over the group."""
+    return np.repeat(v.reshape(-1, 3).max(axis=1), 3)
+
+
+def _unit_max(g: np.ndarray, units: np.ndarray) -> np.ndarray:
+    """The largest of ``g`` over the equations of each unit (NaN if one is), at each."""
+    top = np.zeros(int(units.max(initial=-1)) + 1)
+    np.maximum.at(top, units, g)
+    return top[units]
+
+
+def scales(y: np.ndarray, a: np.ndarray, tolerance: float, known: np.ndarray | None = None,
+           units: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """The scale of every loop equation, from its output's size ``y = |Y_j|`` and the interface
+    matrix ``a = |A|`` (``A_ji``: the derivative of output j in loop input i; zero between
+    bodies), for a residual ``tolerance``; ``known``: the equations whose input is read by a
+    body whose Jacobian is measured (:func:`_fed`; None: none); ``units``: the unit of each
+    equation (:func:`.plan.loop_units`; None: each group of three its own).
+
+    The equations go by groups of three of one unit at one port (a linear acceleration, an
+    angular acceleration, a force, a torque; ``Binding._bind_scales``), and a group is judged as
+    one vector: its size ``G`` is its largest output. Its *terms* ``N`` are the size of what the
+    Jacobians make it of, two links deep (an acceleration from wrenches, these from
+    accelerations: the loop's round trip): ``N = max(G, |A| max(G, |A| G))`` by groups. A
+    group's scale is the largest ``G`` of its unit in the whole model (all the forces, all the
+    torques, all the linear, all the angular accelerations: a mismatch is judged against the
+    size of what it is a mismatch of in the model, not against its own port's size, which
+    may be small by chance, as the small torque between two pendulums of the balloon; scaling
+    the system in mass and length scales every variable of a unit alike), but not below ``N``
+    times the rounding over the tolerance: a group that is zero in the motion (the torques at
+    the joints of a planar mechanism, the acceleration of a body that nothing pushes), or the
+    small difference of large terms, is then converged when its mismatch is rounding of its
+    terms, all that floating point can give. Nor below the rounding over the tolerance times
+    what the equation feeds (:func:`_fed`): a mismatch whose effect on every output it feeds is
+    below rounding of that output's terms is converged (an output that no Jacobian makes of
+    anything, a ball joint's torque, has no terms of its own). Every scale is in the unit of
+    its variables and follows them when the system is scaled in mass, length or time: no
+    absolute floor (1e-300 against a division by zero only)."""
+    g = _group_max(y)
+    n = _group_max(np.maximum(g, a.dot(g)))
+    n = _group_max(np.maximum(g, a.dot(n)))
+    k = ROUNDING / tolerance if tolerance > ROUNDING else 1.0
+    top = g if units is None else _unit_max(g, units)
+    return np.maximum(np.maximum(np.maximum(top, k * n), k * _fed(n, a, known)), TINY)
+
+
+def _fed(n: np.ndarray, a: np.ndarray, known: np.ndarray | None = None) -> np.ndarray:
+    """What each loop equation feeds, in its own unit: ``C_i = min_j N_j / A_ji`` over the
+    equations j whose output depends on its input (``A_ji > 0``), the smallest over its group
+    (NaN if one is). A mismatch of equation i below ``C_i`` times the rounding moves every
+    output it feeds by less than rounding of that output's terms: it is rounding for the loop,
+    whatever the equation's own size. This is the scale of an output that the Jacobians make of
+    nothing, such as a joint's torque about its free axes (zero in exact arithmetic whatever the
+    inputs: its value is the rounding of terms inside its FMU that no Jacobian shows, and its
+    terms ``N`` are its own rounding noise), which would otherwise be judged against that noise
+    and not converge: a ball joint's torque at its parent in the MJCF floater of
+    tests/test_mjcf.py ('left.W of left_foot': no convergence at all), a pin's torque on the
+    fixed ground in examples/four_bar.py (a second iteration and a Jacobian measured again at
+    every other step). A group that feeds no output is infinite (its mismatch moves nothing:
+    the wrench a fixed ground reads) when the Jacobian of the body that reads it is measured
+    (``known``), else 0: a Jacobian not measured yet (zero) or to be measured again says
+    nothing."""
+    on = a > 0.0
+    q = np.where(on, n[:, None] / np.where(on, a, 1.0), np.inf).min(axis=0)
+    q[(q == np.inf) & (True if known is None else ~known)] = 0.0
+    return np.repeat(q.reshape(-1, 3).min(axis=1), 3)  # NaN if one is
 
 
 class LoopSolution(Binding):
@@ -105,10 +185,11 @@ class LoopSolution(Binding):
     def _measure(self, i: int) -> None:
         """The Jacobian ``Mx`` of body i (in place), column by column: from the FMU's directional
         derivatives (``fmi2GetDirectionalDerivative``, exact) when it provides them, else by
-        unit perturbations of its inputs at the point where its outputs were read (the map being
+        perturbations of its inputs at the point where its outputs were read (the map being
         affine, exact up to rounding; the FMU is then left at the last probe: the iteration that
-        follows sends every body's inputs). Columns of inputs that do not move during a solve (a
-        free port's held wrench) stay zero."""
+        follows sends every body's inputs), each of the size of its input (:meth:`_probes`).
+        Columns of inputs that do not move during a solve (a free port's held wrench) stay
+        zero."""
         b = self._bodies[i]
         Mx = b.Mx
         Mx[:] = 0.0
@@ -120,28 +201,51 @@ class LoopSolution(Binding):
             x = b.xv
             kept = x.copy()
             x[:] = b.x_read
+            size = self._probes(b)
             for k in b.cols:
-                x[k] += 1.0
+                x[k] += size[k]
+                step = x[k] - b.x_read[k]  # the step made, rounded
                 b.xch.send()
-                Mx[:, k] = b.ych.get()[: b.ny] - y0
+                Mx[:, k] = (b.ych.get()[: b.ny] - y0) / step
                 x[k] = b.x_read[k]
             x[:] = kept
         b.map = LoopMap.from_dense(b.M, b.c, b.has_parent, b.n_children)
         self._mx_dirty = True
         self.stats.jacobian_updates += 1
 
+    def _probes(self, b: _Body) -> np.ndarray:
+        """The perturbation of each input of body ``b`` that measures its Jacobian column: the
+        size of its unit group (the three components of a force, of an acceleration, ...) at
+        the point read, or, for a loop input, the scale of its loop equation at the last
+        residual if larger; 1 (in the input's own unit) only when all of these are zero,
+        nothing else being known of its scale."""
+        sv = self._sV[b.xs]  # infinite for an input that feeds no output (loop._fed)
+        size = np.maximum(np.abs(b.x_read), np.where(sv < np.inf, sv, 0.0))
+        top = np.zeros(int(b.xgroups.max(initial=-1)) + 1)
+        np.maximum.at(top, b.xgroups, size)
+        size = top[b.xgroups]
+        size[~((size > 0.0) & np.isfinite(size))] = 1.0
+        return size
+
     def _residual(self, Y: np.ndarray | None = None, V: np.ndarray | None = None):
         """Largest mismatch between a loop input and the output that feeds it, relative to the
-        size of the loop variables; with the variable's name."""
+        scale of its loop equation (:func:`scales`); with the variable's name. Sets the scales
+        of every equation at its output (``_sY``, for the predicted shares of :meth:`_newton`)
+        and at its input (``_sV``, for the probes of :meth:`_measure`)."""
         Y = self._Y if Y is None else Y
         V = self._V if V is None else V
         if not len(self._res_u):
-            self._scale = 1.0
             return 0.0, ""
-        d = np.abs(V[self._res_uv] - Y[self._res_y])
-        k = int(d.argmax())
-        self._scale = max(1.0, float(np.abs(Y).max()))
-        return float(d[k]) / self._scale, self._res_names[k]
+        a = np.where(self._a_on, np.abs(self._MX[self._a_idx]), 0.0)
+        # the bodies whose Jacobian is measured (not to be measured again), and False last for
+        # an input that no body reads (index -1)
+        measured = np.array([b.map is not None for b in self._bodies] + [False])
+        s = scales(np.abs(Y[self._res_y]), a, self._tol, measured[self._cb], self._res_unit)
+        self._sY[self._res_y] = s
+        self._sV[self._res_uv] = s
+        r = np.abs(V[self._res_uv] - Y[self._res_y]) / s
+        k = int(r.argmax())  # the first NaN, if any
+        return float(r[k]), self._res_names[k]
 
     def _newton(self, tolerance: float, max_iterations: int) -> int:
         """Chord iterations on the reused interface Jacobians (module docstring, step 2)."""
@@ -198,28 +302,28 @@ class LoopSolution(Binding):
                 for b in bodies:
                     np.add(b.c, dot(b.M, Vg[b.xs][: b.nu]), out=Yp[b.sy])
                 r_prev = self._residual(Yp, Vg)[0]
-                self._residual()  # the scale of Y
+                self._residual()  # the scales at Y
             # at a fixed time each FMU is affine: the residual is the mismatch between the
             # outputs and their prediction by the maps, (Y - Y_old) - Mx (x - x_read). The
             # Jacobians are exact where measured; they age as the states move
             subtract(Y, dY, out=dY)
-            eps = 64.0 * np.finfo(float).eps * self._scale
             ratio = min(1.0, res / r_prev) if r_prev > 0.0 else 1.0
+            sY = self._sY
             for b in bodies:
                 d = subtract(b.xv, b.x_read)
                 b.x_read[:] = b.xv
-                mis = subtract(dY[b.sy], dot(b.Mx, d, out=b.tmp), out=b.tmp)
-                amis = np.abs(mis)
-                if amis.max() > eps:
+                if refresh and len(b.feed):
+                    mis = subtract(dY[b.sy], dot(b.Mx, d, out=b.tmp), out=b.tmp)
                     # the last iteration contracted the residual by `ratio`; a body's mismatch
-                    # scaled by that predicts its share of the next residual. Measure again, so
-                    # that the next iteration is exact for them, the bodies whose share would
-                    # stay above a tenth of the tolerance (Broyden updates along the step, which
-                    # an earlier master made, are not worth their cost with exact Jacobians)
-                    if refresh and len(b.feed):
-                        share = float(amis[b.feed].max()) / self._scale * ratio
-                        if share > 0.1 * tolerance:
-                            b.map = None
+                    # at the outputs that feed a loop input, relative to their equations'
+                    # scales and shrunk by that ratio, predicts its share of the next residual.
+                    # Measure again, so that the next iteration is exact for them, the bodies
+                    # whose share would stay above a tenth of the tolerance and whose mismatch
+                    # is above rounding (Broyden updates along the step, which an earlier
+                    # master made, are not worth their cost with exact Jacobians)
+                    worst = float((np.abs(mis[b.feed]) / sY[b.sy][b.feed]).max())
+                    if worst > ROUNDING and worst * ratio > 0.1 * tolerance:
+                        b.map = None
         return it
 
     def _gauss_seidel(self, tolerance: float) -> int:
@@ -275,6 +379,7 @@ class LoopSolution(Binding):
         master writes holds its value at this point, and the loop residual is below
         ``tolerance`` (:attr:`last_iterations` iterations, 0 when the first guess already is)."""
         newton = self.loop != "gauss-seidel"
+        self._tol = tolerance  # the residual's scales depend on it (loop.scales)
         self._pre_loop(newton)
         if newton:
             self.last_iterations = self._newton(tolerance, max_iterations)

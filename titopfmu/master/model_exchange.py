@@ -21,7 +21,12 @@ the integrator's: no communication step, no coupling error. At every derivative 
    by its dense input-output map gives no joint-space form for the engine's articulated-inertia
    sweep, and the hybrid tree form loses accuracy with the mass ratio). The solution is sent,
    the outputs are read again and the loop residual checked on them (relative, ``tolerance``);
-   a residual above it gets another Newton step from the new outputs;
+   a residual above it gets another Newton step from the new outputs. As in the co-simulation
+   master (:meth:`~titopfmu.master.loop.LoopSolution._residual`), each mismatch is relative to
+   the scale of its loop equation (a group of three of one unit at one port: the largest output
+   of that unit in the model, the terms the Jacobians make it of, what it feeds), and the LU
+   works on the unknowns divided by those scales (powers of two): no absolute threshold, the
+   same decisions on a system scaled in mass and length;
 4. passes the values that depend on the loop (a joint acceleration to a joint law) and reads
    the state derivatives (``fmi2GetDerivatives``).
 
@@ -50,6 +55,8 @@ from fmpy.logging import addLoggerProxy
 
 from . import components as _components
 from .components import _STATUS, Component, CosimError, RealChannel
+from .loop import scales
+from .plan import unit_groups
 
 #: the scipy integrators that can be chosen (``scipy.integrate``'s OdeSolver classes)
 METHODS = ("DOP853", "RK45", "RK23", "Radau", "BDF", "LSODA")
@@ -139,6 +146,8 @@ class _LoopBody:
         self.ych = RealChannel(c, y_names, me.stats, me, "its loop outputs", self.y)
         self.lc = np.array(cs._lc[i], dtype=int)
         self.MT = np.zeros((len(self.lc), self.ny))  # row k: the column M[:, lc[k]]
+        self.groups = unit_groups(u_names)  # the unit group of each loop input
+        self.src = np.zeros(len(self.lc), dtype=int)  # the output in Y feeding u[lc[k]]
         self.exact = bool(c.file.md.modelExchange.providesDirectionalDerivative)
         if self.exact:
             dll = c.slave.dll
@@ -152,8 +161,10 @@ class _LoopBody:
         self.component = c
 
     def jacobian(self, me: ModelExchange) -> None:
-        """``M[:, lc]`` at the current states and inputs: exact directional derivatives, or unit
-        perturbations through set/get (exact up to rounding: the map is affine)."""
+        """``M[:, lc]`` at the current states and inputs: exact directional derivatives, or
+        perturbations through set/get (exact up to rounding: the map is affine), each of the
+        size of its unit group (the inputs' values, the outputs feeding them; 1 in the input's
+        own unit only when these are all zero)."""
         if self.exact:
             for known, row in zip(self._known, self._rows, strict=True):
                 me.stats.fmu_calls += 1
@@ -162,11 +173,18 @@ class _LoopBody:
                     me._fail(self.component, "fmi2GetDirectionalDerivative", st)
         else:
             y0 = self.y.copy()
+            size = np.abs(self.u)
+            size[self.lc] = np.maximum(size[self.lc], np.abs(me.Y[self.src]))
+            top = np.zeros(int(self.groups.max(initial=-1)) + 1)
+            np.maximum.at(top, self.groups, size)
+            size = top[self.groups]
+            size[~((size > 0.0) & np.isfinite(size))] = 1.0
             for k, j in enumerate(self.lc):
                 keep = self.u[j]
-                self.u[j] = keep + 1.0
+                self.u[j] = keep + size[j]
+                step = self.u[j] - keep  # the step made, rounded
                 self.uch.send()
-                self.MT[k] = self.ych.get() - y0
+                self.MT[k] = (self.ych.get() - y0) / step
                 self.u[j] = keep
             self.uch.send()
             self.y[:] = y0
@@ -327,7 +345,12 @@ class ModelExchange:
             rows = np.array([e_of_y[y0 + r] for r in b.feed], dtype=int)
             cols = np.array([z_of_u[u0 + int(k)] for k in b.lc], dtype=int)
             b.a_idx = (rows[:, None] * nz + cols[None, :]).ravel()
+            b.src = np.array([self._res_y[z_of_u[u0 + int(k)]] for k in b.lc], dtype=int)
         self._A = np.eye(nz)
+        #: every body's Jacobian is measured at the point before the loop's first residual
+        #: (solve_loop): a group whose input feeds no output is not judged (loop._fed)
+        self._measured = np.ones(nz, dtype=bool)
+        assert nz % 3 == 0  # loop equations by groups of three of one unit (loop._residual)
 
     # -- one evaluation ---------------------------------------------------------------------
 
@@ -345,13 +368,24 @@ class ModelExchange:
             if st > 1:
                 self._fail(u.c, "fmi2SetContinuousStates", st)
 
-    def _residual(self) -> tuple[float, str]:
+    def _scales(self, tolerance: float) -> np.ndarray:
+        """The scale of every loop equation at the current outputs, as the co-simulation master
+        takes it (:func:`titopfmu.master.loop.scales`: groups of three of one unit judged
+        against the largest of that unit in the model, the size of their terms, what they
+        feed, no absolute floor)."""
+        a = np.abs(self._A)
+        np.fill_diagonal(a, 0.0)  # I - A: the identity, then the bodies' blocks off it
+        return scales(np.abs(self.Y[self._res_y]), a, tolerance, self._measured,
+                      self.cs._res_unit)  # fmt: skip
+
+    def _residual(self, tolerance: float) -> tuple[float, str]:
+        """The largest mismatch between a loop input and the output feeding it, relative to the
+        scale of its loop equation (:meth:`_scales`), and where."""
         if not len(self._res_u):
             return 0.0, ""
-        d = np.abs(self.U[self._res_u] - self.Y[self._res_y])
-        k = int(d.argmax())
-        scale = max(1.0, float(np.abs(self.Y).max()))
-        return float(d[k]) / scale, self.cs._res_names[k]
+        r = np.abs(self.U[self._res_u] - self.Y[self._res_y]) / self._scales(tolerance)
+        k = int(r.argmax())
+        return float(r[k]), self.cs._res_names[k]
 
     def solve_loop(self, tolerance: float, max_iterations: int = 4) -> int:
         """Steps 2-4 of the module docstring at the point set last; returns the number of loop
@@ -372,9 +406,12 @@ class ModelExchange:
             U, Y, ru, ry = self.U, self.Y, self._res_u, self._res_y
             while True:
                 # Newton on z = U[ru], the loop inputs fed by another body: Y[ry] = z, with
-                # Y = Y_read + M (U - U_read), exact (affine): (I - A) dz = Y_read[ry] - z
+                # Y = Y_read + M (U - U_read), exact (affine): (I - A) dz = Y_read[ry] - z,
+                # solved for dz / D, D the equations' scales rounded up to powers of two (an
+                # exact scaling: partial pivoting between entries without unit)
+                D = np.ldexp(1.0, np.frexp(self._scales(tolerance))[1])
                 try:
-                    dz = np.linalg.solve(A, Y[ry] - U[ru])
+                    dz = D * np.linalg.solve(A * (D[None, :] / D[:, None]), (Y[ry] - U[ru]) / D)
                 except np.linalg.LinAlgError:
                     raise CosimError(
                         "singular loop equations (the interface system of "
@@ -386,7 +423,7 @@ class ModelExchange:
                 for b in bodies:
                     b.ych.get()
                 it += 1
-                res, where = self._residual()
+                res, where = self._residual(tolerance)
                 self.stats.max_residual = max(self.stats.max_residual, res)
                 if res <= tolerance:
                     break

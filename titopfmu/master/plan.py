@@ -38,6 +38,39 @@ ACC = range(1, 7)  # loop part of a motion vector (1-based)
 PRE = range(7, M + 1)  # twist, position, Euler angles
 
 
+def unit_groups(names: list[str]) -> np.ndarray:
+    """A group number for each variable name, the same for the variables of one unit at one
+    port: ``X.m[1..3]`` (a linear acceleration), ``X.m[4..6]`` (an angular one), and so on by
+    threes through a motion vector (velocities, position, angles), ``X.W[1..3]`` (a force),
+    ``X.W[4..6]`` (a torque); any other variable (a joint's effort) is a group of its own."""
+    keys: dict[tuple[str, int], int] = {}
+    out = []
+    for k, n in enumerate(names):
+        base, _, tail = n.rpartition("[")
+        key = (n, k)
+        if base.endswith((".m", ".W")) and tail.endswith("]") and tail[:-1].isdigit():
+            key = (base, (int(tail[:-1]) - 1) // 3)
+        out.append(keys.setdefault(key, len(keys)))
+    return np.array(out, dtype=int)
+
+
+def loop_units(names: list[str]) -> np.ndarray:
+    """The unit of each loop input, by its name: 0 a linear acceleration (``X.m[1..3]``), 1 an
+    angular one (``X.m[4..6]``), 2 a force (``X.W[1..3]``), 3 a torque (``X.W[4..6]``); any
+    other variable a unit of its own (4, 5, ...). The loop equations of one unit are judged
+    against the largest of them in the whole model (:func:`.loop.scales`)."""
+    out = []
+    for n in names:
+        base, _, tail = n.rpartition("[")
+        if base.endswith((".m", ".W")) and tail.endswith("]") and tail[:-1].isdigit():
+            k = (int(tail[:-1]) - 1) // 3
+            if k < 2:
+                out.append(k + (2 if base.endswith(".W") else 0))
+                continue
+        out.append(4 + len(out))
+    return np.array(out, dtype=int)
+
+
 @dataclass(eq=False)
 class _Op:
     """One read in the program of a communication point: the pending writes to ``comp``
@@ -197,6 +230,9 @@ class Plan(Wiring):
         self._su, self._sy = su, sy
         self._res_u, self._res_y = np.array(res_u, dtype=int), np.array(res_y, dtype=int)
         self._res_names = names
+        u_flat = [x for u in self._u_names for x in u]
+        #: the unit of each loop equation (:func:`loop_units`: its input's)
+        self._res_unit = loop_units([u_flat[k] for k in res_u])
         ru, ry = set(res_u), set(res_y)
         #: per body: positions in u_i of the loop inputs (fed by another body) ...
         self._lc = [[k for k in range(s.stop - s.start) if s.start + k in ru] for s in su]
