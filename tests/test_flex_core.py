@@ -419,3 +419,10 @@ def test_other_joints_match_reference(red, kind) -> None:
                 "free": lambda w: w}[kind](-W)  # fmt: skip
         scale = np.abs(W).max()
         assert np.asarray(St_W) + 1e-3 * alpha == pytest.approx(tau, rel=1e-9, abs=1e-9 * scale)
+
+
+def test_lone_block_with_flexible_part_refused(red) -> None:
+    """(6) the object path (one block on its own, titop_block_*) has no flexible part."""
+    body = WeldedBody("beam", 0.0, np.zeros((3, 3)), P_ab=np.eye(3))
+    with pytest.raises(ValueError, match="no flexible part"):
+        NativeTree([body], [None], [0], lone=True, flex=[(0, red, 0)])

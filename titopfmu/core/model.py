@@ -218,8 +218,9 @@ class NativeTree:
         self.parent_input: int | None = None
         self.port_inputs: list[int] = []
         if lone:
-            if n != 1 or closures or laws or mimics:
-                raise ValueError("a lone block model has one block, no closure and no law")
+            if n != 1 or closures or laws or mimics or flex:
+                raise ValueError("a lone block model has one block, no closure, no law and no "
+                                 "flexible part (the core's only, titop_flex)")
             boundary_parent = blocks[0].has_parent
             boundary_ports = [(0, j) for j in range(blocks[0].n_children)]
         if boundary_parent:

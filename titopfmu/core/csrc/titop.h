@@ -412,7 +412,8 @@ void titop_joint_coordinates(int kind, const double *p, double *q);
 
 /* One body on its own, step by step: the object path of titopfmu (each built-in Python block
    owns a one-body model, its parent port and child-port wrenches inputs, and gets its equations
-   from these). Body i must have no tree child. In call order:
+   from these). Body i must have no tree child nor flexible part (titop_flex: the whole-model
+   evaluation only, titop_eval). In call order:
    - block_kinematics: pose, twist, joint transform, velocity-product terms and joint
      configuration of body i (data) from its states x, its kinematic inputs (inverse joint
      motion, imposed motion vector) and, for a joint body, its parent port's [x' (6), IP (3),
