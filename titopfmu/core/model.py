@@ -283,9 +283,11 @@ class NativeTree:
             msg, body = (args[0], args[1]) if len(args) == 2 else (exc, -1)
             where = f" (block '{blocks[body].name}')" if 0 <= body < n else ""
             if isinstance(msg, str) and msg.startswith(("flexible part", "a flexible body")):
-                # a reduced model the core's checks refuse (titop_check_flex): the user's input
+                # a reduced model the core's checks refuse (titop_check_flex): the user's input,
+                # worded as titopfmu.flex.checks words it ("body 'B', matrix 'Mee': ...")
                 name = blocks[body].name if 0 <= body < n else "?"
-                raise ValueError(f"block '{name}', reduced model: {msg}") from None
+                rest = msg.removeprefix("flexible part, ")
+                raise ValueError(f"body '{name}', {rest}") from None
             raise RuntimeError(f"the core refused the model{where}: {msg}") from None
         self.model_closures = len(clo_i)
         self.layout = self.model.layout()

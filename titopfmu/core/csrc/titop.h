@@ -235,8 +235,8 @@ size_t titop_flex_doubles(int n, int ncases);
 /* Point f's arrays into row (titop_flex_doubles(f->n, f->ncases) values) and Lee (n n). */
 void titop_flex_from_row(titop_flex *f, const double *row, double *Lee);
 /* A flexible part's arrays: TITOP_FLEX_OK or the code of the first one out of range
-   (titop_flex_parameter names the array, titop_flex_rule says what it must be). Uses f->Lee as
-   its work buffer (n n doubles). */
+   (titop_flex_parameter names the array, "matrix 'Mee'", titop_flex_rule says what is wrong,
+   in the words of titopfmu/flex/checks.py). Uses f->Lee as its work buffer (n n doubles). */
 enum {
     TITOP_FLEX_OK = 0,
     TITOP_FLEX_SIZE,     /* n >= 1, ncases >= 0 */

@@ -2025,8 +2025,9 @@ int titop_check_flex(const titop_flex *f)
 
 const char *titop_flex_parameter(int code)
 {
-    static const char *names[] = {"", "n_modes", "mass", "invariants", "Mee", "Mee", "Kee",
-                                  "Kee", "damping", "load_cases"};
+    static const char *names[] = {"", "'n_modes'", "'mass'", "'invariants'", "matrix 'Mee'",
+                                  "matrix 'Mee'", "matrix 'Kee'", "matrix 'Kee'", "matrix 'De'",
+                                  "'load_cases'"};
     return code > 0 && code <= TITOP_FLEX_CASE ? names[code] : "";
 }
 
@@ -2034,14 +2035,14 @@ const char *titop_flex_rule(int code)
 {
     static const char *rules[] = {"",
                                   "must be at least 1",
-                                  "must be positive and finite",
-                                  "must be finite",
-                                  "must be symmetric",
-                                  "must be positive definite",
-                                  "must be symmetric",
-                                  "must be positive semi-definite",
-                                  "must be symmetric and finite",
-                                  "has an unknown load case"};
+                                  "must be finite and > 0",
+                                  "has non-finite entries",
+                                  "not symmetric",
+                                  "not positive definite",
+                                  "not symmetric",
+                                  "not positive semi-definite",
+                                  "not symmetric or not finite",
+                                  "has an unknown load case code"};
     return code > 0 && code <= TITOP_FLEX_CASE ? rules[code] : "";
 }
 
@@ -2258,7 +2259,7 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
             return bad(i, bad_body, msg, size, "flexible part: states out of range");
         int code = titop_check_flex(F); /* and Lee := LDL^T of Mee */
         if (code != TITOP_FLEX_OK) {
-            snprintf(text, sizeof text, "flexible part: '%s' %s", titop_flex_parameter(code),
+            snprintf(text, sizeof text, "flexible part, %s: %s", titop_flex_parameter(code),
                      titop_flex_rule(code));
             return bad(i, bad_body, msg, size, text);
         }
