@@ -428,3 +428,13 @@ def test_lone_block_with_flexible_part_refused(red) -> None:
     body = WeldedBody("beam", 0.0, np.zeros((3, 3)), P_ab=np.eye(3))
     with pytest.raises(ValueError, match="no flexible part"):
         NativeTree([body], [None], [0], lone=True, flex=[(0, red, 0)])
+
+
+def test_non_finite_elastic_state_names_its_body(red) -> None:
+    """A non-finite elastic state: TITOP_NONFINITE (2) naming the flexible body."""
+    root = ImposedMotionBody("root", 2.0, np.eye(3), children={"C": (0.0, 0.0, 0.0)})
+    body = WeldedBody("beam", 0.0, np.zeros((3, 3)), P_ab=np.eye(3))
+    tree = NativeTree([root, body], [None, (0, 0)], [0, 0], flex=[(1, red, 0)])
+    x = np.zeros(tree.n_states)
+    x[-1] = np.nan
+    assert tree.derivative(0.0, x, np.zeros(18), np.zeros(x.size), tree.new_data()) == (2, 1)

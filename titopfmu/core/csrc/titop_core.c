@@ -1553,6 +1553,11 @@ nonfinite_state:
             if (*bad_body >= 0)
                 break;
         }
+    if (bad_body) /* the states of a flexible part: its body */
+        for (int f = 0; f < m->nflex && *bad_body < 0; f++)
+            for (int k = 0; k < 2 * m->flex[f].n; k++)
+                if (!r_isfinite(x[m->flex[f].x0 + k]))
+                    *bad_body = m->flex[f].body;
     return TITOP_NONFINITE;
 nonfinite_input:
     if (bad_body)
