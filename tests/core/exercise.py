@@ -231,6 +231,58 @@ for name, build in systems.items():
         r = nt.derivative(0.0, x, inp, np.empty(x.size), nt.new_data())
         assert r != 0 and r[0] == 2, r
     print(f"{name} {total:.17g}")
+def flexible_models():
+    """Flexible parts (titop_flex): a beam on a revolute joint of an imposed-motion root, and a
+    free-floating flexible root; the reduced model's arrays, M_P* and q̈ through the sweep."""
+    from titopfmu.blocks import ImposedMotionBody, RevoluteBody, RigidBody
+    from titopfmu.core.model import NativeTree
+    # a reduced model of made-up arrays (no eigensolver: its rounding differs under valgrind),
+    # small couplings so that M(q) is positive definite
+    g = np.random.default_rng(11)
+    n = 4
+    A = g.normal(size=(n, n))
+
+    class Red:
+        n_modes, load_cases = n, ("ax", "wzz", "wxy", "node1.fx")
+        mass, first_moment, inertia = 1.5, np.array([0.7, 0.0, 0.1]), np.diag([0.1, 0.5, 0.5])
+        Ct, Cr = 0.05 * g.normal(size=(3, n)), 0.05 * g.normal(size=(3, n))
+        Mee, Kee = 0.1 * (A + A.T) + n * np.eye(n), np.diag([10.0, 20.0, 30.0, 40.0])
+        KG = 0.1 * np.array([np.eye(n)] * 4)
+        _J1, _J2, _Cr1 = (0.01 * g.normal(size=s) for s in ((n, 3, 3), (n, n, 3, 3), (n, 3, n)))
+        J1, J2, Cr1 = (staticmethod(lambda a=a: a) for a in (_J1, _J2, _Cr1))
+        damping = staticmethod(lambda: 0.01 * np.eye(n))
+
+    red = Red()
+    root = ImposedMotionBody("root", 2.0, np.diag([0.1, 0.2, 0.3]),
+                             children={"C": (0.2, -0.1, 0.3)})  # fmt: skip
+    arm = RevoluteBody("beam", 0.0, np.zeros((3, 3)), axis=(0.0, 0.0, 1.0), armature=1e-3)
+    free = RigidBody("free", 0.5, np.diag([0.01, 0.02, 0.03]))
+    q = 1e-2 * np.arange(1, 2 * n + 1)
+    yield "flex_revolute", NativeTree([root, arm], [None, (0, 0)], [0, 0], flex=[(1, red, 2)]), (
+        np.concatenate([[0.3, 1.0], q]), np.concatenate([0.1 * np.arange(18), [0.2]]))
+    x = np.concatenate([[0.1, 0.2, 0.3, 1.0, 0.0, 0.0, 0.0, 0.1, -0.2, 0.3, 0.5, -0.4, 0.2], q])
+    yield "flex_root", NativeTree([free], [None], [0], flex=[(0, red, 13)]), (x, np.zeros(0))
+
+
+for name, nt, (x, inputs) in flexible_models():
+    full = np.full(nt.data_size, np.nan)
+    dx = np.full(x.size, np.nan)
+    assert nt.derivative(0.1, x, inputs, dx, full, full=True) == 0
+    assert np.all(np.isfinite(dx)), name
+    jx, jin = nt.jacobian(0.1, x, inputs, np.full(nt.model.zwork_size, np.nan))
+    assert np.all(np.isfinite(jx)) and np.all(np.isfinite(jin)), name
+    total = float(np.sum(dx)) + float(np.sum(jx)) + float(np.sum(jin))
+    zd = np.zeros(nt.data_size, dtype=complex)
+    assert nt.model.zeval(zd, 0.0, x.astype(complex) + 1e-100j, inputs.astype(complex), True,
+                          np.zeros(x.size, dtype=complex)) == 0  # fmt: skip
+    out = np.full(18, np.nan)
+    nt.model.body_motion(full, len(nt.blocks) - 1, out)
+    total += float(np.sum(out))
+    bad = x.copy()
+    bad[-1] = np.nan
+    r = nt.derivative(0.0, bad, inputs, np.empty(x.size), nt.new_data())
+    assert r != 0 and r[0] == 2, r
+    print(f"{name} {total:.17g}")
 # spatial and joint helpers of the extension
 from titopfmu.spatial.rotations import (  # noqa: E402
     dcm_from_euler,

@@ -97,6 +97,27 @@ def unsupported(blocks, closures=()) -> str | None:
     return None
 
 
+#: the core's geometric-stiffness load cases (titop.h, enum titop_flex_case); a node's wrench
+#: component (``node<j>.fx`` ...) is -1 (zero: no node wrenches in this version)
+FLEX_CASES = ("ax", "ay", "az", "alx", "aly", "alz", "wxx", "wyy", "wzz", "wxy", "wyz", "wxz")
+
+
+def flex_ints(body: int, red, x0: int) -> list[int]:
+    """A flexible part's ints for the core (titop_flex): body, n, first state, number of load
+    cases, the code of each case."""
+    codes = [FLEX_CASES.index(c) if c in FLEX_CASES else -1 for c in red.load_cases]
+    return [body, red.n_modes, x0, len(codes), *codes]
+
+
+def flex_row(red) -> FloatArray:
+    """A reduced model's arrays (docs/flexible.md §7) as the core's flat row
+    (``titop_flex_doubles``: mass, first_moment, inertia, Ct, Cr, Mee, Kee, De, J1, J2, Cr1,
+    KG)."""
+    parts = [red.mass, red.first_moment, red.inertia, red.Ct, red.Cr, red.Mee, red.Kee,
+             red.damping(), red.J1(), red.J2(), red.Cr1(), red.KG]  # fmt: skip
+    return np.concatenate([np.asarray(a, dtype=float).reshape(-1) for a in parts])
+
+
 class NativeTree:
     """A tree of built-in blocks as one core model (immutable; the Model, cf. Pinocchio).
 
@@ -133,6 +154,7 @@ class NativeTree:
         boundary_parent: bool = False,
         boundary_ports: Sequence[tuple[int, int]] = (),
         mimics: Sequence = (),
+        flex: Sequence = (),
     ) -> None:
         self.blocks = list(blocks)
         law_dst = {dst for _, _, dst in laws} | {f for _, f, _ in mimics}
@@ -196,8 +218,9 @@ class NativeTree:
         self.parent_input: int | None = None
         self.port_inputs: list[int] = []
         if lone:
-            if n != 1 or closures or laws or mimics:
-                raise ValueError("a lone block model has one block, no closure and no law")
+            if n != 1 or closures or laws or mimics or flex:
+                raise ValueError("a lone block model has one block, no closure, no law and no "
+                                 "flexible part (the core's only, titop_flex)")
             boundary_parent = blocks[0].has_parent
             boundary_ports = [(0, j) for j in range(blocks[0].n_children)]
         if boundary_parent:
@@ -240,15 +263,31 @@ class NativeTree:
         self.structure = {"bodies": bi.copy(), "ports": ints(port_i, 2), "exts": ints(ext_i, 2),
                           "closures": ints(clo_i, 2), "laws": ints(law_i, 2),
                           "mimics": ints(mimic_i, 2)}  # fmt: skip
+        #: the flexible parts (body index, reduced model, first state), in the core's order
+        self.flex = [(int(i), red, int(x0)) for i, red, x0 in flex]
+        flex_i = np.array([v for i, red, x0 in self.flex for v in flex_ints(i, red, x0)],
+                          dtype=np.intc)  # fmt: skip
+        flex_d = np.ascontiguousarray(
+            np.concatenate([flex_row(red) for _, red, _ in self.flex] or [np.zeros(0)]))
+        if self.flex:
+            self.n_states = max(self.n_states,
+                                max(x0 + 2 * red.n_modes for _, red, x0 in self.flex))  # fmt: skip
         try:
             self.model = _titop.Model(
                 bi, bd, ints(port_i, 2), dbls(port_d, 3), ints(ext_i, 2), dbls(ext_d, 3),
                 ints(clo_i, 2), dbls(clo_d, 72), ints(law_i, 2), dbls(law_d, len(LAW_ROW)),
-                self.n_states, nin, ints(mimic_i, 2), dbls(mimic_d, 2),
+                self.n_states, nin, ints(mimic_i, 2), dbls(mimic_d, 2), flex_i, flex_d,
             )  # fmt: skip
         except ValueError as exc:  # a model the core refuses: a bug of this adapter
-            msg, body = exc.args[0] if exc.args and isinstance(exc.args[0], tuple) else (exc, -1)
+            args = exc.args[0] if exc.args and isinstance(exc.args[0], tuple) else exc.args
+            msg, body = (args[0], args[1]) if len(args) == 2 else (exc, -1)
             where = f" (block '{blocks[body].name}')" if 0 <= body < n else ""
+            if isinstance(msg, str) and msg.startswith(("flexible part", "a flexible body")):
+                # a reduced model the core's checks refuse (titop_check_flex): the user's input,
+                # worded as titopfmu.flex.checks words it ("body 'B', matrix 'Mee': ...")
+                name = blocks[body].name if 0 <= body < n else "?"
+                rest = msg.removeprefix("flexible part, ")
+                raise ValueError(f"body '{name}', {rest}") from None
             raise RuntimeError(f"the core refused the model{where}: {msg}") from None
         self.model_closures = len(clo_i)
         self.layout = self.model.layout()

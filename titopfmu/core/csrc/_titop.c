@@ -49,17 +49,17 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
     static char *kwlist[] = {"body_ints", "body_doubles", "port_ints", "port_doubles",
                              "ext_ints", "ext_doubles", "closure_ints", "closure_doubles",
                              "law_ints", "law_doubles", "nx", "nin", "mimic_ints",
-                             "mimic_doubles", NULL};
-    Py_buffer b[12];
+                             "mimic_doubles", "flex_ints", "flex_doubles", NULL};
+    Py_buffer b[14];
     int nx, nin;
     memset(b, 0, sizeof b);
     if (self->mem) {
         PyErr_SetString(PyExc_RuntimeError, "a Model is immutable: make a new one");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*y*y*y*y*y*y*y*y*ii|y*y*", kwlist, &b[0],
-                                     &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7], &b[8],
-                                     &b[9], &nx, &nin, &b[10], &b[11]))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*y*y*y*y*y*y*y*y*y*ii|y*y*y*y*", kwlist,
+                                     &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7],
+                                     &b[8], &b[9], &nx, &nin, &b[10], &b[11], &b[12], &b[13]))
         return -1;
     int ok = -1;
     Py_ssize_t nb = b[0].len / (BODY_INTS * (Py_ssize_t)sizeof(int));
@@ -79,9 +79,32 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_ValueError, "inconsistent model arrays");
         goto done;
     }
+    /* flexible parts (titop_flex): per part [body, n, x0, ncases, case codes (ncases)] ints
+       and its titop_flex_doubles row; optional */
+    Py_ssize_t nfl = 0, nfi = b[12].buf ? b[12].len / (Py_ssize_t)sizeof(int) : 0;
+    size_t nfd = 0, nlee = 0;
+    if ((b[12].buf != NULL) != (b[13].buf != NULL)) {
+        PyErr_SetString(PyExc_ValueError, "inconsistent model arrays");
+        goto done;
+    }
+    for (Py_ssize_t o = 0; o < nfi; nfl++) {
+        const int *fi = (const int *)b[12].buf + o;
+        if (o + 4 > nfi || fi[1] < 1 || fi[3] < 0 || o + 4 + fi[3] > nfi) {
+            PyErr_SetString(PyExc_ValueError, "inconsistent flexible-part arrays");
+            goto done;
+        }
+        nfd += titop_flex_doubles(fi[1], fi[3]);
+        nlee += (size_t)fi[1] * (size_t)fi[1];
+        o += 4 + fi[3];
+    }
+    if (b[13].buf && (size_t)b[13].len != nfd * sizeof(double)) {
+        PyErr_SetString(PyExc_ValueError, "inconsistent flexible-part arrays");
+        goto done;
+    }
     size_t size = nb * sizeof(titop_body) + np_ * sizeof(titop_port) + ne * sizeof(titop_ext) +
                   nc * sizeof(titop_closure) + nl * sizeof(titop_law) +
-                  nmi * sizeof(titop_mimic) + 1;
+                  nmi * sizeof(titop_mimic) + nfl * sizeof(titop_flex) +
+                  (nfd + nlee) * sizeof(double) + nfi * sizeof(int) + 1;
     self->mem = PyMem_Calloc(1, size);
     if (!self->mem) {
         PyErr_NoMemory();
@@ -101,6 +124,31 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
     p += nl * sizeof(titop_law);
     m->mimics = (titop_mimic *)p;
     m->nmimics = (int)nmi;
+    p += nmi * sizeof(titop_mimic);
+    m->flex = (titop_flex *)p;
+    m->nflex = (int)nfl;
+    p += nfl * sizeof(titop_flex);
+    {
+        double *fd = (double *)p, *lee = fd + nfd;
+        int *fint = (int *)(lee + nlee);
+        if (nfi)
+            memcpy(fint, b[12].buf, nfi * sizeof(int));
+        if (nfd)
+            memcpy(fd, b[13].buf, nfd * sizeof(double));
+        Py_ssize_t o = 0;
+        for (Py_ssize_t f = 0; f < nfl; f++) {
+            titop_flex *F = &m->flex[f];
+            F->body = fint[o];
+            F->n = fint[o + 1];
+            F->x0 = fint[o + 2];
+            F->ncases = fint[o + 3];
+            F->cases = fint + o + 4;
+            titop_flex_from_row(F, fd, lee);
+            fd += titop_flex_doubles(F->n, F->ncases);
+            lee += (size_t)F->n * F->n;
+            o += 4 + F->ncases;
+        }
+    }
     m->nbodies = (int)nb;
     m->nports = (int)np_;
     m->nexts = (int)ne;
@@ -174,7 +222,7 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
     self->data_size = titop_data_size(m);
     ok = 0;
 done:
-    for (int k = 0; k < 12; k++)
+    for (int k = 0; k < 14; k++)
         if (k < 10 || b[k].obj)
             PyBuffer_Release(&b[k]);
     return ok;
@@ -550,8 +598,9 @@ static PyObject *Model_layout(ModelObject *self, PyObject *unused)
     titop_layout L;
     titop_data_layout(&self->m, &L);
     return Py_BuildValue(
-        "{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}",
-        "mimic", (Py_ssize_t)L.mimic, "mimic_stride", (Py_ssize_t)L.mimic_stride, "body_stride",
+        "{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}",
+        "mimic", (Py_ssize_t)L.mimic, "mimic_stride", (Py_ssize_t)L.mimic_stride, "flex",
+        (Py_ssize_t)L.flex, "body_stride",
         (Py_ssize_t)L.body_stride, "R", (Py_ssize_t)L.R, "ip", (Py_ssize_t)L.ip, "tw",
         (Py_ssize_t)L.tw, "acc", (Py_ssize_t)L.acc, "acc_parent", (Py_ssize_t)L.acc_parent,
         "alpha", (Py_ssize_t)L.alpha, "effort", (Py_ssize_t)L.effort, "wrench_parent",

@@ -100,6 +100,7 @@ typedef struct titop_body {
     double S[36];       /* motion subspace S (6 x nv, row-major with row stride nv) */
     double dscale;      /* largest |D_P| entry (a scale for the callers' singularity checks) */
     double RK[9], RK2[9]; /* revolute: P_{a0/b} K and P_{a0/b} K², K = (*r̃) (eq. 16) */
+    int flex;           /* the titop_flex part it carries (model->flex[flex]), or -1 */
 } titop_body;
 
 /* A child port C of a body (point PC in the body frame). */
@@ -193,6 +194,66 @@ typedef struct titop_mimic {
     double offset;        /* m or rad, finite */
 } titop_mimic;
 
+/* The flexible part of a body (docs/flexible.md §3-§7; issue 34): a floating frame of reference
+   at the body's reference point P, n elastic coordinates q with states [q, q̇] (2 n, from x0),
+   whatever the body's joint (weld, revolute, prismatic, spherical, free, a free-floating or an
+   imposed-motion root). Its mass matrix M(q) (docs eq. 5) adds to the body's rigid D_P through
+   the condensed articulated inertia M_P* = M_rr - M_re Mee^-1 M_er (docs eq. T3, SPD as M(q)),
+   and its bias b_P (docs §6) to the body's h, so it joins the same SPD recursion (seed eqs. 7,
+   11, 18); q̈ by docs eq. (T2) after the forward sweep. In this slice a flexible body is a leaf
+   (no child ports; external wrenches at points of the floating frame as for a rigid body).
+   Load values of the geometric stiffness (docs eq. G2): the centrifugal cases ω_i ω_j exactly;
+   ax, ay, az = components of -g (the a_P part is dropped: exact for a body whose P does not
+   accelerate, e.g. welded to Ground or on a spinning hub's axis; docs §6 option (b) with a
+   zero acceleration); alx, aly, alz and the node cases zero (no node wrenches in this slice).
+   Every array is the caller's (row-major, SI, R_a components), read only but Lee, which
+   titop_model_init fills with the LDL^T factors of Mee (n x n, the caller's buffer). */
+enum titop_flex_case {
+    TITOP_FLEX_AX = 0, TITOP_FLEX_AY, TITOP_FLEX_AZ, TITOP_FLEX_ALX, TITOP_FLEX_ALY,
+    TITOP_FLEX_ALZ, TITOP_FLEX_WXX, TITOP_FLEX_WYY, TITOP_FLEX_WZZ, TITOP_FLEX_WXY,
+    TITOP_FLEX_WYZ, TITOP_FLEX_WXZ,
+    TITOP_FLEX_NODE = -1 /* a node's wrench component: zero in this slice */
+};
+typedef struct titop_flex {
+    int body;           /* the body carrying it */
+    int n;              /* elastic coordinates, >= 1 */
+    int x0;             /* first of its 2 n states [q, q̇] */
+    int ncases;         /* geometric-stiffness load cases */
+    const int *cases;   /* (ncases) enum titop_flex_case */
+    const double *mass, *first_moment, *inertia; /* m (1), m c (3), J_P (3 x 3) */
+    const double *Ct, *Cr;                       /* 3 x n each */
+    const double *Mee, *Kee, *De;                /* n x n each */
+    const double *J1;                            /* n x 3 x 3 (docs eq. 6) */
+    const double *J2;                            /* n x n x 3 x 3 (docs eq. 7) */
+    const double *Cr1;                           /* n x 3 x n (docs eq. 8) */
+    const double *KG;                            /* ncases x n x n (docs eq. G2) */
+    double *Lee;                                 /* n x n: LDL^T of Mee, set by init */
+} titop_flex;
+
+/* Doubles of a flexible part's flat row, in this order: mass, first_moment (3), inertia (9), Ct
+   (3 n), Cr (3 n), Mee, Kee, De (n n each), J1 (9 n), J2 (9 n n), Cr1 (3 n n), KG (c n n). */
+size_t titop_flex_doubles(int n, int ncases);
+/* Point f's arrays into row (titop_flex_doubles(f->n, f->ncases) values) and Lee (n n). */
+void titop_flex_from_row(titop_flex *f, const double *row, double *Lee);
+/* A flexible part's arrays: TITOP_FLEX_OK or the code of the first one out of range
+   (titop_flex_parameter names the array, "matrix 'Mee'", titop_flex_rule says what is wrong,
+   in the words of titopfmu/flex/checks.py). Uses f->Lee as its work buffer (n n doubles). */
+enum {
+    TITOP_FLEX_OK = 0,
+    TITOP_FLEX_SIZE,     /* n >= 1, ncases >= 0 */
+    TITOP_FLEX_MASS,     /* mass > 0, finite */
+    TITOP_FLEX_FINITE,   /* first_moment, inertia, Ct, Cr, J1, J2, Cr1, KG finite */
+    TITOP_FLEX_MEE_SYM,  /* Mee symmetric (1e-9 of its largest entry) */
+    TITOP_FLEX_MEE_PD,   /* Mee positive definite (LDL^T pivots > 1e-12 of its largest entry) */
+    TITOP_FLEX_KEE_SYM,  /* Kee symmetric */
+    TITOP_FLEX_KEE_PSD,  /* Kee positive semi-definite (pivots of Kee + 1e-9 s I > 0) */
+    TITOP_FLEX_DE,       /* De symmetric, finite */
+    TITOP_FLEX_CASE      /* a load case code out of range */
+};
+int titop_check_flex(const titop_flex *f);
+const char *titop_flex_parameter(int code);
+const char *titop_flex_rule(int code);
+
 typedef struct titop_model {
     int nbodies, nports, nexts, nclosures, nlaws;
     titop_body *bodies;
@@ -204,6 +265,8 @@ typedef struct titop_model {
     int nin; /* inputs */
     int nmimics;          /* mimic joints (0: none; mimics may then be NULL) */
     titop_mimic *mimics;
+    int nflex;            /* flexible parts (0: none; flex may then be NULL) */
+    titop_flex *flex;
 } titop_model;
 
 /* Make the state x (nx) consistent with the mimic joints: each follower's q and q̇ set from its
@@ -238,6 +301,9 @@ typedef struct titop_layout {
                              G (k x k, its LDL^T), the residual / multipliers λ (k) and the
                              scratch of one response (k); 0 without */
     size_t mimic_stride;  /* values per body response record */
+    size_t flex;          /* with flexible parts, after the mimic joints' records: per part a
+                             record of 36 + 8 n values: M_P* (36), Y = Mee^-1 M_er (n x 6), z
+                             (n), q̈ (n); 0 without */
 } titop_layout;
 
 void titop_data_layout(const titop_model *model, titop_layout *layout);
@@ -347,7 +413,8 @@ void titop_joint_coordinates(int kind, const double *p, double *q);
 
 /* One body on its own, step by step: the object path of titopfmu (each built-in Python block
    owns a one-body model, its parent port and child-port wrenches inputs, and gets its equations
-   from these). Body i must have no tree child. In call order:
+   from these). Body i must have no tree child nor flexible part (titop_flex: the whole-model
+   evaluation only, titop_eval). In call order:
    - block_kinematics: pose, twist, joint transform, velocity-product terms and joint
      configuration of body i (data) from its states x, its kinematic inputs (inverse joint
      motion, imposed motion vector) and, for a joint body, its parent port's [x' (6), IP (3),

@@ -551,6 +551,8 @@ static void joint_acceleration(const titop_body *B, const bodydata *d, const rea
     }
 }
 
+static real_t *flex_rec(const titop_model *m, real_t *data, int f);
+
 /* Backward step of body i (its children done): the articulated inertia Ia = D_P + Σ τ_C^T Ma_C
    τ_C and bias ha = h + Σ τ_C^T ba_C - Σ τ_C^T W_known of its subtree, so that Newton-Euler
    (eqs. 11, 13, 18, 25) reads Ia ẋ'_A + ha = W_{B/A,P}; then, for a joint body, what the parent
@@ -560,6 +562,11 @@ static int backward_step(const titop_model *m, real_t *data, int i)
     const titop_body *B = &m->bodies[i];
     bodydata *d = body_data(data, i);
     copy_d(B->D, d->Ia, 36);
+    if (B->flex >= 0) { /* its flexible part's M_P* (docs eq. T3) joins D_P */
+        const real_t *Ms = flex_rec(m, data, B->flex);
+        for (int k = 0; k < 36; k++)
+            d->Ia[k] += Ms[k];
+    }
     for (int k = 0; k < 6; k++)
         d->ha[k] = d->h[k];
     for (int j = B->port0; j < B->port0 + B->nports; j++) {
@@ -778,6 +785,14 @@ static void state_rate(const titop_model *m, real_t *data, int i, const real_t *
 {
     const titop_body *B = &m->bodies[i];
     const bodydata *d = body_data(data, i);
+    if (B->flex >= 0) { /* [q̇, q̈] of its flexible part (docs eq. T2) */
+        const titop_flex *F = &m->flex[B->flex];
+        const real_t *qdd = flex_rec(m, data, B->flex) + 36 + 7 * F->n;
+        for (int k = 0; k < F->n; k++) {
+            dx[F->x0 + k] = x[F->x0 + F->n + k];
+            dx[F->x0 + F->n + k] = qdd[k];
+        }
+    }
     if (B->x0 < 0)
         return;
     real_t *o = dx + B->x0;
@@ -1210,6 +1225,208 @@ static int mimic_efforts(const titop_model *m, real_t *data)
 }
 
 /* The algebraic loop: backward, then forward sweep; 0 or 1 + the body (singular). */
+/* ---- flexible parts (docs/flexible.md §3-§7, titop_flex) ---- */
+
+static size_t flex_offset(const titop_model *m)
+{
+    size_t k = m->nmimics > 0 ? (size_t)m->nmimics : 0;
+    return mimic_offset(m) + (k ? (size_t)m->nbodies * RESP_STRIDE + k * k + 2 * k : 0);
+}
+
+/* record of part f: M_P* (36), Y (n x 6), z (n), q̈ (n) */
+static real_t *flex_rec(const titop_model *m, real_t *data, int f)
+{
+    size_t o = flex_offset(m);
+    for (int g = 0; g < f; g++)
+        o += 36 + 8 * (size_t)m->flex[g].n;
+    return data + o;
+}
+
+/* b := L^-1 b (L the unit lower factor of LDL^T, double), b of n values with stride s */
+static void flex_lower(const double *L, int n, real_t *b, int s)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < i; k++)
+            b[s * i] -= L[n * i + k] * b[s * k];
+}
+
+/* b := L^-T D^-1 b */
+static void flex_upper(const double *L, int n, real_t *b, int s)
+{
+    for (int i = 0; i < n; i++)
+        b[s * i] /= L[n * i + i];
+    for (int i = n - 1; i >= 0; i--)
+        for (int k = i + 1; k < n; k++)
+            b[s * i] -= L[n * k + i] * b[s * k];
+}
+
+/* The flexible part f of its body at the body's twist and its states [q, q̇]: adds its
+   condensed articulated inertia M_P* = M_rr - M_re Mee^-1 M_er (docs eq. T3) to the record and
+   its bias b_P = h_r - f_r + M_re Mee^-1 (f_e - h_e - K_eff q - De q̇) (docs §6) to the body's h
+   (seed eqs. 7, 11: Ia ẋ'_P + ha = W_{B/A,P}). Mee^-1 through its LDL^T factors (Lee): with
+   W = L^-1 M_er, M_re Mee^-1 M_er = W^T D^-1 W, symmetric and PSD by construction. */
+static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x)
+{
+    const titop_flex *F = &m->flex[f];
+    const titop_body *B = &m->bodies[F->body];
+    bodydata *d = body_data(data, F->body);
+    const int n = F->n;
+    real_t *Ms = flex_rec(m, data, f), *Y = Ms + 36, *z = Y + 6 * n;
+    const real_t *q = x + F->x0, *qd = q + n;
+    const real_t *v = d->tw, *w = d->tw + 3;
+    real_t g[3], ga[3];
+    copy_d(B->gravity, g, 3);
+    mtv3(d->R, g, ga); /* [g]_{R_a} */
+    const double m0 = F->mass[0];
+    /* m c(q) = m c + Ct q, Ct q̇, J(q) = J_P + Σ q_k J1_k + Σ q_k q_l J2_kl (docs eq. 5) */
+    real_t mc[3], ctqd[3], J[9];
+    for (int a = 0; a < 3; a++) {
+        real_t s = F->first_moment[a], t = 0.0;
+        for (int k = 0; k < n; k++) {
+            s += F->Ct[n * a + k] * q[k];
+            t += F->Ct[n * a + k] * qd[k];
+        }
+        mc[a] = s;
+        ctqd[a] = t;
+    }
+    for (int e = 0; e < 9; e++) {
+        real_t s = F->inertia[e];
+        for (int k = 0; k < n; k++) {
+            real_t t = F->J1[9 * k + e];
+            for (int l = 0; l < n; l++)
+                t += q[l] * F->J2[9 * ((size_t)n * k + l) + e];
+            s += q[k] * t;
+        }
+        J[e] = s;
+    }
+    /* M_er (n x 6) into Y: row l = [Ct_l^T, Cr(q)_l^T], Cr(q) = Cr + Σ q_k Cr1_k (docs eq. 5) */
+    real_t crqd[3] = {0.0, 0.0, 0.0};
+    for (int l = 0; l < n; l++)
+        for (int a = 0; a < 3; a++) {
+            real_t s = F->Cr[n * a + l];
+            for (int k = 0; k < n; k++)
+                s += q[k] * F->Cr1[3 * (size_t)n * k + n * a + l];
+            Y[6 * l + a] = F->Ct[n * a + l];
+            Y[6 * l + 3 + a] = s;
+            crqd[a] += s * qd[l];
+        }
+    /* p = M(q) u: p_v = m v - m c(q) x ω + Ct q̇, p_ω = m c(q) x v + J(q) ω + Cr(q) q̇ */
+    real_t pv[3], pw[3], c1[3], c2[3], Jw[3];
+    cross3(mc, w, c1);
+    cross3(mc, v, c2);
+    mv3(J, w, Jw);
+    for (int a = 0; a < 3; a++) {
+        pv[a] = m0 * v[a] - c1[a] + ctqd[a];
+        pw[a] = c2[a] + Jw[a] + crqd[a];
+    }
+    /* h (docs eq. E2) with M̊ u from dM/dq_k (docs eqs. E3, E5), rigid rows */
+    real_t hr[6], t1[3], t2[3], t3[3];
+    cross3(w, ctqd, t1);
+    cross3(w, pv, t2);
+    for (int a = 0; a < 3; a++)
+        hr[a] = t1[a] + t2[a];
+    cross3(ctqd, v, t1);
+    cross3(w, pw, t2);
+    cross3(v, pv, t3);
+    for (int a = 0; a < 3; a++)
+        hr[3 + a] = t1[a] + t2[a] + t3[a];
+    /* the load values of the geometric stiffness (docs eq. G2; titop_flex's comment) */
+    real_t lam[12] = {-ga[0], -ga[1], -ga[2], 0.0, 0.0, 0.0, w[0] * w[0], w[1] * w[1],
+                      w[2] * w[2], w[0] * w[1], w[1] * w[2], w[0] * w[2]};
+    real_t vxw[3];
+    cross3(v, w, vxw);
+    for (int l = 0; l < n; l++) {
+        /* Jq_l = J1_l + Σ_m q_m (J2_lm + J2_ml) (docs eq. E5) */
+        real_t Jq[9], Jqw[3], cq[3];
+        for (int e = 0; e < 9; e++) {
+            real_t s = F->J1[9 * l + e];
+            for (int k = 0; k < n; k++)
+                s += q[k] * (F->J2[9 * ((size_t)n * l + k) + e] + F->J2[9 * ((size_t)n * k + l) + e]);
+            Jq[e] = s;
+        }
+        mv3(Jq, w, Jqw);
+        real_t he = 0.0;
+        for (int a = 0; a < 3; a++) {
+            real_t s = 0.0;
+            for (int k = 0; k < n; k++) {
+                s += F->Cr1[3 * (size_t)n * l + n * a + k] * qd[k];       /* Cr1_l q̇ */
+                he += qd[k] * F->Cr1[3 * (size_t)n * k + n * a + l] * w[a]; /* Σ q̇_k Cr1_k^T ω */
+            }
+            cq[a] = s;
+            hr[3 + a] += qd[l] * (Jqw[a] + s);
+        }
+        /* -1/2 u^T dM/dq_l u = -(Ct_l . (v x ω) + 1/2 ω^T Jq_l ω + ω^T Cr1_l q̇) */
+        for (int a = 0; a < 3; a++)
+            he -= F->Ct[n * a + l] * vxw[a] + 0.5 * w[a] * Jqw[a] + w[a] * cq[a];
+        /* z_l = f_e - h_e - K_eff q - De q̇, f_e = Ct^T g (docs eqs. E1, E4, G2) */
+        real_t s = -he;
+        for (int a = 0; a < 3; a++)
+            s += F->Ct[n * a + l] * ga[a];
+        for (int k = 0; k < n; k++) {
+            real_t kk = F->Kee[n * l + k];
+            for (int c = 0; c < F->ncases; c++)
+                if (F->cases[c] >= 0)
+                    kk += lam[F->cases[c]] * F->KG[(size_t)n * n * c + (size_t)n * l + k];
+            s -= kk * q[k] + F->De[n * l + k] * qd[k];
+        }
+        z[l] = s;
+    }
+    /* f_r of gravity [m g; m c(q) x g] (docs eq. E4) */
+    real_t fr[6];
+    cross3(mc, ga, fr + 3);
+    for (int a = 0; a < 3; a++)
+        fr[a] = m0 * ga[a];
+    /* W = L^-1 M_er, t = L^-1 z; M_P* = M_rr - W^T D^-1 W, M_re Mee^-1 z = W^T D^-1 t */
+    for (int c = 0; c < 6; c++)
+        flex_lower(F->Lee, n, Y + c, 6);
+    flex_lower(F->Lee, n, z, 1);
+    for (int r = 0; r < 36; r++)
+        Ms[r] = 0.0;
+    for (int a = 0; a < 3; a++) {
+        Ms[7 * a] = m0;
+        for (int b = 0; b < 3; b++)
+            Ms[6 * (3 + a) + 3 + b] = J[3 * a + b];
+    }
+    real_t sk[9] = {0.0, -mc[2], mc[1], mc[2], 0.0, -mc[0], -mc[1], mc[0], 0.0};
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            Ms[6 * a + 3 + b] = -sk[3 * a + b];
+            Ms[6 * (3 + a) + b] = sk[3 * a + b];
+        }
+    real_t bz[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    for (int l = 0; l < n; l++) {
+        double dl = F->Lee[n * l + l];
+        for (int r = 0; r < 6; r++) {
+            bz[r] += Y[6 * l + r] * z[l] / dl;
+            for (int c = 0; c <= r; c++)
+                Ms[6 * r + c] -= Y[6 * l + r] * Y[6 * l + c] / dl;
+        }
+    }
+    for (int r = 0; r < 6; r++)
+        for (int c = 0; c < r; c++)
+            Ms[6 * c + r] = Ms[6 * r + c];
+    for (int r = 0; r < 6; r++)
+        d->h[r] += hr[r] - fr[r] + bz[r];
+    /* Y = Mee^-1 M_er, z = Mee^-1 (f_e - h_e - K_eff q - De q̇) for q̈ = z - Y ẋ'_P (T2) */
+    for (int c = 0; c < 6; c++)
+        flex_upper(F->Lee, n, Y + c, 6);
+    flex_upper(F->Lee, n, z, 1);
+}
+
+/* q̈ = z - Y ẋ'_P (docs eq. T2) of part f, its body's acceleration known */
+static void flex_accel(const titop_model *m, real_t *data, int f)
+{
+    const int n = m->flex[f].n;
+    real_t *Y = flex_rec(m, data, f) + 36, *z = Y + 6 * n, *qdd = z + n;
+    const real_t *acc = body_data(data, m->flex[f].body)->acc;
+    for (int l = 0; l < n; l++) {
+        real_t s = z[l];
+        for (int c = 0; c < 6; c++)
+            s -= Y[6 * l + c] * acc[c];
+        qdd[l] = s;
+    }
+}
+
 static int sweep(const titop_model *m, real_t *data, const real_t *in, int full)
 {
     for (int i = m->nbodies - 1; i >= 0; i--)
@@ -1272,6 +1489,8 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
         closure_wrenches(m, data, c);
     for (int i = 0; i < n; i++)
         body_bias(m, data, i, in);
+    for (int f = 0; f < m->nflex; f++)
+        flex_bias(m, data, f, x);
     /* the algebraic loop: backward, then forward sweep; with mimic joints, the constraint
        efforts from that sweep's accelerations and a second sweep with them (titop_mimic) */
     int sb = sweep(m, data, in, full && !m->nmimics);
@@ -1288,6 +1507,16 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
         if (bad_body)
             *bad_body = sb - 1;
         return TITOP_SINGULAR;
+    }
+    for (int f = 0; f < m->nflex; f++) {
+        flex_accel(m, data, f);
+        const real_t *qdd = flex_rec(m, data, f) + 36 + 7 * m->flex[f].n;
+        for (int k = 0; k < m->flex[f].n; k++)
+            if (!r_isfinite(qdd[k])) {
+                if (bad_body)
+                    *bad_body = m->flex[f].body;
+                return TITOP_NONFINITE;
+            }
     }
     for (int i = 0; i < n; i++) {
         const titop_body *B = &m->bodies[i];
@@ -1324,6 +1553,11 @@ nonfinite_state:
             if (*bad_body >= 0)
                 break;
         }
+    if (bad_body) /* the states of a flexible part: its body */
+        for (int f = 0; f < m->nflex && *bad_body < 0; f++)
+            for (int k = 0; k < 2 * m->flex[f].n; k++)
+                if (!r_isfinite(x[m->flex[f].x0 + k]))
+                    *bad_body = m->flex[f].body;
     return TITOP_NONFINITE;
 nonfinite_input:
     if (bad_body)
@@ -1357,8 +1591,10 @@ nonfinite_input:
 
 size_t titop_data_size(const titop_model *m)
 {
-    size_t k = m->nmimics > 0 ? (size_t)m->nmimics : 0;
-    return mimic_offset(m) + (k ? (size_t)m->nbodies * RESP_STRIDE + k * k + 2 * k : 0);
+    size_t s = flex_offset(m);
+    for (int f = 0; f < m->nflex; f++)
+        s += 36 + 8 * (size_t)m->flex[f].n;
+    return s;
 }
 
 void titop_mimic_project(const titop_model *m, double *x)
@@ -1392,6 +1628,7 @@ void titop_data_layout(const titop_model *m, titop_layout *L)
     L->port_w = offsetof(portdata, w) / sizeof(real_t);
     L->mimic = m->nmimics > 0 ? mimic_offset(m) : 0;
     L->mimic_stride = RESP_STRIDE;
+    L->flex = m->nflex > 0 ? flex_offset(m) : 0;
 }
 
 size_t titop_map_size(const titop_model *m, int i, int *ka, int *ne)
@@ -1701,6 +1938,119 @@ int titop_check_axis(const double a[3], double unit[3])
 #if !TITOP_COMPLEX
 #include <stdio.h>
 
+size_t titop_flex_doubles(int n, int ncases)
+{
+    size_t N = n > 0 ? (size_t)n : 0, c = ncases > 0 ? (size_t)ncases : 0;
+    return 13 + 6 * N + 3 * N * N + 9 * N + 9 * N * N + 3 * N * N + c * N * N;
+}
+
+void titop_flex_from_row(titop_flex *f, const double *row, double *Lee)
+{
+    size_t N = f->n > 0 ? (size_t)f->n : 0;
+    f->mass = row;
+    f->first_moment = row + 1;
+    f->inertia = row + 4;
+    row += 13;
+    f->Ct = row;
+    f->Cr = row + 3 * N;
+    row += 6 * N;
+    f->Mee = row;
+    f->Kee = row + N * N;
+    f->De = row + 2 * N * N;
+    row += 3 * N * N;
+    f->J1 = row;
+    row += 9 * N;
+    f->J2 = row;
+    row += 9 * N * N;
+    f->Cr1 = row;
+    row += 3 * N * N;
+    f->KG = row;
+    f->Lee = Lee;
+}
+
+static int all_finite(const double *a, size_t k)
+{
+    for (size_t i = 0; i < k; i++)
+        if (!isfinite(a[i]))
+            return 0;
+    return 1;
+}
+
+/* symmetric to 1e-9 of its largest entry, finite; *scale = its largest entry */
+static int flex_symmetric(const double *A, int n, double *scale)
+{
+    double s = 0.0;
+    if (!all_finite(A, (size_t)n * n))
+        return 0;
+    for (int k = 0; k < n * n; k++)
+        if (fabs(A[k]) > s)
+            s = fabs(A[k]);
+    *scale = s;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (fabs(A[n * i + j] - A[n * j + i]) > 1e-9 * s)
+                return 0;
+    return 1;
+}
+
+int titop_check_flex(const titop_flex *f)
+{
+    int n = f->n;
+    if (n < 1 || f->ncases < 0)
+        return TITOP_FLEX_SIZE;
+    size_t N = (size_t)n;
+    if (!(isfinite(f->mass[0]) && f->mass[0] > 0.0))
+        return TITOP_FLEX_MASS;
+    if (!all_finite(f->first_moment, 3) || !all_finite(f->inertia, 9) ||
+        !all_finite(f->Ct, 3 * N) || !all_finite(f->Cr, 3 * N) || !all_finite(f->J1, 9 * N) ||
+        !all_finite(f->J2, 9 * N * N) || !all_finite(f->Cr1, 3 * N * N) ||
+        !all_finite(f->KG, (size_t)f->ncases * N * N))
+        return TITOP_FLEX_FINITE;
+    for (int c = 0; c < f->ncases; c++)
+        if (f->cases[c] < TITOP_FLEX_NODE || f->cases[c] > TITOP_FLEX_WXZ)
+            return TITOP_FLEX_CASE;
+    double s;
+    if (!flex_symmetric(f->Kee, n, &s))
+        return TITOP_FLEX_KEE_SYM;
+    /* PSD: Kee + 1e-9 s I has positive pivots (rigid-body modes' zero eigenvalues pass) */
+    memcpy(f->Lee, f->Kee, N * N * sizeof(double));
+    for (int k = 0; k < n; k++)
+        f->Lee[(n + 1) * k] += 1e-9 * (s > 0.0 ? s : 1.0);
+    if (ldl_factor(f->Lee, n, 0.0))
+        return TITOP_FLEX_KEE_PSD;
+    if (!flex_symmetric(f->De, n, &s))
+        return TITOP_FLEX_DE;
+    if (!flex_symmetric(f->Mee, n, &s))
+        return TITOP_FLEX_MEE_SYM;
+    memcpy(f->Lee, f->Mee, N * N * sizeof(double));
+    if (!(s > 0.0) || ldl_factor(f->Lee, n, 1e-12 * s))
+        return TITOP_FLEX_MEE_PD;
+    return TITOP_FLEX_OK; /* Lee: the LDL^T factors of Mee */
+}
+
+const char *titop_flex_parameter(int code)
+{
+    static const char *names[] = {"", "'n_modes'", "'mass'", "'invariants'", "matrix 'Mee'",
+                                  "matrix 'Mee'", "matrix 'Kee'", "matrix 'Kee'", "matrix 'De'",
+                                  "'load_cases'"};
+    return code > 0 && code <= TITOP_FLEX_CASE ? names[code] : "";
+}
+
+const char *titop_flex_rule(int code)
+{
+    static const char *rules[] = {"",
+                                  "must be at least 1",
+                                  "must be finite and > 0",
+                                  "has non-finite entries",
+                                  "not symmetric",
+                                  "not positive definite",
+                                  "not symmetric",
+                                  "not positive semi-definite",
+                                  "not symmetric or not finite",
+                                  "has an unknown load case code"};
+    return code > 0 && code <= TITOP_FLEX_CASE ? rules[code] : "";
+}
+
 static int bad(int i, int *bad_body, char *msg, size_t size, const char *text)
 {
     if (bad_body)
@@ -1720,6 +2070,18 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
         msg[0] = '\0';
     for (int j = 0; j < m->nports; j++)
         m->ports[j].owner = -1;
+    for (int i = 0; i < m->nbodies; i++)
+        m->bodies[i].flex = -1;
+    for (int f = 0; f < m->nflex; f++) { /* flexible parts (titop_flex) */
+        int i = m->flex[f].body;
+        if (i < 0 || i >= m->nbodies)
+            return bad(-1, bad_body, msg, size, "flexible part: body out of range");
+        if (m->bodies[i].flex >= 0)
+            return bad(i, bad_body, msg, size, "a body carries one flexible part at most");
+        if (m->bodies[i].kind == TITOP_GROUND)
+            return bad(i, bad_body, msg, size, "Ground cannot be flexible");
+        m->bodies[i].flex = f;
+    }
     for (int i = 0; i < m->nbodies; i++) {
         titop_body *B = &m->bodies[i];
         if (B->kind < 0 || B->kind > TITOP_FREE)
@@ -1770,7 +2132,7 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
         /* D_P = τ_BP^T diag(m 1, I_B) τ_BP, BP = -PB (eq. 4) */
         double Db[36] = {0};
         if (B->kind != TITOP_GROUND) {
-            if (root && !(B->mass > 0.0))
+            if (root && !(B->mass > 0.0) && B->flex < 0)
                 return bad(i, bad_body, msg, size, "the mass of a root body must be positive");
             if (!(B->mass >= 0.0)) /* a joint body: massless is valid if its subtree is not */
                 return bad(i, bad_body, msg, size, "mass must be >= 0");
@@ -1889,6 +2251,22 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
                          "(a chain or a cycle of mimic joints)", a, f);
                 return bad(f, bad_body, msg, size, text);
             }
+        }
+    }
+    for (int f = 0; f < m->nflex; f++) {
+        titop_flex *F = &m->flex[f];
+        int i = F->body;
+        char text[160];
+        if (m->bodies[i].nports > 0)
+            return bad(i, bad_body, msg, size, "a flexible body cannot have child ports yet (a "
+                                               "leaf in this version)");
+        if (F->n < 1 || F->x0 < 0 || F->x0 + 2 * F->n > m->nx)
+            return bad(i, bad_body, msg, size, "flexible part: states out of range");
+        int code = titop_check_flex(F); /* and Lee := LDL^T of Mee */
+        if (code != TITOP_FLEX_OK) {
+            snprintf(text, sizeof text, "flexible part, %s: %s", titop_flex_parameter(code),
+                     titop_flex_rule(code));
+            return bad(i, bad_body, msg, size, text);
         }
     }
     return TITOP_OK;
