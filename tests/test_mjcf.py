@@ -176,8 +176,8 @@ def test_initial_state_is_mujocos_qpos0_and_gravity_is_the_files(tmp_path):
 
 def test_what_is_not_imported_warns_once_with_lines_and_the_cli_loads_mjcf(tmp_path):
     """ARM's default damping makes laws on its hinges and slide, the shoulder's range stops in
-    its law; the damping on its ball joint is listed, as are the actuator and the geoms'
-    contacts, each with its line."""
+    its law, its ball joint's damping is the SphericalBody's; the actuator and the geoms'
+    contacts are listed, each with its line."""
     path = write(tmp_path, ARM)
     with pytest.warns(MjcfWarning) as record:
         system = titopfmu.import_mjcf(path)
@@ -185,9 +185,9 @@ def test_what_is_not_imported_warns_once_with_lines_and_the_cli_loads_mjcf(tmp_p
     w = record[0].message
     got = {(u.what, u.line) for u in w.unimported}
     assert got == {("<actuator>", 27), ("<geom>", 6), ("<geom>", 8), ("<geom>", 11),
-                   ("<geom>", 20), ("<joint damping>", 16)}, got  # fmt: skip
+                   ("<geom>", 20)}, got  # fmt: skip
     message = str(w)
-    for what in ("<actuator>", "<joint damping> (on a 3-dof joint",
+    for what in ("<actuator>",
                  "contacts are not modelled): lines 6, 8, 11, 20"):  # fmt: skip
         assert what in message, what
     assert "range" not in message  # imported (tests/test_joint_limits_friction.py)
@@ -423,7 +423,7 @@ def test_joint_couplings_and_hidden_bodies_are_refused_inactive_ones_listed(tmp_
     refused(tmp_path, mesh, "body 'a'", "mesh geom", "<inertial>", line=4)
 
 
-def test_springs_dampers_on_ball_and_free_joints_are_listed_negative_ones_refused(tmp_path):
+def test_springs_dampers_on_ball_and_free_joints_not_imported_are_listed_negative_refused(tmp_path):
     text = f"""<mujoco>
   <default><joint damping="0.5"/></default>
   <worldbody>
@@ -437,7 +437,8 @@ def test_springs_dampers_on_ball_and_free_joints_are_listed_negative_ones_refuse
         system = titopfmu.import_mjcf(write(tmp_path, text))
     got = [(u.what, u.note.split(":")[0], u.line) for u in record[0].message.unimported]
     assert got == [("<joint damping>", "on the free-flying root", 4),
-                   ("<joint damping stiffness>", "on a 3-dof joint", 5)], got  # fmt: skip
+                   ("<joint stiffness>", "on a 3-dof joint", 5)], got  # fmt: skip
+    assert system.blocks["head"].damping == 0.5  # imported (tests/test_ball_joint_laws.py)
     assert isinstance(system.blocks["tail_tau"], titopfmu.JointSpringDamper)
     assert system.blocks["tail"].armature == 0.1  # imported (tests/test_armature_massless.py)
     assert isinstance(system.blocks["head_tau"], titopfmu.Constant)

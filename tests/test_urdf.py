@@ -111,6 +111,14 @@ class PinocchioOfUrdf:
                     stops = (law.lower, law.upper, law.k_stop, law.d_stop)
                 if k or d or fc or stops:
                     self.laws.append((self.slices[block.name], jm.idx_v, k, d, q_ref, fc, stops))
+        # a ball joint's damping (SphericalBody damping: -d ω, ω its last 3 states): Pinocchio
+        # 4.1's MJCF parser leaves it zero; the import's value (against MuJoCo's own damping in
+        # tests/test_ball_joint_laws.py)
+        self.ball_dampers = []
+        for jm, block, kind in self.joints:
+            d = getattr(block, "damping", 0.0)
+            if kind == "ball" and d:
+                self.ball_dampers.append((self.slices[block.name], jm.idx_v, d))
 
     def tau(self, x):
         """The joint laws' efforts at the engine state x (1-dof joints: [q, q_dot])."""
@@ -123,6 +131,8 @@ class PinocchioOfUrdf:
                 for p, v, sign in ((lo - q, -qd, 1.0), (q - up, qd, -1.0)):
                     if p > 0:
                         tau[iv] += sign * (ks * p + np.clip(ds * v, -ks * p, ks * p))
+        for sl, iv, d in self.ball_dampers:
+            tau[iv : iv + 3] = -d * x[sl][4:7]
         return tau
 
     def q_v(self, x):

@@ -58,7 +58,7 @@ import warnings
 import xml.etree.ElementTree as ET
 import xml.parsers.expat as expat
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -850,6 +850,10 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
         if law is not None and law.empty:
             law = None  # nothing to model
         one_dof = j >= first and isinstance(block, (RevoluteBody, PrismaticBody))
+        if law is not None and j >= first and isinstance(block, SphericalBody) and law.d > 0.0:
+            block.damping = law.d  # -d ω on its 3 dof, as MuJoCo's ball joint damping
+            law = replace(law, d=0.0, what=law.what.replace(" damping", ""))
+            law = None if law.empty else law  # what is left (a spring, friction, a range)
         if law is not None and not one_dof:
             if unimported is not None:
                 what = "the free-flying root" if j < first else f"a {block.joint.dof}-dof joint"

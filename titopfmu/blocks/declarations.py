@@ -452,8 +452,14 @@ def _ball(free: bool, inverse: bool) -> BlockType:
     armature = (_armature((6,), "", "per joint speed [v_r (kg, 3), ω_r (kg m^2, 3)], R_a",
                           inverse) if free else
                 _armature((3,), "kg.m2", "per joint speed ω_r (x, y, z in R_a)", inverse))
+    tail: tuple[Parameter, ...] = (armature,)
+    if not inverse:  # the core's titop_body.damping; not (yet) an FMU parameter
+        tail += (Parameter("damping", (), "", 0.0, "viscous joint damping d on every joint "
+                               "speed, effort -d u added to the joint's (N s/m on v_r, N m s/rad "
+                               "on ω_r; MJCF's ball and free joint damping); >= 0",
+                               "nonnegative", fmu=False),)
     return BlockType(
-        name, key, title, "joint", _mass(root=False, joint=True) + own + _BODY_TAIL + (armature,),
+        name, key, title, "joint", _mass(root=False, joint=True) + own + _BODY_TAIL + tail,
         ports=_ball_ports(free, inverse), states=states,
         core_kind=FREE if free else SPHERICAL, inverse=inverse,
         fmu=FmuDecl(("TitopFreeBody" if free else "TitopSphericalBody")

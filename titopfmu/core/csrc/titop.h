@@ -94,6 +94,10 @@ typedef struct titop_body {
                            (rotational) or kg (translational), added to the joint's apparent
                            inertia S^T Ia S (eq. 20) as Pinocchio's model.armature; zero unless
                            set */
+    double damping;     /* forward spherical and free joint bodies: viscous damping d >= 0 on
+                           every joint speed, effort -d u added to the joint's (N s/m on v_r,
+                           N m s/rad on ω_r: MuJoCo's joint damping, -d qvel, the same vector
+                           in any frame); zero unless set, zero on other bodies */
     /* set by titop_model_init: */
     int nq, nv;         /* configuration and speed counts of the joint (root rigid: 7, 6) */
     double D[36];       /* D_P = τ_BP^T diag(m 1, I_B) τ_BP (eq. 4) */

@@ -1462,6 +1462,9 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
         if (B->nv && !B->inverse)
             for (int k = 0; k < B->nv; k++)
                 d->effort[k] = B->in0 >= 0 ? in[B->in0 + k] : 0.0;
+        if (B->damping != 0.0 && !B->inverse) /* ball, free: -d u (titop_body.damping) */
+            for (int k = 0; k < B->nv; k++)
+                d->effort[k] -= B->damping * x[B->x0 + B->nq + k];
     }
     for (int l = 0; l < m->nlaws; l++) {
         const titop_law *Lw = &m->laws[l];
@@ -2104,6 +2107,11 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
                 ((root || k >= B->nv) && B->armature[k] != 0.0))
                 return bad(i, bad_body, msg, size, "armature must be >= 0 and finite, one per "
                                                    "joint speed (none on a root)");
+        if (!(isfinite(B->damping) && B->damping >= 0.0) ||
+            (B->damping != 0.0 && (B->inverse || (B->kind != TITOP_SPHERICAL &&
+                                                   B->kind != TITOP_FREE))))
+            return bad(i, bad_body, msg, size, "damping must be >= 0 and finite (only on a "
+                                               "forward spherical or free joint body)");
         if (B->inverse && (root || B->nv == 0))
             return bad(i, bad_body, msg, size, "only a joint body with a dof can be inverse");
         if (B->kind == TITOP_RIGID) {
