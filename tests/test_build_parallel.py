@@ -207,7 +207,8 @@ def test_keyboard_interrupt_kills_the_running_compiles_and_ends_the_build(tmp_pa
 
 
 def arm_system() -> System:
-    """The README's arm: a base, a hinged arm and a spring-damper motor (3 FMUs)."""
+    """The README's arm: a base, a hinged arm and a spring-damper motor (2 FMUs: the motor's law
+    is computed inside the arm's FMU)."""
     s = System("arm")
     s.add(
         RigidBody("base", mass=10.0, inertia=np.diag([1.0, 2.0, 2.5]),
@@ -255,7 +256,7 @@ def test_from_system_says_once_on_stderr_that_it_builds_fmus(tmp_path, monkeypat
     CoSimulation.from_system(arm_system()).free()
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1, lines
-    assert lines[0].startswith("titopfmu: building 3 FMUs (FMI 2.0, ")
+    assert lines[0].startswith("titopfmu: building 2 FMUs (FMI 2.0, ")  # its law is folded
     assert str(tmp_path / "cache") in lines[0]
     assert " cores, about " in lines[0] or " core, about " in lines[0]
     assert lines[0].endswith("(once; later runs reuse them)")
@@ -273,7 +274,7 @@ def test_from_system_notice_goes_to_the_callers_function(tmp_path, monkeypatch, 
     told: list[str] = []
     with pytest.raises(BuildError):
         CoSimulation.from_system(arm_system(), notice=told.append)
-    assert len(told) == 1 and told[0].startswith("building 3 FMUs (FMI 2.0, ")
+    assert len(told) == 1 and told[0].startswith("building 2 FMUs (FMI 2.0, ")
     with pytest.raises(BuildError):
         CoSimulation.from_system(arm_system(), notice=lambda message: None)
     assert capsys.readouterr().err == ""
