@@ -458,6 +458,15 @@ def _ball(free: bool, inverse: bool) -> BlockType:
                                "speed, effort -d u added to the joint's (N s/m on v_r, N m s/rad "
                                "on ω_r; MJCF's ball and free joint damping); >= 0",
                                "nonnegative", fmu=False),)
+    if not inverse and not free:  # the core's titop_body.stiffness, spring_ref
+        tail += (
+            Parameter("stiffness", (), "N.m/rad", 0.0, "rotational joint spring k, effort -k θ "
+                      "added to the joint's, θ the rotation vector of spring_ref^-1 P_{a/a0} in "
+                      "R_a (MJCF's ball joint stiffness); >= 0", "nonnegative", fmu=False),
+            Parameter("spring_ref", (4,), "", (1.0, 0.0, 0.0, 0.0), "the spring's rest "
+                      "attitude P_{a/a0} as a unit quaternion [w, x, y, z] (MJCF: qpos0, the "
+                      "identity)", "unit_quaternion", fmu=False),
+        )  # fmt: skip
     return BlockType(
         name, key, title, "joint", _mass(root=False, joint=True) + own + _BODY_TAIL + tail,
         ports=_ball_ports(free, inverse), states=states,

@@ -153,10 +153,11 @@ def plan_model(
         raise ModelFmuError(f"'{system.name}': no body to export")
     _refuse_foreign(system, sorted(keep))
     blk = system.blocks
-    for n in sorted(keep):  # titop_body.damping: not an FMU parameter (yet)
-        if getattr(blk[n], "damping", 0.0):
-            raise ModelFmuError(f"block '{n}': its joint damping (SphericalBody damping) is not "
-                                "in the model FMU yet; run it in process")
+    for n in sorted(keep):  # titop_body.damping, stiffness: not FMU parameters (yet)
+        for a in ("damping", "stiffness"):
+            if getattr(blk[n], a, 0.0):
+                raise ModelFmuError(f"block '{n}': its joint {a} (SphericalBody {a}) is not "
+                                    "in the model FMU yet; run it in process")
     # the root hanging from a boundary parent port goes first (the core's parent input)
     cut_roots = [n for n in tree if blk[n].has_parent and src[(n, "P")][0] not in keep]
     if len(cut_roots) > 1:
