@@ -166,12 +166,11 @@ def test_bad_damping_is_refused_by_name(bad):
         Engine(s).derivative(0.0, Engine(damped_ball()).initial_state())
 
 
-def test_fmus_refuse_a_damped_ball_joint_by_name():
-    from titopfmu.fmi.model import ModelFmuError, plan_model
+def test_block_fmus_refuse_a_damped_ball_joint_by_name():
+    from titopfmu.fmi.model import plan_model
     from titopfmu.master.from_system import FromSystemError, system_mapping
 
-    with pytest.raises(ModelFmuError, match=r"block 'ball'.*joint damping.*model FMU"):
-        plan_model(damped_ball())
+    plan_model(damped_ball())  # a model FMU parameter (the model FMU test below)
     with pytest.raises(FromSystemError, match=r"block 'ball'.*joint damping.*block FMU"):
         system_mapping(damped_ball())
 
@@ -313,11 +312,82 @@ def test_bad_spring_reference_is_refused_by_name(bad):
             Engine(s).derivative(0.0, Engine(sprung_ball()).initial_state())
 
 
-def test_fmus_refuse_a_sprung_ball_joint_by_name():
-    from titopfmu.fmi.model import ModelFmuError, plan_model
+def test_block_fmus_refuse_a_sprung_ball_joint_by_name():
+    from titopfmu.fmi.model import plan_model
     from titopfmu.master.from_system import FromSystemError, system_mapping
 
-    with pytest.raises(ModelFmuError, match=r"block 'ball'.*joint stiffness.*model FMU"):
-        plan_model(sprung_ball())
+    plan_model(sprung_ball())  # a model FMU parameter (the model FMU test below)
     with pytest.raises(FromSystemError, match=r"block 'ball'.*joint stiffness.*block FMU"):
         system_mapping(sprung_ball())
+
+
+def test_a_model_fmu_of_sprung_damped_ball_joints_equals_the_engine(tmp_path):
+    """The whole-model FMU takes each ball joint's damping, stiffness and spring_ref as
+    parameters by their block names: its model-exchange derivative at random states equals
+    the engine's (1e-9 relative), with the file's values and with values set through the FMU;
+    its co-simulation follows the engine's trajectory."""
+    import ctypes
+    import shutil
+
+    pytest.importorskip("fmpy")
+    from fmpy import extract, read_model_description, simulate_fmu
+    from fmpy.fmi2 import FMU2Model
+
+    path, system = imported(tmp_path, SPRUNG)
+    cols = ["upper.joint.m[1]", "hand.joint.m[3]"]
+    fmu = titopfmu.export_fmu(system, tmp_path / "arm.fmu", signals=cols, win64=False)
+    md = read_model_description(str(fmu))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    for name in ("upper.damping", "upper.stiffness", "hand.damping", "hand.stiffness",
+                 "hand.spring_ref[1]", "hand.spring_ref[4]"):  # fmt: skip
+        assert name in vr, sorted(vr)
+    ref = MuJoCoOf(path, system)
+    rng = np.random.default_rng(17)
+    states = [ref.random_state(rng) for _ in range(5)]
+    qr = np.array([0.9, -0.2, 0.3, 0.25])
+    qr /= np.linalg.norm(qr)
+    changed = {"upper.stiffness": 0.7, "hand.damping": 0.0, "upper.damping": 1.1}
+    unzipped = extract(str(fmu))
+    ptr = ctypes.POINTER(ctypes.c_double)
+    worst = 0.0
+    try:
+        for values in ({}, {**changed, **{f"hand.spring_ref[{k + 1}]": qr[k] for k in range(4)}}):
+            engine = Engine(system) if not values else None
+            if values:
+                s2 = imported(tmp_path, SPRUNG)[1]
+                s2.blocks["upper"].stiffness, s2.blocks["hand"].damping = 0.7, 0.0
+                s2.blocks["upper"].damping, s2.blocks["hand"].spring_ref = 1.1, qr
+                engine = Engine(s2)
+            f = FMU2Model(guid=md.guid, unzipDirectory=unzipped,
+                          modelIdentifier=md.modelExchange.modelIdentifier, instanceName="m")
+            f.instantiate()
+            try:
+                f.setupExperiment(startTime=0.0)
+                f.enterInitializationMode()
+                if values:
+                    f.setReal([vr[n] for n in values], list(values.values()))
+                f.exitInitializationMode()
+                f.enterContinuousTimeMode()
+                nx = md.numberOfContinuousStates
+                for x in states:
+                    x = np.ascontiguousarray(x, dtype=float)
+                    dx = np.zeros(nx)
+                    f.setContinuousStates(x.ctypes.data_as(ptr), nx)
+                    f.getDerivatives(dx.ctypes.data_as(ptr), nx)
+                    theirs = engine.derivative(0.0, x)
+                    err = np.max(np.abs(dx - theirs)) / max(1.0, np.max(np.abs(theirs)))
+                    worst = max(worst, float(err))
+            finally:
+                f.terminate()
+                f.freeInstance()
+    finally:
+        shutil.rmtree(unzipped, ignore_errors=True)
+    print(f"model FMU of sprung, damped ball joints: derivative vs engine {worst:.2g}")
+    assert worst < 1e-9
+    res = Engine(system).simulate(1.0, output_interval=0.1, record=cols, rtol=1e-10, atol=1e-12)
+    r = simulate_fmu(str(fmu), fmi_type="CoSimulation", stop_time=1.0, output_interval=0.01,
+                     output=cols, start_values={"solver.rtol": 1e-10, "solver.atol": 1e-12})
+    for c in cols:
+        err = np.max(np.abs(np.interp(res.time, r["time"], r[c]) - res[c]))
+        print(f"{c}: co-simulation vs engine {err:.2g}")
+        assert err < 1e-7, c
