@@ -358,6 +358,8 @@ def test_a_model_fmu_of_sprung_damped_ball_joints_equals_the_engine(tmp_path):
                 s2.blocks["upper"].stiffness, s2.blocks["hand"].damping = 0.7, 0.0
                 s2.blocks["upper"].damping, s2.blocks["hand"].spring_ref = 1.1, qr
                 engine = Engine(s2)
+                a, b = engine.derivative(0.0, states[0]), Engine(system).derivative(0.0, states[0])
+                assert np.max(np.abs(a - b)) > 1e-3  # the values set through the FMU matter
             f = FMU2Model(guid=md.guid, unzipDirectory=unzipped,
                           modelIdentifier=md.modelExchange.modelIdentifier, instanceName="m")
             f.instantiate()
