@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from titopfmu.blocks.declarations import BLOCK_TYPES, REQUIRED, BlockType, Parameter
+from titopfmu.fmi.model import JOINT_LAW_PARAMS
 from titopfmu.modelfile import generated_schema, schema_path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,6 +53,10 @@ def _shape(p: Parameter) -> str:
     return "×".join(map(str, p.shape)) if p.shape else "scalar"
 
 
+#: the joint body parameters the whole-model FMU takes, not the block FMUs
+_MODEL_FMU_ONLY = {name for name, _ in JOINT_LAW_PARAMS}
+
+
 def _section(d: BlockType) -> list[str]:
     out = [f"## {d.name}", "", d.summary[0].upper() + d.summary[1:] + ".", ""]
     out += ["| parameter | shape | unit | default | what it is |", "|---|---|---|---|---|"]
@@ -60,7 +65,8 @@ def _section(d: BlockType) -> list[str]:
         if p.initial:
             what = "initial condition: " + what
         if not p.fmu and d.fmu is not None:
-            what += " (not an FMU parameter)"
+            what += (" (a parameter of the whole-model FMU, not of the block's FMU)"
+                     if p.name in _MODEL_FMU_ONLY else " (not an FMU parameter)")
         out.append(f"| `{p.name}` | {_shape(p)} | {p.unit or '—'} | {_fmt(p.default)} | {what} |")
     out.append("")
     if d.ports:

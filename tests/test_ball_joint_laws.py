@@ -4,7 +4,13 @@
 here on MuJoCo's own qfrc_damper). Tests: a damped isotropic body on a ball joint without
 gravity against the closed form ω(t) = ω0 exp(-d t / J); an MJCF arm with a damped ball joint
 against MuJoCo's mj_forward accelerations at random states; the complex-step Jacobian against
-central differences; bad values refused by name (block, core, FMU)."""
+central differences; bad values refused by name (block, core, FMU).
+
+Ball joint stiffness k: the effort -k θ, θ the rotation vector of spring_ref^-1 q in the child's
+frame (titop_body.stiffness, spring_ref), as MuJoCo's mj_springdamper (qfrc_spring, checked
+here); tests: the harmonic rotation of an isotropic body about a fixed axis at sqrt(k / J), an
+MJCF arm with sprung and damped ball joints against MuJoCo, the complex-step Jacobian, bad
+values refused by name."""
 
 from __future__ import annotations
 
@@ -115,14 +121,15 @@ def test_mjcf_ball_joint_damping_matches_mujoco(tmp_path):
     assert ref2.worst_error(np.random.default_rng(7), n=5) > 1e-3
 
 
-def test_stiffness_on_a_ball_joint_is_still_listed(tmp_path):
-    text = ARM.replace('type="ball" damping="0.8"', 'type="ball" damping="0.8" stiffness="2"')
+def test_stiffness_on_the_free_flying_root_is_still_listed(tmp_path):
+    text = ARM.replace('<joint name="shoulder" type="ball"/>',
+                       '<joint name="root" type="free" stiffness="2"/>')
     path = tmp_path / "arm.xml"
     path.write_text(text)
     with pytest.warns(MjcfWarning) as record:
         system = titopfmu.import_mjcf(path)
     got = [(u.what, u.line) for w in record for u in getattr(w.message, "unimported", [])]
-    assert ("<joint stiffness>", 13) in got, got
+    assert ("<joint damping stiffness>", 7) in got, got
     assert system.blocks["hand"].damping == 0.8
 
 
@@ -159,11 +166,230 @@ def test_bad_damping_is_refused_by_name(bad):
         Engine(s).derivative(0.0, Engine(damped_ball()).initial_state())
 
 
-def test_fmus_refuse_a_damped_ball_joint_by_name():
-    from titopfmu.fmi.model import ModelFmuError, plan_model
+def test_block_fmus_refuse_a_damped_ball_joint_by_name():
+    from titopfmu.fmi.model import plan_model
     from titopfmu.master.from_system import FromSystemError, system_mapping
 
-    with pytest.raises(ModelFmuError, match=r"block 'ball'.*joint damping.*model FMU"):
-        plan_model(damped_ball())
+    plan_model(damped_ball())  # a model FMU parameter (the model FMU test below)
     with pytest.raises(FromSystemError, match=r"block 'ball'.*joint damping.*block FMU"):
         system_mapping(damped_ball())
+
+
+# -- ball joint stiffness -------------------------------------------------------------------
+
+K = 2.7
+
+
+def qmul(a, b):
+    return np.array([a[0] * b[0] - a[1:] @ b[1:],
+                     *(a[0] * b[1:] + b[0] * a[1:] + np.cross(a[1:], b[1:]))])  # fmt: skip
+
+
+def sprung_ball(stiffness: float = K, spring_ref=(1.0, 0.0, 0.0, 0.0), quaternion0=None,
+                damping: float = 0.0) -> System:  # fmt: skip
+    s = System("ball")
+    s.add(Ground("ground", children={"O": (0.0, 0.0, 0.0)}),
+          SphericalBody("ball", 2.0, np.eye(3) * J, stiffness=stiffness, spring_ref=spring_ref,
+                        quaternion0=quaternion0, damping=damping),
+          Constant("tau", np.zeros(3)))  # fmt: skip
+    s.connect("ground.O", "ball.P")
+    s.connect("tau.y", "ball.joint.tau")
+    return s
+
+
+def rotvec(qref, q):
+    """The rotation vector of qref^-1 q (MuJoCo's mju_subQuat), plainly."""
+    d = qmul(qref * [1, -1, -1, -1], q)
+    d = -d if d[0] < 0 else d
+    s = np.linalg.norm(d[1:])
+    return 2.0 * np.arctan2(s, d[0]) / s * d[1:] if s > 0 else 2.0 * d[1:]
+
+
+@pytest.mark.parametrize("ref", [(1.0, 0.0, 0.0, 0.0), (0.8, 0.2, -0.5, 0.26)])
+def test_a_sprung_isotropic_ball_oscillates_at_sqrt_k_over_j(ref):
+    ref = np.asarray(ref) / np.linalg.norm(ref)
+    n = np.array([0.3, -0.8, 0.52])
+    n /= np.linalg.norm(n)
+    a = 0.9  # rad: the rotation stays about n (child's frame), theta'' = -k/J theta exactly
+    q0 = qmul(ref, np.r_[np.cos(a / 2), np.sin(a / 2) * n])
+    engine = Engine(sprung_ball(spring_ref=ref, quaternion0=q0))
+    sl = engine.plan.state_slices["ball"]
+    x0 = engine.initial_state()
+    np.testing.assert_allclose(x0[sl][:4], q0, rtol=1e-15, atol=1e-15)
+    rng = np.random.default_rng(2)  # the derivative: dω/dt = -k θ / J at rest
+    for _ in range(5):
+        x = x0.copy()
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q)
+        x[sl] = np.r_[q, 0.0, 0.0, 0.0]
+        dx = engine.derivative(0.0, x)
+        np.testing.assert_allclose(dx[sl][4:7], -K / J * rotvec(ref, q), rtol=1e-13, atol=1e-14)
+    w = np.sqrt(K / J)
+    t = np.linspace(0.0, 2 * 2 * np.pi / w, 41)
+    sol = solve_ivp(engine.derivative, (0.0, t[-1]), x0, method="DOP853", rtol=1e-12,
+                    atol=1e-14, t_eval=t)  # fmt: skip
+    th = a * np.cos(w * t)
+    exact = np.array([qmul(ref, np.r_[np.cos(v / 2), np.sin(v / 2) * n]) for v in th]).T
+    err = np.max(np.abs(sol.y[sl][:4] - exact))
+    errw = np.max(np.abs(sol.y[sl][4:7] - n[:, None] * (-a * w * np.sin(w * t))[None, :]))
+    print(f"sprung ball: |q - q_exact| {err:.2g}, |ω - ω_exact| {errw:.2g} over 2 periods")
+    assert err < 1e-8 and errw < 1e-8
+
+
+SPRUNG = ARM.replace('<joint name="shoulder" type="ball"/>',
+                     '<joint name="shoulder" type="ball" stiffness="3.5" springref="0.4"/>'
+                     ).replace('type="ball" damping="0.8"',  # fmt: skip
+                               'type="ball" damping="0.8" stiffness="1.2"')
+
+
+def test_mjcf_ball_joint_stiffness_matches_mujoco(tmp_path):
+    path, system = imported(tmp_path, SPRUNG)
+    assert system.blocks["upper"].stiffness == 3.5
+    assert system.blocks["hand"].stiffness == 1.2
+    np.testing.assert_array_equal(system.blocks["hand"].spring_ref, [1, 0, 0, 0])
+    ref = MuJoCoOf(path, system)
+    assert list(ref.m.qpos_spring) == [1, 0, 0, 0, 0, 1, 0, 0, 0]  # springref not read
+    rng = np.random.default_rng(11)
+    for _ in range(5):  # MuJoCo's qfrc_spring is -k θ(qpos_spring^-1 qpos) on each ball
+        ref.d.qpos[:], ref.d.qvel[:] = ref.qpos_qvel(ref.random_state(rng))
+        mujoco.mj_forward(ref.m, ref.d)
+        for adr, k in ((0, 3.5), (5, 1.2)):
+            dof = 0 if adr == 0 else 4
+            np.testing.assert_allclose(ref.d.qfrc_spring[dof : dof + 3],
+                                       -k * rotvec(ref.m.qpos_spring[adr : adr + 4],
+                                                   ref.d.qpos[adr : adr + 4]),
+                                       rtol=1e-12, atol=1e-14)  # fmt: skip
+    worst = ref.worst_error(rng, n=20)
+    print(f"sprung, damped ball joints: relative acceleration error {worst:.2g} (MuJoCo)")
+    assert worst < 1e-10
+    system.blocks["upper"].stiffness = 0.0  # without the shoulder's spring: they differ
+    assert MuJoCoOf(path, system).worst_error(np.random.default_rng(11), n=5) > 1e-3
+
+
+def test_sprung_complex_step_jacobian_matches_central_differences(tmp_path):
+    _, system = imported(tmp_path, SPRUNG)
+    engine = Engine(system)
+    ref = MuJoCoOf(tmp_path / "arm.xml", system)
+    rng = np.random.default_rng(5)
+    for x in (ref.random_state(rng), engine.initial_state()):  # the latter: at the reference
+        Jc = engine.jacobian(0.0, x)
+        h = 1e-6
+        Jd = np.zeros_like(Jc)
+        for k in range(len(x)):
+            e = np.zeros_like(x)
+            e[k] = h
+            Jd[:, k] = (engine.derivative(0.0, x + e) - engine.derivative(0.0, x - e)) / (2 * h)
+        err = np.max(np.abs(Jc - Jd)) / max(1.0, np.max(np.abs(Jc)))
+        print(f"sprung: complex-step Jacobian vs central differences: {err:.2g}")
+        assert err < 1e-7
+    # the spring's own part at the reference: d(dω)/dq_xyz of the isotropic ball is -2 k / J
+    e1 = Engine(sprung_ball())
+    sl = e1.plan.state_slices["ball"]
+    Jb = e1.jacobian(0.0, e1.initial_state())
+    np.testing.assert_allclose(Jb[sl.start + 4 : sl.start + 7, sl.start + 1 : sl.start + 4],
+                               -2 * K / J * np.eye(3), rtol=1e-14, atol=1e-15)  # fmt: skip
+
+
+@pytest.mark.parametrize("bad", [-0.1, float("nan"), float("inf")])
+def test_bad_stiffness_is_refused_by_name(bad):
+    with pytest.raises(ParameterError, match=r"block 'b'.*'stiffness'"):
+        SphericalBody("b", 1.0, np.eye(3), stiffness=bad)
+    s = sprung_ball()
+    s.blocks["ball"].stiffness = bad  # past the block's check: the core's own check refuses it
+    with pytest.raises(RuntimeError, match=r"stiffness must be >= 0 and finite"):
+        Engine(s).derivative(0.0, Engine(sprung_ball()).initial_state())
+
+
+@pytest.mark.parametrize("bad", [(1.0, 0.0, 0.0, 0.1), (0.0, 0.0, 0.0, 0.0),
+                                 (float("nan"), 0.0, 0.0, 0.0), (1.0, 0.0, 0.0)])  # fmt: skip
+def test_bad_spring_reference_is_refused_by_name(bad):
+    with pytest.raises(ParameterError, match=r"block 'b'.*'spring_ref'"):
+        SphericalBody("b", 1.0, np.eye(3), stiffness=1.0, spring_ref=bad)
+    if len(bad) == 4:
+        s = sprung_ball()
+        s.blocks["ball"].spring_ref = np.array(bad)  # the core's own check
+        with pytest.raises(RuntimeError, match=r"spring_ref must be a unit quaternion"):
+            Engine(s).derivative(0.0, Engine(sprung_ball()).initial_state())
+
+
+def test_block_fmus_refuse_a_sprung_ball_joint_by_name():
+    from titopfmu.fmi.model import plan_model
+    from titopfmu.master.from_system import FromSystemError, system_mapping
+
+    plan_model(sprung_ball())  # a model FMU parameter (the model FMU test below)
+    with pytest.raises(FromSystemError, match=r"block 'ball'.*joint stiffness.*block FMU"):
+        system_mapping(sprung_ball())
+
+
+def test_a_model_fmu_of_sprung_damped_ball_joints_equals_the_engine(tmp_path):
+    """The whole-model FMU takes each ball joint's damping, stiffness and spring_ref as
+    parameters by their block names: its model-exchange derivative at random states equals
+    the engine's (1e-9 relative), with the file's values and with values set through the FMU;
+    its co-simulation follows the engine's trajectory."""
+    import ctypes
+    import shutil
+
+    pytest.importorskip("fmpy")
+    from fmpy import extract, read_model_description, simulate_fmu
+    from fmpy.fmi2 import FMU2Model
+
+    path, system = imported(tmp_path, SPRUNG)
+    cols = ["upper.joint.m[1]", "hand.joint.m[3]"]
+    fmu = titopfmu.export_fmu(system, tmp_path / "arm.fmu", signals=cols, win64=False)
+    md = read_model_description(str(fmu))
+    vr = {v.name: v.valueReference for v in md.modelVariables}
+    for name in ("upper.damping", "upper.stiffness", "hand.damping", "hand.stiffness",
+                 "hand.spring_ref[1]", "hand.spring_ref[4]"):  # fmt: skip
+        assert name in vr, sorted(vr)
+    ref = MuJoCoOf(path, system)
+    rng = np.random.default_rng(17)
+    states = [ref.random_state(rng) for _ in range(5)]
+    qr = np.array([0.9, -0.2, 0.3, 0.25])
+    qr /= np.linalg.norm(qr)
+    changed = {"upper.stiffness": 0.7, "hand.damping": 0.0, "upper.damping": 1.1}
+    unzipped = extract(str(fmu))
+    ptr = ctypes.POINTER(ctypes.c_double)
+    worst = 0.0
+    try:
+        for values in ({}, {**changed, **{f"hand.spring_ref[{k + 1}]": qr[k] for k in range(4)}}):
+            engine = Engine(system) if not values else None
+            if values:
+                s2 = imported(tmp_path, SPRUNG)[1]
+                s2.blocks["upper"].stiffness, s2.blocks["hand"].damping = 0.7, 0.0
+                s2.blocks["upper"].damping, s2.blocks["hand"].spring_ref = 1.1, qr
+                engine = Engine(s2)
+                a, b = engine.derivative(0.0, states[0]), Engine(system).derivative(0.0, states[0])
+                assert np.max(np.abs(a - b)) > 1e-3  # the values set through the FMU matter
+            f = FMU2Model(guid=md.guid, unzipDirectory=unzipped,
+                          modelIdentifier=md.modelExchange.modelIdentifier, instanceName="m")
+            f.instantiate()
+            try:
+                f.setupExperiment(startTime=0.0)
+                f.enterInitializationMode()
+                if values:
+                    f.setReal([vr[n] for n in values], list(values.values()))
+                f.exitInitializationMode()
+                f.enterContinuousTimeMode()
+                nx = md.numberOfContinuousStates
+                for x in states:
+                    x = np.ascontiguousarray(x, dtype=float)
+                    dx = np.zeros(nx)
+                    f.setContinuousStates(x.ctypes.data_as(ptr), nx)
+                    f.getDerivatives(dx.ctypes.data_as(ptr), nx)
+                    theirs = engine.derivative(0.0, x)
+                    err = np.max(np.abs(dx - theirs)) / max(1.0, np.max(np.abs(theirs)))
+                    worst = max(worst, float(err))
+            finally:
+                f.terminate()
+                f.freeInstance()
+    finally:
+        shutil.rmtree(unzipped, ignore_errors=True)
+    print(f"model FMU of sprung, damped ball joints: derivative vs engine {worst:.2g}")
+    assert worst < 1e-9
+    res = Engine(system).simulate(1.0, output_interval=0.1, record=cols, rtol=1e-10, atol=1e-12)
+    r = simulate_fmu(str(fmu), fmi_type="CoSimulation", stop_time=1.0, output_interval=0.01,
+                     output=cols, start_values={"solver.rtol": 1e-10, "solver.atol": 1e-12})
+    for c in cols:
+        err = np.max(np.abs(np.interp(res.time, r["time"], r[c]) - res[c]))
+        print(f"{c}: co-simulation vs engine {err:.2g}")
+        assert err < 1e-7, c

@@ -36,8 +36,11 @@ stops as stiff against a steady load as MuJoCo's soft limits (``solreflimit``, `
 see :func:`_friction_and_limits`; ``<flag limit="disable">`` and ``frictionloss="disable"``
 respected); a joint without any of these has a ``Constant`` (0). A ball joint's damping is
 its SphericalBody's ``damping`` (``-damping ω`` on its 3 dof, ω in the child's frame, as
-MuJoCo's ``-damping qvel``); stiffness, friction or a range on a ball joint and any of these on
-the free-flying root are not imported (listed in the warning): the law is for 1-dof joints.
+MuJoCo's ``-damping qvel``), its stiffness the SphericalBody's ``stiffness`` (``-stiffness θ``,
+θ the rotation vector of the joint's attitude from qpos0, the identity, in the child's frame,
+as MuJoCo's ``mj_springdamper``; MuJoCo reads no ``springref`` on a ball joint); friction or a
+range on a ball joint and any of these on the free-flying root are not imported (listed in the
+warning): the law is for 1-dof joints.
 
 A joint's ``armature`` (rotor inertia, with the ``<default>`` classes) is the joint body's
 ``armature`` parameter, added to the joint's apparent inertia (eq. 20) as in MuJoCo and
@@ -137,8 +140,9 @@ _ACTUATORS = ("general", "motor", "position", "velocity", "intvelocity", "damper
               "muscle", "adhesion")  # fmt: skip
 _LAW = ("a JointSpringDamper law tau = -stiffness (q - springref) - damping q_dot feeds the "
         "joint's effort (hinge, slide; springref in degrees for a hinge under angle='degree'); "
-        "damping on a ball joint: the SphericalBody's damping, -damping ω on its 3 dof; "
-        "stiffness on a ball joint, either on the free-flying root: listed")
+        "on a ball joint: the SphericalBody's damping and stiffness, -damping ω - stiffness "
+        "θ on its 3 dof (θ the rotation vector from qpos0, the identity; springref not read, "
+        "as in MuJoCo); either on the free-flying root: listed")
 _FRICTION = ("Coulomb friction f_c of the joint law (hinge, slide), regularised: "
              "-f_c tanh(q_dot / v_c), v_c = 1e-3 rad/s or m/s (MuJoCo: a soft friction "
              "constraint); on a ball joint: listed")

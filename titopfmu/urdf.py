@@ -850,10 +850,15 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
         if law is not None and law.empty:
             law = None  # nothing to model
         one_dof = j >= first and isinstance(block, (RevoluteBody, PrismaticBody))
-        if law is not None and j >= first and isinstance(block, SphericalBody) and law.d > 0.0:
-            block.damping = law.d  # -d ω on its 3 dof, as MuJoCo's ball joint damping
-            law = replace(law, d=0.0, what=law.what.replace(" damping", ""))
-            law = None if law.empty else law  # what is left (a spring, friction, a range)
+        if law is not None and j >= first and isinstance(block, SphericalBody):
+            # -d ω on its 3 dof and -k θ (θ the rotation vector from qpos0, the identity: a
+            # ball joint's springref is not read), as MuJoCo's ball joint damping and stiffness
+            block.damping, block.stiffness = law.d, law.k
+            what = law.what
+            for a in (" damping", " stiffness", " springref"):
+                what = what.replace(a, "")
+            law = replace(law, d=0.0, k=0.0, q_ref=0.0, what=what)
+            law = None if law.empty else law  # what is left (friction, a range)
         if law is not None and not one_dof:
             if unimported is not None:
                 what = "the free-flying root" if j < first else f"a {block.joint.dof}-dof joint"

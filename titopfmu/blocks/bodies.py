@@ -73,6 +73,7 @@ from .joints import (
     SphericalJoint,
     WeldJoint,
     initial_quaternion,
+    unit_quaternion,
 )
 from .loop_map import LoopMap
 
@@ -705,6 +706,8 @@ class DeclaredJointBody(JointBody, DeclaredBody):
         if "quaternion0" in type(self).declaration.names:
             self.quaternion0 = initial_quaternion(self.name, values.get("euler0"),
                                                   values.get("quaternion0"))  # fmt: skip
+        if "spring_ref" in type(self).declaration.names:
+            self.spring_ref = unit_quaternion(self.name, "spring_ref", values.get("spring_ref"))
 
     def initial_state(self) -> FloatArray:
         """The declared initial conditions, in declared order (empty for an inverse type)."""

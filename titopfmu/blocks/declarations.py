@@ -453,11 +453,20 @@ def _ball(free: bool, inverse: bool) -> BlockType:
                           inverse) if free else
                 _armature((3,), "kg.m2", "per joint speed ω_r (x, y, z in R_a)", inverse))
     tail: tuple[Parameter, ...] = (armature,)
-    if not inverse:  # the core's titop_body.damping; not (yet) an FMU parameter
+    if not inverse:  # the core's titop_body.damping; a model FMU parameter (fmi/model.py)
         tail += (Parameter("damping", (), "", 0.0, "viscous joint damping d on every joint "
                                "speed, effort -d u added to the joint's (N s/m on v_r, N m s/rad "
                                "on ω_r; MJCF's ball and free joint damping); >= 0",
                                "nonnegative", fmu=False),)
+    if not inverse and not free:  # the core's titop_body.stiffness, spring_ref (the same)
+        tail += (
+            Parameter("stiffness", (), "", 0.0, "rotational joint spring k (N m/rad), effort -k θ "
+                      "added to the joint's, θ the rotation vector of spring_ref^-1 P_{a/a0} in "
+                      "R_a (MJCF's ball joint stiffness); >= 0", "nonnegative", fmu=False),
+            Parameter("spring_ref", (4,), "", (1.0, 0.0, 0.0, 0.0), "the spring's rest "
+                      "attitude P_{a/a0} as a unit quaternion [w, x, y, z] (MJCF: qpos0, the "
+                      "identity)", "unit_quaternion", fmu=False),
+        )  # fmt: skip
     return BlockType(
         name, key, title, "joint", _mass(root=False, joint=True) + own + _BODY_TAIL + tail,
         ports=_ball_ports(free, inverse), states=states,

@@ -119,6 +119,19 @@ class PrismaticJoint(_AxisJoint):
     _rows = slice(0, 3)  # S = [t; 0]
 
 
+def unit_quaternion(block: str, name: str, value: ArrayLike | None) -> FloatArray:
+    """A unit quaternion [w, x, y, z] parameter (unit to 1e-6, normalised here); the identity
+    for None."""
+    if value is None:
+        return np.array([1.0, 0.0, 0.0, 0.0])
+    q = as_vector(block, name, value, 4)
+    n = float(np.linalg.norm(q))
+    if not abs(n - 1.0) <= 1e-6:
+        raise ParameterError(block, name, f"not a unit quaternion [w, x, y, z] (norm {n:.9g}); "
+                             "scalar first")  # fmt: skip
+    return q / n
+
+
 def initial_quaternion(
     block: str, euler0: ArrayLike | None, quaternion0: ArrayLike | None
 ) -> FloatArray:
@@ -128,15 +141,7 @@ def initial_quaternion(
     if euler0 is not None and quaternion0 is not None:
         raise ParameterError(block, "quaternion0", "give euler0 or quaternion0, not both")
     if quaternion0 is not None:
-        q = as_vector(block, "quaternion0", quaternion0, 4)
-        n = float(np.linalg.norm(q))
-        if abs(n - 1.0) > 1e-6:
-            raise ParameterError(
-                block,
-                "quaternion0",
-                f"not a unit quaternion [w, x, y, z] (norm {n:.9g}); scalar first",
-            )
-        return q / n
+        return unit_quaternion(block, "quaternion0", quaternion0)
     if euler0 is not None:
         return quaternion_from_euler(as_vector(block, "euler0", euler0, 3))
     return np.array([1.0, 0.0, 0.0, 0.0])

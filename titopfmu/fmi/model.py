@@ -153,10 +153,6 @@ def plan_model(
         raise ModelFmuError(f"'{system.name}': no body to export")
     _refuse_foreign(system, sorted(keep))
     blk = system.blocks
-    for n in sorted(keep):  # titop_body.damping: not an FMU parameter (yet)
-        if getattr(blk[n], "damping", 0.0):
-            raise ModelFmuError(f"block '{n}': its joint damping (SphericalBody damping) is not "
-                                "in the model FMU yet; run it in process")
     # the root hanging from a boundary parent port goes first (the core's parent input)
     cut_roots = [n for n in tree if blk[n].has_parent and src[(n, "P")][0] not in keep]
     if len(cut_roots) > 1:
@@ -316,6 +312,12 @@ def _block_values(block) -> dict:
     return out
 
 
+#: a forward ball or free joint body's damping, stiffness and spring reference (titop_body's):
+#: model FMU parameters by their block names (not parameters of the block FMUs)
+JOINT_LAW_PARAMS = (("damping", "PAR_JDAMPING"), ("stiffness", "PAR_JSTIFFNESS"),
+                     ("spring_ref", "PAR_JSPRING_REF"))  # fmt: skip
+
+
 def _plan_params(mp: ModelPlan, closures, laws, mimics=()) -> None:
     blk = mp.system.blocks
     port, ext = 0, 0
@@ -342,6 +344,12 @@ def _plan_params(mp: ModelPlan, closures, laws, mimics=()) -> None:
                 mp.params.append((Param(f"{n}.{p.name}", tuple(p.shape), p.unit,
                                         np.asarray(values[p.name], float), p.description,
                                         role=p.role), i))  # fmt: skip
+        for name, role in JOINT_LAW_PARAMS:  # titop_body's, not a block FMU's parameters
+            if name in _decl(b).names:
+                p = _decl(b).parameter(name)
+                mp.params.append((Param(f"{n}.{name}", tuple(p.shape), p.unit,
+                                        np.asarray(getattr(b, name), float), p.description,
+                                        role=role), i))  # fmt: skip
     for k, (lc, _, _) in enumerate(closures):
         for p in _decl(lc).fmu_parameters():
             mp.params.append((Param(f"{lc.name}.{p.name}", tuple(p.shape), p.unit,

@@ -272,9 +272,10 @@ def system_mapping(system: System, fold_laws: bool = True) -> SystemMapping:
                                   "process or as one model FMU: titopfmu export --fmu")
         if type(b) not in FMU_TYPE_OF:
             raise _no_fmu(b)
-        if getattr(b, "damping", 0.0):  # titop_body.damping: not an FMU parameter (yet)
-            raise FromSystemError(f"block '{b.name}': its joint damping (SphericalBody damping) "
-                                  "is not in the block FMU yet; run it in process")
+        for a in ("damping", "stiffness"):  # titop_body's: not FMU parameters (yet)
+            if getattr(b, a, 0.0):
+                raise FromSystemError(f"block '{b.name}': its joint {a} (SphericalBody {a}) "
+                                      "is not in the block FMU yet; run it in process")
         own = getattr(b, "own_apparent_inertia", None)
         if own is not None and not b.inverse and own() is not None:
             raise FromSystemError(f"block '{b.name}': its body alone has no inertia about its "

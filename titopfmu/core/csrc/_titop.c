@@ -13,7 +13,7 @@
 #include "titop.h"
 
 #define BODY_INTS 11
-#define BODY_DOUBLES 38 /* ..., pos (3), armature (6), damping */
+#define BODY_DOUBLES 43 /* ..., pos (3), armature (6), damping, stiffness, spring_ref (4) */
 #define CLOSURE_DOUBLES 72
 
 typedef struct {
@@ -180,6 +180,8 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
         memcpy(B->pos, bd + 28, 3 * sizeof(double));
         memcpy(B->armature, bd + 31, 6 * sizeof(double));
         B->damping = bd[37];
+        B->stiffness = bd[38];
+        memcpy(B->spring_ref, bd + 39, 4 * sizeof(double));
     }
     for (Py_ssize_t j = 0; j < np_; j++) {
         memcpy(m->ports[j].pc, (const double *)b[3].buf + 3 * j, 3 * sizeof(double));

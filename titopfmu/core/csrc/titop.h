@@ -98,6 +98,12 @@ typedef struct titop_body {
                            every joint speed, effort -d u added to the joint's (N s/m on v_r,
                            N m s/rad on ω_r: MuJoCo's joint damping, -d qvel, the same vector
                            in any frame); zero unless set, zero on other bodies */
+    double stiffness;   /* forward spherical joint bodies: rotational spring k >= 0, effort
+                           -k θ added to the joint's, θ the rotation vector of q_ref^-1 q (the
+                           child's frame; MuJoCo's ball joint stiffness, mj_springdamper); zero
+                           unless set, zero on other bodies */
+    double spring_ref[4]; /* its reference attitude q_ref, a quaternion [w, x, y, z] (finite,
+                           not zero; read only when stiffness is not zero) */
     /* set by titop_model_init: */
     int nq, nv;         /* configuration and speed counts of the joint (root rigid: 7, 6) */
     double D[36];       /* D_P = τ_BP^T diag(m 1, I_B) τ_BP (eq. 4) */

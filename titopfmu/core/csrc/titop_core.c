@@ -1438,6 +1438,30 @@ static int sweep(const titop_model *m, real_t *data, const real_t *in, int full)
     return 0;
 }
 
+/* rotation vector θ (rad, |θ| <= π) of q_ref^-1 q in the child's frame (MuJoCo's mju_subQuat
+   of q and q_ref), q [w, x, y, z] not necessarily unit, q_ref finite and not zero */
+static void ball_spring_angle(const double *r, const real_t *q, real_t *th)
+{
+    real_t w = r[0] * q[0] + r[1] * q[1] + r[2] * q[2] + r[3] * q[3];
+    real_t v[3] = {r[0] * q[1] - q[0] * r[1] - (r[2] * q[3] - r[3] * q[2]),
+                   r[0] * q[2] - q[0] * r[2] - (r[3] * q[1] - r[1] * q[3]),
+                   r[0] * q[3] - q[0] * r[3] - (r[1] * q[2] - r[2] * q[1])};
+    if (RE(w) < 0.0) { /* the shorter way round */
+        w = -w;
+        for (int k = 0; k < 3; k++)
+            v[k] = -v[k];
+    }
+    real_t s2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+    real_t f;
+    if (RE(s2) >= 1e-24 * RE(w * w)) {
+        real_t sn = r_sqrt(s2);
+        f = 2.0 * r_atan2(sn, w) / sn;
+    } else
+        f = 2.0 / w; /* 2 atan2(s, w) / s to O(s^2 / w^2) */
+    for (int k = 0; k < 3; k++)
+        th[k] = f * v[k];
+}
+
 int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double *x_d,
                    const double *in_d, int full, double *dx_d, int *bad_body)
 {
@@ -1465,6 +1489,12 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
         if (B->damping != 0.0 && !B->inverse) /* ball, free: -d u (titop_body.damping) */
             for (int k = 0; k < B->nv; k++)
                 d->effort[k] -= B->damping * x[B->x0 + B->nq + k];
+        if (B->stiffness != 0.0 && !B->inverse && B->kind == TITOP_SPHERICAL) {
+            real_t th[3]; /* ball: -k θ (titop_body.stiffness) */
+            ball_spring_angle(B->spring_ref, x + B->x0, th);
+            for (int k = 0; k < 3; k++)
+                d->effort[k] -= B->stiffness * th[k];
+        }
     }
     for (int l = 0; l < m->nlaws; l++) {
         const titop_law *Lw = &m->laws[l];
@@ -2112,6 +2142,18 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
                                                    B->kind != TITOP_FREE))))
             return bad(i, bad_body, msg, size, "damping must be >= 0 and finite (only on a "
                                                "forward spherical or free joint body)");
+        if (!(isfinite(B->stiffness) && B->stiffness >= 0.0) ||
+            (B->stiffness != 0.0 && (B->inverse || B->kind != TITOP_SPHERICAL)))
+            return bad(i, bad_body, msg, size, "stiffness must be >= 0 and finite (only on a "
+                                               "forward spherical joint body)");
+        if (B->stiffness != 0.0) {
+            double n2 = 0.0;
+            for (int k = 0; k < 4; k++)
+                n2 += B->spring_ref[k] * B->spring_ref[k];
+            if (!(isfinite(n2) && fabs(n2 - 1.0) <= 1e-6))
+                return bad(i, bad_body, msg, size, "spring_ref must be a unit quaternion "
+                                                   "[w, x, y, z]");
+        }
         if (B->inverse && (root || B->nv == 0))
             return bad(i, bad_body, msg, size, "only a joint body with a dof can be inverse");
         if (B->kind == TITOP_RIGID) {

@@ -129,6 +129,24 @@ static int apply(FmuInstance *c, int role, int arg, int slot)
     case PAR_EXT_POINT:
         memcpy(b->exts[arg].point, v, 3 * sizeof(double));
         return FMU_OK;
+    case PAR_JDAMPING: /* ball, free: -d u; ball: -k θ (titop_body; the core checks them) */
+        if (!(v[0] >= 0))
+            return fmu_refuse(c, "parameter '%s' = %s must be >= 0", n.s, fmu_num(v[0]).s);
+        B->damping = v[0];
+        return FMU_OK;
+    case PAR_JSTIFFNESS:
+        if (!(v[0] >= 0))
+            return fmu_refuse(c, "parameter '%s' = %s must be >= 0", n.s, fmu_num(v[0]).s);
+        B->stiffness = v[0];
+        return FMU_OK;
+    case PAR_JSPRING_REF: { /* a unit quaternion [w, x, y, z] (to 1e-6, normalised here) */
+        double n2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3];
+        if (!(fabs(n2 - 1.0) <= 2e-6))
+            return fmu_refuse(c, "parameter '%s' is not a unit quaternion [w, x, y, z]", n.s);
+        for (int k = 0; k < 4; k++)
+            B->spring_ref[k] = v[k] / sqrt(n2);
+        return FMU_OK;
+    }
     case PAR_MIMIC_MULTIPLIER: /* finite (build: the parameters' finiteness check) */
         b->mimics[arg < FMU_NMIMICS ? arg : 0].multiplier = v[0];
         return FMU_OK;
