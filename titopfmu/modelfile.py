@@ -54,6 +54,8 @@ def _parameter_schema(p: Parameter) -> dict:
         out: dict[str, Any] = {"oneOf": [{"type": "number"}, {"type": "array",
                                                             "items": {"type": "number"},
                                                             "minItems": 1}]}  # fmt: skip
+    elif p.check == "elastic":
+        out = {"type": "array", "items": {"type": "number"}}
     elif p.json == "string":
         out = {"oneOf": [{"type": "string"},
                          {"type": "array", "items": {"type": "string"}, "minItems": 1}]}
@@ -531,6 +533,9 @@ def from_dict(
         cls = BLOCK_TYPES[spec["type"]]
         if gravity is not None and "gravity" in cls.declaration.names and "gravity" not in kwargs:
             kwargs["gravity"] = gravity
+        flexible = kwargs.get("flexible")
+        if isinstance(flexible, str) and not file.startswith("<"):  # relative to the file
+            kwargs["flexible"] = str(Path(file).parent / flexible)
         if cls is TimeFunction:
             try:
                 f = TimeExpression(kwargs["expression"])

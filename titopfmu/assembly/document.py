@@ -99,6 +99,10 @@ def _is_eye(m) -> bool:
 def _is_default(p: Parameter, v) -> bool:
     if p.structural:
         return not v
+    if p.check == "flexible":
+        return v is None
+    if p.check == "elastic":
+        return not np.any(np.asarray(v, dtype=float))  # zeros: the default
     try:
         return bool(np.array_equal(np.asarray(v, dtype=float), np.asarray(p.default, dtype=float)))
     except (TypeError, ValueError):
@@ -113,6 +117,8 @@ def _file_value(p: Parameter, v):
         return {n: {"point": _vec(e["point"]), "frame": e["frame"]} for n, e in v.items()}
     if p.check == "axis":
         return _exact_axis(np.asarray(v, dtype=float))
+    if p.check == "flexible":
+        return v  # a path (block_to_dict refuses anything else)
     if p.check == "free_vector":
         a = np.asarray(v, dtype=float).reshape(-1)
         return float(a[0]) if a.size == 1 else a.tolist()
@@ -156,6 +162,11 @@ def block_to_dict(block, gravity=None) -> dict:
                 continue
         elif not p.required and p.check != "axis" and _is_default(p, v):
             continue
+        if p.check == "flexible" and not isinstance(v, str):
+            raise ModelFileError(
+                "its flexible part is a ReducedModel built in Python, which a model file names "
+                "by its file: write it with titopfmu.flex.write_reduced_model and give the "
+                "block flexible=<that path>", "<system>", f"block '{block.name}'")  # fmt: skip
         d[p.name] = _file_value(p, v)
     return d
 

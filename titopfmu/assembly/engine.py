@@ -265,6 +265,13 @@ class Engine:
                 f"mimic joint '{mimics[0].name}' needs the core, which cannot run this system: "
                 f"{self.native_reason}"
             )
+        #: the bodies with a flexible part (evaluated in the core only, titop_flex)
+        self.flexible = [b for b in self.tree_blocks if getattr(b, "flexible", None) is not None]
+        if self.flexible and self.native_reason is not None:
+            raise AssemblyError(
+                f"flexible body '{self.flexible[0].name}' needs the core, which cannot run this "
+                f"system: {self.native_reason}"
+            )
         if self.native_reason is not None or not self.tree_blocks:
             return
         parents = [
@@ -528,12 +535,13 @@ class Engine:
             r = self._native_eval(self._native_data, t, x, inputs, False, dx)
             if not r:
                 return dx
-            if self.native.mimics:  # the object path has no mimic joints: the core's word
+            if self.native.mimics or self.flexible:  # not on the object path: the core's word
                 i = r[1]
                 block = self.tree_blocks[i].name if 0 <= i < len(self.tree_blocks) else None
+                why = " (with the mimic joints' constraints)" if self.native.mimics else ""
                 raise SimulationError(
-                    "the joints' accelerations are singular (with the mimic joints' "
-                    "constraints)" if r[0] == SINGULAR else "a non-finite value", t, block
+                    f"the joints' accelerations are singular{why}" if r[0] == SINGULAR
+                    else "a non-finite value", t, block
                 )  # fmt: skip
         return self.object_derivative(t, x)
 
@@ -991,13 +999,31 @@ def _columns(engine: Engine, record, t0: float, x0: FloatArray) -> list[tuple[st
     items = list(record.items()) if isinstance(record, Mapping) else [(r, r) for r in record]
     if not items:
         raise TitopError("nothing to record: give signal names (see Engine.signal_names())")
-    ev = engine.evaluate(t0, x0)
+    if getattr(engine, "flexible", None):  # evaluated in the core only: what it computes
+        engine._native_readers([])  # (makes engine._sample_data)
+        data = engine._sample_data
+        engine.native.derivative(t0, x0, engine._native_inputs(t0, x0), None, data, full=True)
+
+        def value_of(base: str) -> FloatArray:
+            r = engine._native_reader(base)
+            if r is None:
+                raise AssemblyError(
+                    f"with a flexible body ('{engine.flexible[0].name}'), the signals the core "
+                    "computes can be recorded (states, position, euler, twist, acc, joint.m, the "
+                    "W of fixed and imposed-motion bodies), not this one")  # fmt: skip
+            return np.asarray(r(x0))
+    else:
+        ev = engine.evaluate(t0, x0)
+
+        def value_of(base: str) -> FloatArray:
+            return engine.signal(ev, base)
+
     cols = []
     for alias, name in items:
         m = _INDEX.match(name)
         base = m.group(1) if m else name
         try:
-            value = engine.signal(ev, base)
+            value = value_of(base)
         except (KeyError, AssemblyError) as exc:
             raise TitopError(f"cannot record {name!r}: {exc}") from None
         if m:

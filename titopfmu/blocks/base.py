@@ -431,7 +431,8 @@ class DeclaredBlock(Block):
         out = dict(values)
         for p in type(self).declaration.parameters:
             v = values.get(p.name)
-            if p.structural or p.alternative or p.check in ("unit_quaternion", "axis", "dcm"):
+            if p.structural or p.alternative or p.check in ("unit_quaternion", "axis", "dcm",
+                                                            "flexible", "elastic"):
                 continue  # checked where they are used (the joint model checks axis and DCM)
             if v is None and not p.required:
                 v = p.default

@@ -25,8 +25,9 @@ inertial frame R_i. Units are SI.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -40,10 +41,12 @@ from .base import (
     DeclaredBlock,
     ParameterError,
     SingularJointError,
+    TitopError,
     as_vector,
     check_dynamic_model,
     check_inertia,
     check_mass,
+    check_parameter,
     inertia_reference,
 )
 from .declarations import (
@@ -163,6 +166,12 @@ class CoreBlock(Block):
         c = self.__dict__.get("_core")
         if c is None:
             from ..core.model import LoneBlock
+
+            if getattr(self, "flexible", None) is not None:
+                raise TitopError(
+                    f"block '{self.name}': a flexible body is evaluated with the whole model "
+                    "in the core (the engine's core path, a whole-model FMU), not on its own "
+                    "(no object path, no FMU per block)")  # fmt: skip
 
             c = self.__dict__["_core"] = LoneBlock(self)
         return c
@@ -310,6 +319,10 @@ class BodyBlock(CoreBlock):
     has_parent = True
     n_extra = 0
     kinematic_inputs: tuple[str, ...] = ()
+    #: the flexible part (a titopfmu.flex ReducedModel; declared types only), or None: rigid
+    flexible = None
+    #: what ``flexible`` was given as: the reduced-model file's path, or the ReducedModel
+    flexible_source = None
     #: whether :meth:`derivative` reads its ``kin`` argument (the engine may pass None if not)
     derivative_uses_kinematics = True
 
@@ -449,14 +462,106 @@ class DeclaredBody(BodyBlock, DeclaredBlock):
     def __init__(self, name: str, *args, **kwargs) -> None:
         Block.__init__(self, name)
         v = self._checked(self._bind(name, args, kwargs))
+        # the flexible part first: a joint's check of its leaf counts it
+        self._setup_flex(v.get("flexible"), v.get("elastic_q0"), v.get("elastic_qdot0"))
         self._setup_body(v["mass"], v["inertia"], v["com"], v["children"], v["external"],
                          v["gravity"])  # fmt: skip
+        self._check_flex_ports()
         self._setup_type(v)
         self.state_names = tuple(s.name for s in type(self).declaration.states)
+        if self.flexible is not None:  # after the block's own states (the core's titop_flex)
+            coords = self.flexible.coordinates
+            self.state_names += tuple(f"q.{c}" for c in coords) + tuple(f"qd.{c}" for c in coords)
+
+    def _checked(self, values: dict) -> dict:
+        """As :meth:`DeclaredBlock._checked`; a root with a flexible part may have a zero rigid
+        part (a joint body's checks: the flexible part's mass and inertia are the body's)."""
+        decl = type(self).declaration
+        pm, pi = decl.parameter("mass"), decl.parameter("inertia")
+        if values.get("flexible") is None or (pm.check, pi.check) == ("joint_mass", "inertia"):
+            return super()._checked(values)
+        placeholders = dict(values, mass=1.0, inertia=np.eye(3))  # checked below
+        out = super()._checked(placeholders)
+        out["mass"] = check_parameter(self.name, replace(pm, check="joint_mass"), values["mass"])
+        out["inertia"] = check_parameter(self.name, replace(pi, check="inertia"),
+                                         values["inertia"],
+                                         inertia_reference(out["mass"], out["com"]))
+        return out
+
+    def _setup_flex(self, flexible, q0, qd0) -> None:
+        """The flexible part (``flexible``: a ReducedModel or a reduced-model file's path) and
+        its initial elastic coordinates and rates (empty: zeros), checked; the refusals name
+        this block and the parameter."""
+        if flexible is None:
+            self.elastic_q0 = np.zeros(0)
+            self.elastic_qdot0 = np.zeros(0)
+            return
+        from ..flex import FlexModelError, ReducedModel, read_reduced_model
+
+        self.flexible_source = flexible
+        if isinstance(flexible, ReducedModel):
+            red = flexible
+        elif isinstance(flexible, (str, os.PathLike)):
+            try:
+                red = read_reduced_model(flexible)
+            except FlexModelError as exc:  # the file's own problem, then the block's name
+                raise ParameterError(self.name, "flexible", f"{os.fspath(flexible)!r}: "
+                                     f"{exc.item}: {exc.reason}") from None  # fmt: skip
+            except OSError as exc:
+                raise ParameterError(self.name, "flexible", f"cannot read {str(flexible)!r}: "
+                                     f"{exc.strerror or exc}") from None  # fmt: skip
+            self.flexible_source = os.fspath(flexible)
+        else:
+            raise ParameterError(self.name, "flexible", "a titopfmu.flex.ReducedModel or the "
+                                 f"path of a reduced-model file, not {type(flexible).__name__}")
+        self.flexible = red
+        n = red.n_modes
+        for pname, v in (("elastic_q0", q0), ("elastic_qdot0", qd0)):
+            a = np.zeros(n) if v is None or np.size(v) == 0 else np.asarray(v, dtype=float)
+            if a.ndim != 1 or a.shape[0] != n:
+                raise ParameterError(self.name, pname, f"{np.size(v)} values for the {n} elastic "
+                                     f"coordinates of the flexible part {red.coordinates}")
+            if not np.all(np.isfinite(a)):
+                raise ParameterError(self.name, pname, f"not finite: {a.tolist()}")
+            setattr(self, pname, a)
+
+    def _check_flex_ports(self) -> None:
+        """A flexible body's child port k sits at its reduced model's node k + 1 (the root P is
+        node 0; docs/flexible.md §6): same point, within 1e-9 of the body's size."""
+        red = self.flexible
+        if red is None:
+            return
+        nodes = np.asarray(red.node_positions, dtype=float)
+        size = max(1.0, float(np.max(np.abs(nodes)))) if nodes.size else 1.0
+        for k, (c, pc) in enumerate(zip(self.child_names, self.child_points, strict=True)):
+            if k + 1 >= len(nodes):
+                raise ParameterError(
+                    self.name, f"children[{c}]",
+                    f"child port {k + 1} of a flexible body needs node {k + 1} of its reduced "
+                    f"model (the root P is node 0), which has {len(nodes) - 1} node(s) besides "
+                    "the root: keep the port's node when reducing (child_nodes)")  # fmt: skip
+            if np.max(np.abs(pc - nodes[k + 1])) > 1e-9 * size:
+                raise ParameterError(
+                    self.name, f"children[{c}]",
+                    f"at {pc.tolist()}, not at node {k + 1} of the reduced model (finite-element "
+                    f"node {red.node_ids[k + 1]}, at {nodes[k + 1].tolist()} m): a flexible "
+                    "body's child port k sits at its model's node k")  # fmt: skip
+
+    def elastic_initial_state(self) -> FloatArray:
+        """[q(0), q̇(0)] of the flexible part (empty for a rigid body)."""
+        return np.concatenate([self.elastic_q0, self.elastic_qdot0])
+
+    def parameter_values(self) -> dict:
+        out = super().parameter_values()
+        if "flexible" in out:
+            out["flexible"] = self.flexible_source
+        return out
 
     def _setup_type(self, values: dict) -> None:
         """What the type adds to the body: its joint, ports and initial conditions."""
         for p in type(self).declaration.stored:
+            if p.check in ("flexible", "elastic"):
+                continue  # set by _setup_flex
             if not p.structural and p.name not in ("mass", "inertia", "com", "gravity"):
                 setattr(self, p.name, values[p.name])
 
@@ -488,7 +593,8 @@ class RigidBody(DeclaredBody):
     twist0 = property(lambda self: self.twist)
 
     def initial_state(self) -> FloatArray:
-        return np.concatenate([self.position, quaternion_from_euler(self.euler), self.twist])
+        return np.concatenate([self.position, quaternion_from_euler(self.euler), self.twist,
+                               self.elastic_initial_state()])  # fmt: skip
 
 
 class ImposedMotionBody(DeclaredBody):
@@ -508,6 +614,10 @@ class ImposedMotionBody(DeclaredBody):
     def _setup_type(self, values: dict) -> None:
         for port in type(self).declaration.ports:
             self._add_port(port.name, port.kind, port.size, port.description)
+
+    def initial_state(self) -> FloatArray:
+        """No state of its own; a flexible part's [q(0), q̇(0)]."""
+        return self.elastic_initial_state()
 
 
 class Ground(CoreBlock, DeclaredBlock):
@@ -636,7 +746,7 @@ class JointBody(BodyBlock):
         if not k:
             return
         j = self.own_apparent_inertia()
-        if not self.inverse and not self.n_children and j is not None:
+        if not self.inverse and not self.n_children and j is not None and self.flexible is None:
             raise SingularJointError(
                 name,
                 f"the apparent inertia seen from the joint (eq. 20) is "
@@ -712,10 +822,8 @@ class DeclaredJointBody(JointBody, DeclaredBody):
     def initial_state(self) -> FloatArray:
         """The declared initial conditions, in declared order (empty for an inverse type)."""
         ps = [p for p in type(self).declaration.stored if p.initial]
-        if not ps:
-            return np.zeros(0)
         return np.concatenate([np.atleast_1d(np.asarray(getattr(self, p.name), dtype=float))
-                               for p in ps])  # fmt: skip
+                               for p in ps] + [self.elastic_initial_state()])  # fmt: skip
 
 
 #: the joint model of each joint body kind, from the checked parameter values

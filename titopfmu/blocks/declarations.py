@@ -225,6 +225,27 @@ _GRAVITY = Parameter("gravity", (3,), "m/s2", (0.0, 0.0, -9.81),
 
 _BODY_TAIL = (_COM, _CHILDREN, _EXTERNAL, _GRAVITY)
 
+#: A flexible part, declared once for every forward body type (the joint x body combination:
+#: the core's titop_flex is orthogonal to the joint kind; docs/flexible.md §6). ``flexible``
+#: adds a floating-frame flexible body at P to the block's rigid part (mass, inertia, com: a
+#: hub, or zero), its elastic coordinates q and rates q̇ after the block's own states.
+_FLEX = (
+    Parameter("flexible", None, "", None,
+              "flexible part at P (docs/flexible.md): a reduced model (titopfmu.flex."
+              "ReducedModel) or the path of a reduced-model file (.npz, format "
+              "titopfmu.flex.reduced/1; in a model file, relative to the file); the block's "
+              "mass, inertia and com are then a rigid part beside it (zero allowed); its child "
+              "ports sit at the model's nodes; none: a rigid body", "flexible", fmu=False,
+              json="string"),
+    Parameter("elastic_q0", None, "", (),
+              "initial elastic coordinates q(0) of the flexible part, one per coordinate of its "
+              "reduced model (units of the coordinates: m, rad, or m kg^1/2 for mass-normalised "
+              "modes); empty: zeros", "elastic", fmu=False),
+    Parameter("elastic_qdot0", None, "", (),
+              "initial elastic rates q̇(0) of the flexible part (units of the coordinates per "
+              "s); empty: zeros", "elastic", fmu=False),
+)  # fmt: skip
+
 
 def _armature(shape: tuple[int, ...], unit: str, what: str, inverse: bool) -> Parameter:
     """The rotor inertia (armature) of a joint with a dof: one value per joint speed, added to
@@ -320,7 +341,7 @@ RIGID_BODY = BlockType(
         Parameter("twist", (6,), "", (0.0,) * 6,
                   "initial twist [v_P (m/s); ω (rad/s)] at P, in the body frame R_a",
                   initial=True, role="PAR_TWIST0", units=("m/s",) * 3 + ("rad/s",) * 3),
-    ),
+    ) + _FLEX,
     states=_ROOT_STATES, core_kind=RIGID,
     fmu=FmuDecl("TitopRigidBody",
                 "root rigid body, forward dynamics G^B (Alazard et al. 2025, eqs. 11-13)",
@@ -330,7 +351,7 @@ RIGID_BODY = BlockType(
 IMPOSED_MOTION_BODY = BlockType(
     "ImposedMotionBody", "imposed_motion_body",
     "body with imposed motion: its direct dynamic model (Alazard et al. 2025, Fig. 1, eq. 11)",
-    "root", _mass(root=False) + _BODY_TAIL,
+    "root", _mass(root=False) + _BODY_TAIL + _FLEX,
     ports=(PortDecl("m", "signal_in", 18, "imposed motion vector at P (18, in the body frame)",
                     _MOTION_UNITS),
            PortDecl("W", "signal_out", 6, "external wrench required at P (6, body frame)",
@@ -364,7 +385,7 @@ WELDED_BODY = BlockType(
     _mass(root=False, joint=True) + (
         Parameter("P_ab", (3, 3), "", _I3, "constant DCM P_{a/b} of the body frame in the "
                   "parent's", "dcm", role="PAR_DCM"),
-    ) + _BODY_TAIL,
+    ) + _BODY_TAIL + _FLEX,
     core_kind=WELD,
     fmu=FmuDecl("TitopWeldedBody", "welded body R^A (Alazard et al. 2025, eq. 15)", _VARIANTS,
                 _EXT_PORTS),
@@ -405,7 +426,8 @@ def _one_dof(revolute: bool, inverse: bool) -> BlockType:
     armature = _armature((), "kg.m2" if revolute else "kg", "about the joint axis" if revolute
                          else "along the joint axis", inverse)  # fmt: skip
     return BlockType(
-        name, key, title, "joint", _mass(root=False, joint=True) + own + _BODY_TAIL + (armature,),
+        name, key, title, "joint",
+        _mass(root=False, joint=True) + own + _BODY_TAIL + (armature,) + (() if inverse else _FLEX),
         ports=_one_dof_ports(unit, inverse),
         states=() if inverse else (State("q", unit), State("qd", f"{unit}/s")),
         core_kind=REVOLUTE if revolute else PRISMATIC, inverse=inverse,
@@ -468,7 +490,8 @@ def _ball(free: bool, inverse: bool) -> BlockType:
                       "identity)", "unit_quaternion", fmu=False),
         )  # fmt: skip
     return BlockType(
-        name, key, title, "joint", _mass(root=False, joint=True) + own + _BODY_TAIL + tail,
+        name, key, title, "joint",
+        _mass(root=False, joint=True) + own + _BODY_TAIL + tail + (() if inverse else _FLEX),
         ports=_ball_ports(free, inverse), states=states,
         core_kind=FREE if free else SPHERICAL, inverse=inverse,
         fmu=FmuDecl(("TitopFreeBody" if free else "TitopSphericalBody")

@@ -221,7 +221,8 @@ class NativeTree:
         self.parent_input: int | None = None
         self.port_inputs: list[int] = []
         if lone:
-            if n != 1 or closures or laws or mimics or flex:
+            if n != 1 or closures or laws or mimics or flex or getattr(blocks[0], "flexible",
+                                                                         None) is not None:
                 raise ValueError("a lone block model has one block, no closure, no law and no "
                                  "flexible part (the core's only, titop_flex)")
             boundary_parent = blocks[0].has_parent
@@ -266,8 +267,14 @@ class NativeTree:
         self.structure = {"bodies": bi.copy(), "ports": ints(port_i, 2), "exts": ints(ext_i, 2),
                           "closures": ints(clo_i, 2), "laws": ints(law_i, 2),
                           "mimics": ints(mimic_i, 2)}  # fmt: skip
-        #: the flexible parts (body index, reduced model, first state), in the core's order
+        #: the flexible parts (body index, reduced model, first state), in the core's order:
+        #: those given, then each block's own (its ``flexible``, whose elastic coordinates and
+        #: rates are the block's last 2 n states)
         self.flex = [(int(i), red, int(x0)) for i, red, x0 in flex]
+        for i, b in enumerate(self.blocks):
+            red = getattr(b, "flexible", None)
+            if red is not None:
+                self.flex.append((i, red, int(state_offsets[i]) + b.n_states - 2 * red.n_modes))
         flex_i = np.array([v for i, red, x0 in self.flex for v in flex_ints(i, red, x0)],
                           dtype=np.intc)  # fmt: skip
         flex_d = np.ascontiguousarray(

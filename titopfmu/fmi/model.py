@@ -153,6 +153,10 @@ def plan_model(
         raise ModelFmuError(f"'{system.name}': no body to export")
     _refuse_foreign(system, sorted(keep))
     blk = system.blocks
+    flexible = [n for n in tree if getattr(blk[n], "flexible", None) is not None]
+    if flexible:  # (the core has it; the FMU's configuration tables do not yet)
+        raise ModelFmuError(f"block '{flexible[0]}': a flexible body is not in whole-model FMUs "
+                            "yet (issue 34); run the model in process")  # fmt: skip
     # the root hanging from a boundary parent port goes first (the core's parent input)
     cut_roots = [n for n in tree if blk[n].has_parent and src[(n, "P")][0] not in keep]
     if len(cut_roots) > 1:

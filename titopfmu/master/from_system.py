@@ -270,6 +270,10 @@ def system_mapping(system: System, fold_laws: bool = True) -> SystemMapping:
             raise FromSystemError(f"block '{b.name}': a mimic joint couples its joints through the "
                                   "whole model's dynamics, which no block FMU has; run it in "
                                   "process or as one model FMU: titopfmu export --fmu")
+        if getattr(b, "flexible", None) is not None:
+            raise FromSystemError(f"block '{b.name}': a flexible body is evaluated with the "
+                                  "whole model in the core, not on its own: no FMU per block "
+                                  "(run it in process)")  # fmt: skip
         if type(b) not in FMU_TYPE_OF:
             raise _no_fmu(b)
         for a in ("damping", "stiffness"):  # titop_body's: not FMU parameters (yet)
