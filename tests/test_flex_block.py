@@ -323,3 +323,64 @@ def test_bad_input_names_the_block_and_parameter(red, tmp_path) -> None:
     with pytest.raises(t.TitopError, match="block 'arm': a flexible body is evaluated with the "
                        "whole model"):  # fmt: skip
         s.blocks["arm"].kinematics(np.zeros(14), None, {})
+
+
+SPEC = {"beam": {"length": 1.0, "E": 70e9, "rho": 2700.0, "nu": 0.3,
+                 "section": {"rectangle": [0.03, 0.008]}, "n_elements": 12},
+        "modes": 4, "damping": 0.01, "nodes": ["tip"]}  # fmt: skip
+
+
+def test_a_spec_builds_the_reduced_model_and_round_trips(tmp_path) -> None:
+    """``flexible`` as a mapping (a beam and its reduction): the same reduced model as built
+    by hand; the model file holds the mapping and reads back to the same system."""
+    b = t.WeldedBody("arm", 0.0, Z3, flexible=SPEC)
+    fe = strip().fe_model()
+    by_hand = cantilever_modes(fe, 4, [fe.n_nodes - 1], damping=0.01)
+    np.testing.assert_array_equal(b.flexible.Mee, by_hand.Mee)
+    np.testing.assert_array_equal(b.flexible.damping(), by_hand.damping())
+    s = t.System("s")
+    s.add(t.Ground("g", children={"P": (0.0, 0.0, 0.0)}))
+    s.add(b)
+    s.connect("g.P", "arm.P")
+    s.save(tmp_path / "m.yaml")
+    again = t.load(tmp_path / "m.yaml")
+    assert again.blocks["arm"].flexible_source == SPEC
+    np.testing.assert_array_equal(again.blocks["arm"].flexible.Kee, by_hand.Kee)
+
+
+def test_a_campaign_varies_the_flexible_part_by_name(tmp_path) -> None:
+    """``arm.flexible.E``, ``.modes``, ``.damping`` are parameters: a grid campaign over E
+    runs each value, and each run's outcome is that of the system built with that E."""
+    from titopfmu.campaign import Campaign
+    from titopfmu.parameters import parameter_names, with_parameters
+
+    s = pendulum(SPEC, theta0=0.5)
+    names = parameter_names(s, ["arm"])
+    assert {"arm.flexible.E", "arm.flexible.modes", "arm.flexible.damping"} <= set(names)
+    six = with_parameters(s, {"arm.flexible.modes": 6, "arm.flexible.E": 35e9})
+    assert six.blocks["arm"].flexible.n_modes == 6
+    w = six.blocks["arm"].flexible.frequencies()[0]
+    assert w == pytest.approx(s.blocks["arm"].flexible.frequencies()[0] / np.sqrt(2), rel=1e-12)
+    record = {"tip": "arm.state.q.mode1"}
+    res = Campaign(s, {"arm.flexible.E": "values(35e9, 70e9)"}, None, tmp_path / "c",
+                   method="grid", t_final=0.02, output_interval=0.01, record=record,
+                   reductions=("final",)).run(workers=0)  # fmt: skip
+    assert (res.table["status"] == "ok").all()
+    for E, final in zip(res.table["arm.flexible.E"], res.table["tip.final"], strict=True):
+        direct = t.Engine(with_parameters(s, {"arm.flexible.E": E})).simulate(
+            0.02, record=record, output_interval=0.01)
+        assert final == pytest.approx(direct["tip"][-1], rel=1e-9)
+    finals = list(res.table["tip.final"])
+    assert finals[0] != pytest.approx(finals[1], rel=1e-3)  # E changes the motion
+
+
+def test_a_bad_spec_names_the_block_and_key() -> None:
+    bad = [({"beam": {**SPEC["beam"], "E": -1.0}}, r"'E': must be"),
+           ({"beam": SPEC["beam"], "modes": 0}, r"'modes': a number of modes >= 1"),
+           ({"beam": SPEC["beam"], "modes": 400}, r"'n_modes'"),
+           ({"beam": SPEC["beam"], "reduced": "x.npz"}, r"exactly one of beam, fe, reduced"),
+           ({"beam": {**SPEC["beam"], "section": {"square": 1}}}, r"'beam.section'"),
+           ({"beam": SPEC["beam"], "colour": 1}, r"'colour': unknown key")]  # fmt: skip
+    for spec, match in bad:
+        with pytest.raises(t.TitopError, match=r"block 'arm', parameter 'flexible': .*" + match):
+            t.WeldedBody("arm", 0.0, Z3, flexible=spec)

@@ -54,6 +54,8 @@ def _parameter_schema(p: Parameter) -> dict:
         out: dict[str, Any] = {"oneOf": [{"type": "number"}, {"type": "array",
                                                             "items": {"type": "number"},
                                                             "minItems": 1}]}  # fmt: skip
+    elif p.check == "flexible":
+        out = {"oneOf": [{"type": "string"}, {"type": "object"}]}
     elif p.check == "elastic":
         out = {"type": "array", "items": {"type": "number"}}
     elif p.json == "string":
@@ -534,8 +536,14 @@ def from_dict(
         if gravity is not None and "gravity" in cls.declaration.names and "gravity" not in kwargs:
             kwargs["gravity"] = gravity
         flexible = kwargs.get("flexible")
-        if isinstance(flexible, str) and not file.startswith("<"):  # relative to the file
-            kwargs["flexible"] = str(Path(file).parent / flexible)
+        if not file.startswith("<"):  # its files relative to the model file
+            here = Path(file).parent
+            if isinstance(flexible, str):
+                kwargs["flexible"] = str(here / flexible)
+            elif isinstance(flexible, dict):
+                kwargs["flexible"] = {k: str(here / v) if k in ("fe", "reduced")
+                                      and isinstance(v, str) else v
+                                      for k, v in flexible.items()}  # fmt: skip
         if cls is TimeFunction:
             try:
                 f = TimeExpression(kwargs["expression"])

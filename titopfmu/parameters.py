@@ -25,6 +25,7 @@ import numpy as np
 
 from .assembly.system import System
 from .blocks.base import Block, ParameterError, TitopError, declared_values
+from .flex.spec import spec_scalars, spec_with
 
 _NAME = re.compile(
     r"^(?P<block>[^.\[\]\s]+)\.(?P<key>[A-Za-z_]\w*)(?:\.(?P<sub>[^.\[\]\s]+))?"
@@ -74,6 +75,9 @@ def _values(block: Block) -> dict:
             out[p.name] = {c: [float(x) for x in pt] for c, pt in v.items()}
         else:
             out[p.name] = np.asarray(v, dtype=float)
+    spec = getattr(block, "flexible_source", None)
+    if isinstance(spec, Mapping):  # a flexible part built from a spec: its numbers by name
+        out["flexible"] = {k: np.asarray(v) for k, v in spec_scalars(spec).items()}
     return out
 
 
@@ -99,6 +103,8 @@ def parameter_names(system: System, blocks: Iterable[str] | None = None) -> list
             if k == "children":
                 for c, p in v.items():
                     names += _scalar_names(f"{b.name}.children.{c}", np.asarray(p))
+            elif k == "flexible":
+                names += [f"{b.name}.flexible.{leaf}" for leaf in v]
             else:
                 names += _scalar_names(f"{b.name}.{k}", v)
     return names
@@ -121,9 +127,16 @@ def _locate(system: System, name: str, entries: dict[str, dict]):
     if b not in entries:
         entries[b] = _entry(system.blocks[b])
     entry = entries[b]
-    keys = [k for k in entry if k != "children"] + (
+    keys = [k for k in entry if k not in ("children", "flexible")] + (
         [f"children.{c}" for c in entry["children"]] if "children" in entry else []
-    )
+    ) + [f"flexible.{leaf}" for leaf in entry.get("flexible", {})]
+    if key == "flexible" and "flexible" in entry:
+        if sub is None or sub not in entry["flexible"] or idx is not None:
+            raise ParameterNameError(
+                f"parameter {name!r}: block '{b}' has no flexible-part number {sub!r}; its "
+                "parameters: " + ", ".join(keys)
+            )
+        return b, key, sub, ()
     if key == "children":
         if sub is None or sub not in entry.get("children", {}):
             raise ParameterNameError(
@@ -170,7 +183,7 @@ def get_parameter(system: System, name: str) -> float:
     """The current value of the parameter ``name`` of ``system`` (SI units, radians)."""
     b, key, sub, ix = _locate(system, name, {})
     entry = _entry(system.blocks[b])
-    v = np.asarray(entry["children"][sub]) if key == "children" else entry[key]
+    v = np.asarray(entry[key][sub]) if key in ("children", "flexible") else entry[key]
     return float(v[ix]) if ix else float(v)
 
 
@@ -196,6 +209,10 @@ class ParameterSetter:
                 elif key == "external":
                     kw[key] = {n: {"point": [float(x) for x in e["point"]], "frame": e["frame"]}
                                for n, e in value.items()}  # fmt: skip
+                elif key == "flexible":
+                    kw[key] = value  # a reduced model or its file, as given (None: rigid)
+                elif key in ("elastic_q0", "elastic_qdot0") and not np.any(value):
+                    kw[key] = ()  # zeros, whatever the number of modes a campaign sets
                 else:
                     v = np.asarray(value, dtype=float)
                     kw[key] = float(v) if v.ndim == 0 else v.tolist()
@@ -218,7 +235,9 @@ class ParameterSetter:
             if kw is None:
                 kw = kwargs[b] = dict(self._kwargs[b])
             value = float(value)
-            if key == "children":
+            if key == "flexible":  # a number of the spec: the part is built again
+                kw["flexible"] = spec_with(kw["flexible"], sub, value)
+            elif key == "children":
                 pts = {c: list(p) for c, p in kw["children"].items()}
                 pts[sub][ix[0]] = value
                 kw["children"] = pts

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import itertools
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,13 @@ def _is_default(p: Parameter, v) -> bool:
         return False
 
 
+def _plain(v):
+    """A numpy number or array of a flexible part's spec as JSON's (json.dumps' default)."""
+    if isinstance(v, (np.ndarray, np.generic)):
+        return v.tolist()
+    raise TypeError(f"not a model file's value: {v!r}")
+
+
 def _file_value(p: Parameter, v):
     """A parameter value as a model file holds it (plain lists and floats)."""
     if p.check == "children":
@@ -117,8 +125,8 @@ def _file_value(p: Parameter, v):
         return {n: {"point": _vec(e["point"]), "frame": e["frame"]} for n, e in v.items()}
     if p.check == "axis":
         return _exact_axis(np.asarray(v, dtype=float))
-    if p.check == "flexible":
-        return v  # a path (block_to_dict refuses anything else)
+    if p.check == "flexible":  # a path or a spec (block_to_dict refuses anything else)
+        return v if isinstance(v, str) else json.loads(json.dumps(v, default=_plain))
     if p.check == "free_vector":
         a = np.asarray(v, dtype=float).reshape(-1)
         return float(a[0]) if a.size == 1 else a.tolist()
@@ -162,7 +170,7 @@ def block_to_dict(block, gravity=None) -> dict:
                 continue
         elif not p.required and p.check != "axis" and _is_default(p, v):
             continue
-        if p.check == "flexible" and not isinstance(v, str):
+        if p.check == "flexible" and not isinstance(v, (str, Mapping)):
             raise ModelFileError(
                 "its flexible part is a ReducedModel built in Python, which a model file names "
                 "by its file: write it with titopfmu.flex.write_reduced_model and give the "

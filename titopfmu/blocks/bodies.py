@@ -497,10 +497,16 @@ class DeclaredBody(BodyBlock, DeclaredBlock):
             self.elastic_qdot0 = np.zeros(0)
             return
         from ..flex import FlexModelError, ReducedModel, read_reduced_model
+        from ..flex.spec import reduced_from_spec
 
         self.flexible_source = flexible
         if isinstance(flexible, ReducedModel):
             red = flexible
+        elif isinstance(flexible, Mapping):  # a beam or a finite-element file, and its reduction
+            try:
+                red = reduced_from_spec(self.name, flexible)
+            except FlexModelError as exc:
+                raise ParameterError(self.name, "flexible", f"{exc.item}: {exc.reason}") from None
         elif isinstance(flexible, (str, os.PathLike)):
             try:
                 red = read_reduced_model(flexible)
@@ -512,8 +518,9 @@ class DeclaredBody(BodyBlock, DeclaredBlock):
                                      f"{exc.strerror or exc}") from None  # fmt: skip
             self.flexible_source = os.fspath(flexible)
         else:
-            raise ParameterError(self.name, "flexible", "a titopfmu.flex.ReducedModel or the "
-                                 f"path of a reduced-model file, not {type(flexible).__name__}")
+            raise ParameterError(self.name, "flexible", "a titopfmu.flex.ReducedModel, the path "
+                                 "of a reduced-model file or a mapping (beam or fe, and its "
+                                 f"reduction: titopfmu.flex.spec), not {type(flexible).__name__}")
         self.flexible = red
         n = red.n_modes
         for pname, v in (("elastic_q0", q0), ("elastic_qdot0", qd0)):

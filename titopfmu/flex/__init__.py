@@ -12,6 +12,7 @@ from .checks import FlexModelError
 from .fe import BODY_LOAD_CASES, NODE_LOAD_COMPONENTS, FEModel
 from .io import read_fe_model, read_reduced_model, write_fe_model, write_reduced_model
 from .reduce import ReducedModel, cantilever_modes, craig_bampton
+from .spec import reduced_from_spec
 
 __all__ = [
     "BODY_LOAD_CASES",
@@ -25,6 +26,7 @@ __all__ = [
     "craig_bampton",
     "read_fe_model",
     "read_reduced_model",
+    "reduced_from_spec",
     "write_fe_model",
     "write_reduced_model",
 ]

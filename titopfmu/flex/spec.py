@@ -1,0 +1,154 @@
+"""A flexible part described by a mapping: what a model file's ``flexible:`` entry holds and what
+a campaign varies by name (``arm.flexible.E``, ``arm.flexible.modes``, ``arm.flexible.damping``).
+
+One of three sources, then the reduction (docs/flexible.md §1, §2, §8)::
+
+    {"beam": {"length": 1.5, "E": 70e9, "rho": 2700, "nu": 0.3,
+              "section": {"rectangle": [0.3, 0.01]}, "n_elements": 40},
+     "modes": 8, "damping": 0.005, "method": "cantilever", "nodes": ["tip"]}
+    {"fe": "panel.npz", "modes": 12, "method": "craig_bampton"}   # titopfmu.flex.fe/1 file
+    {"reduced": "array.npz"}                                      # titopfmu.flex.reduced/1 file
+
+``section``: ``{"rectangle": [width_y, height_z]}``, ``{"circle": diameter}``, ``{"tube":
+[outer, inner]}`` or the properties ``{"A", "Iy", "Iz", "J"}`` (m^2, m^4). ``nodes``: the
+child-port nodes kept (a beam's ``"tip"`` or node indices; an ``fe`` file's interface by
+default). ``method``: ``"cantilever"`` (modal truncation, the default) or ``"craig_bampton"``.
+``damping``: one modal damping ratio, or one per mode. Paths are relative to ``base``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .beam import Beam, Section
+from .checks import FlexModelError
+from .io import read_fe_model, read_reduced_model
+from .reduce import ReducedModel, cantilever_modes, craig_bampton
+
+#: the keys of a spec and of its beam
+SPEC_KEYS = ("beam", "fe", "reduced", "modes", "method", "damping", "nodes")
+BEAM_KEYS = ("length", "E", "rho", "nu", "G", "section", "n_elements", "rotary_inertia",
+             "shear_coefficient")  # fmt: skip
+SECTIONS = ("rectangle", "circle", "tube")
+#: the numbers a campaign may vary, by name (``<block>.flexible.<name>``): the beam's, the
+#: number of modes and a single damping ratio
+SCALARS = ("length", "E", "rho", "nu", "G", "shear_coefficient", "n_elements", "modes", "damping")
+
+
+def _section(body: str, spec: Any) -> Section:
+    if isinstance(spec, Section):
+        return spec
+    if not isinstance(spec, Mapping) or not spec:
+        raise FlexModelError(body, "'beam.section'", "a mapping: {rectangle: [w, h]}, {circle: "
+                             "d}, {tube: [outer, inner]} or {A, Iy, Iz, J}")  # fmt: skip
+    kind = next(iter(spec))
+    if len(spec) == 1 and kind in SECTIONS:
+        args = spec[kind]
+        args = list(args) if isinstance(args, (list, tuple)) else [args]
+        try:
+            return getattr(Section, kind)(*[float(a) for a in args], body=body)
+        except TypeError:
+            raise FlexModelError(body, f"'beam.section.{kind}'",
+                                 f"wrong number of values: {args}") from None  # fmt: skip
+    unknown = sorted(set(spec) - {"A", "Iy", "Iz", "J"})
+    if unknown or len(spec) != 4:
+        raise FlexModelError(body, "'beam.section'", f"unknown or missing keys {sorted(spec)}: "
+                             f"give one of {SECTIONS} or all of A, Iy, Iz, J")  # fmt: skip
+    return Section(float(spec["A"]), float(spec["Iy"]), float(spec["Iz"]), float(spec["J"]))
+
+
+def _path(base: Path | None, value: Any, body: str, key: str) -> Path:
+    if not isinstance(value, (str, Path)):
+        raise FlexModelError(body, f"'{key}'", f"a file's path, not {value!r}")
+    p = Path(value)
+    return p if p.is_absolute() or base is None else base / p
+
+
+def reduced_from_spec(body: str, spec: Mapping, base: str | Path | None = None) -> ReducedModel:
+    """The reduced model a spec describes (see the module's docstring); every refusal a
+    :class:`FlexModelError` naming ``body`` and the key."""
+    if not isinstance(spec, Mapping):
+        raise FlexModelError(body, "'flexible'", f"a mapping, not {type(spec).__name__}")
+    unknown = sorted(set(spec) - set(SPEC_KEYS))
+    if unknown:
+        raise FlexModelError(body, f"'{unknown[0]}'", f"unknown key; keys: {', '.join(SPEC_KEYS)}")
+    sources = [k for k in ("beam", "fe", "reduced") if k in spec]
+    if len(sources) != 1:
+        raise FlexModelError(body, "'flexible'", "give exactly one of beam, fe, reduced (got "
+                             f"{sources or 'none'})")  # fmt: skip
+    base = None if base is None else Path(base)
+    if "reduced" in spec:
+        extra = sorted(set(spec) - {"reduced"})
+        if extra:
+            raise FlexModelError(body, f"'{extra[0]}'", "a reduced model is already reduced: "
+                                 "modes, method, damping and nodes apply to beam or fe")
+        return read_reduced_model(_path(base, spec["reduced"], body, "reduced"))
+    if "beam" in spec:
+        b = spec["beam"]
+        if not isinstance(b, Mapping):
+            raise FlexModelError(body, "'beam'", "a mapping of the beam's properties")
+        unknown = sorted(set(b) - set(BEAM_KEYS))
+        if unknown:
+            raise FlexModelError(body, f"'beam.{unknown[0]}'",
+                                 f"unknown key; keys: {', '.join(BEAM_KEYS)}")  # fmt: skip
+        missing = [k for k in ("length", "E", "rho", "section") if k not in b]
+        if missing:
+            raise FlexModelError(body, f"'beam.{missing[0]}'", "missing")
+        kw = {k: v for k, v in b.items() if k != "section"}
+        if "n_elements" in kw:
+            n_el = kw["n_elements"]
+            if isinstance(n_el, float) and n_el.is_integer():
+                kw["n_elements"] = int(n_el)
+        fe = Beam(body, section=_section(body, b["section"]), **kw).fe_model()
+        nodes_default: tuple[int, ...] = ()
+    else:
+        f = read_fe_model(_path(base, spec["fe"], body, "fe"), name=body)
+        fe, nodes_default = f.model, tuple(f.child_nodes)
+    nodes = spec.get("nodes")
+    if nodes is None:
+        child = list(nodes_default)
+    else:
+        child = []
+        for v in nodes if isinstance(nodes, (list, tuple)) else [nodes]:
+            if v == "tip" and "beam" in spec:
+                child.append(fe.n_nodes - 1)
+            elif isinstance(v, int) or (isinstance(v, float) and v.is_integer()):
+                child.append(int(v))
+            else:
+                raise FlexModelError(body, "'nodes'", f"{v!r}: a node index (or 'tip' on a beam)")
+    modes = spec.get("modes", 8)
+    if isinstance(modes, float) and modes.is_integer():
+        modes = int(modes)
+    if isinstance(modes, bool) or not isinstance(modes, int) or modes < 1:
+        raise FlexModelError(body, "'modes'", f"a number of modes >= 1, not {modes!r}")
+    method = spec.get("method", "cantilever")
+    if method not in ("cantilever", "craig_bampton"):
+        raise FlexModelError(body, "'method'", f"'cantilever' or 'craig_bampton', not {method!r}")
+    reduce = cantilever_modes if method == "cantilever" else craig_bampton
+    return reduce(fe, modes, child, damping=spec.get("damping", 0.0))
+
+
+def spec_scalars(spec: Mapping) -> dict[str, float]:
+    """The numbers of a spec a campaign may vary (:data:`SCALARS`), by name."""
+    out: dict[str, float] = {}
+    beam = spec.get("beam") if isinstance(spec.get("beam"), Mapping) else {}
+    for k in SCALARS:
+        v = beam.get(k, spec.get(k) if k in ("modes", "damping") else None)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[k] = float(v)
+    return out
+
+
+def spec_with(spec: Mapping, name: str, value: float) -> dict:
+    """A copy of ``spec`` with the number ``name`` (one of :func:`spec_scalars`) set."""
+    out = copy.deepcopy(dict(spec))
+    if name in ("modes", "n_elements"):
+        value = int(round(value))
+    if name in ("modes", "damping"):
+        out[name] = value
+    else:
+        out["beam"] = dict(out["beam"], **{name: value})
+    return out
