@@ -21,6 +21,8 @@ ARGS = {
     "denoc_pendulum.py": (["--t-final", "1", "--out", "{tmp}/denoc.png"], "energy drift"),
     "kane_eight_body.py": (["1"], "energy drift"),
     "riccati_branch.py": (["--t-final", "1"], "energy drift"),
+    "flexible_spacecraft.py": (["--t-final", "4", "--plot", "{tmp}/flexible.png"],
+                               "attitude error vs the rigid profile"),
 }
 SCRIPTS = sorted(p.name for p in EXAMPLES.glob("*.py"))
 

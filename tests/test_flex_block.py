@@ -384,3 +384,35 @@ def test_a_bad_spec_names_the_block_and_key() -> None:
     for spec, match in bad:
         with pytest.raises(t.TitopError, match=r"block 'arm', parameter 'flexible': .*" + match):
             t.WeldedBody("arm", 0.0, Z3, flexible=spec)
+
+
+def test_flexible_body_goes_wherever_a_rigid_body_goes(red) -> None:
+    """FlexibleBody(name, model, joint): the body type of the joint with the flexible part; each
+    joint (a free-floating root, welded on Ground, revolute, prismatic, spherical, free) runs,
+    and a leaf whose rigid part is zero is accepted (the flexible part has the inertia)."""
+    g = (0.0, 0.0, -9.81)
+    for joint, kw in (("welded", {}), ("revolute", {"axis": (0, 1, 0)}),
+                      ("prismatic", {"axis": (0, 0, 1)}), ("spherical", {}), ("free", {}),
+                      ("free-floating", {})):  # fmt: skip
+        b = t.FlexibleBody("arm", red, joint, gravity=g, **kw)
+        assert b.flexible is red
+        s = t.System(joint)
+        if joint != "free-floating":
+            s.add(t.Ground("ground", children={"P": (0.0, 0.0, 0.0)}))
+        s.add(b)
+        if joint != "free-floating":
+            s.connect("ground.P", "arm.P")
+        for port in b.ports.values():
+            if port.kind == "signal_in":
+                s.add(t.Constant(f"c_{port.name.replace('.', '_')}", np.zeros(port.size)))
+                s.connect(f"c_{port.name.replace('.', '_')}.y", f"arm.{port.name}")
+        e = t.Engine(s)
+        dx = e.derivative(0.0, e.initial_state())
+        assert np.all(np.isfinite(dx)), joint
+        n = red.n_modes
+        # at rest, undeformed: the elastic accelerations are those of gravity alone, and a
+        # free-floating body falls freely (no elastic response)
+        if joint == "free-floating":
+            np.testing.assert_allclose(dx[-n:], 0.0, atol=1e-9)
+    with pytest.raises(t.TitopError, match=r"block 'arm', parameter 'joint': 'hinge'"):
+        t.FlexibleBody("arm", red, "hinge")

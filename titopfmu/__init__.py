@@ -22,6 +22,7 @@ from .assembly import (
 from .blocks import (
     Constant,
     ExternalWrench,
+    FlexibleBody,
     FreeBody,
     FreeBodyInverse,
     Function,
@@ -93,7 +94,8 @@ def export_fmu(system: System, path, fmi_version: int = 2, **kwargs):
 
 
 __all__ = [
-    "AssemblyError", "Constant", "Engine", "ExternalWrench", "FreeBody", "FreeBodyInverse",
+    "AssemblyError", "Constant", "Engine", "ExternalWrench", "FlexibleBody", "FreeBody",
+    "FreeBodyInverse",
     "Function", "Ground", "ImposedMotionBody", "InertiaWarning", "JointMimic", "JointSpringDamper",
     "LinearModel", "LinearizationError", "LoopClosure", "ParameterError", "PrismaticBody",
     "PrismaticBodyInverse", "RevoluteBody", "RevoluteBodyInverse", "RigidBody", "RunInterrupted",

@@ -4,6 +4,7 @@ from .base import Block, InertiaWarning, ParameterError, Port, TitopError
 from .bodies import (
     BodyBlock,
     ExternalWrench,
+    FlexibleBody,
     FreeBody,
     FreeBodyInverse,
     Ground,
@@ -29,7 +30,8 @@ from .signals import (
 )
 
 __all__ = [
-    "Block", "BodyBlock", "Constant", "ExternalWrench", "FreeBody", "FreeBodyInverse", "Function",
+    "Block", "BodyBlock", "Constant", "ExternalWrench", "FlexibleBody", "FreeBody", "FreeBodyInverse",
+    "Function",
     "Ground", "ImposedMotionBody", "InertiaWarning", "JointBody", "JointMimic", "JointSpringDamper",
     "LoopClosure", "ParameterError", "Port", "PrismaticBody", "PrismaticBodyInverse",
     "RevoluteBody", "RevoluteBodyInverse", "RigidBody", "SignalBlock", "SphericalBody",

@@ -974,3 +974,38 @@ class FreeBodyInverse(FreeBody):
     """
 
     declaration = FREE_BODY_INVERSE
+
+
+#: the body type of each joint a flexible body can hang from (:func:`FlexibleBody`)
+FLEXIBLE_JOINTS = {
+    "free-floating": RigidBody, "imposed": ImposedMotionBody, "welded": WeldedBody,
+    "revolute": RevoluteBody, "prismatic": PrismaticBody, "spherical": SphericalBody,
+    "free": FreeBody,
+}  # fmt: skip
+
+
+def FlexibleBody(  # noqa: N802 - the block's name in the issue and the docs
+    name: str,
+    flexible,
+    joint: str = "welded",
+    *,
+    mass: float = 0.0,
+    inertia: ArrayLike | None = None,
+    **parameters,
+) -> DeclaredBody:
+    """A flexible body (docs/flexible.md): the body type of ``joint`` with the flexible part
+    ``flexible`` (a :class:`~titopfmu.flex.ReducedModel`, a reduced-model file's path or a spec,
+    :mod:`titopfmu.flex.spec`) and a rigid part ``mass`` (kg), ``inertia`` (kg m², at the
+    centre of mass ``com``, R_a) beside it, zero by default (a hub: give them).
+
+    ``joint``: ``"free-floating"`` (a :class:`RigidBody` root), ``"imposed"``
+    (:class:`ImposedMotionBody`), ``"welded"`` (on Ground or on any body's child port),
+    ``"revolute"``, ``"prismatic"``, ``"spherical"`` or ``"free"``; ``parameters``: the other
+    parameters of that type (axis, theta0, children at the model's nodes, external...). The
+    joint and body combine once: every forward body type takes ``flexible=`` the same way, so
+    the block returned is that type's (a model file writes it as such)."""
+    cls = FLEXIBLE_JOINTS.get(joint)
+    if cls is None:
+        raise ParameterError(name, "joint", f"{joint!r}: one of {', '.join(FLEXIBLE_JOINTS)}")
+    inertia = np.zeros((3, 3)) if inertia is None else inertia
+    return cls(name, mass, inertia, flexible=flexible, **parameters)
