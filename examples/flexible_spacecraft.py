@@ -19,8 +19,7 @@ import argparse
 
 import numpy as np
 
-from titopfmu import Constant, Engine, JointSpringDamper, RevoluteBody, RigidBody, System
-from titopfmu.blocks import TimeFunction
+from titopfmu import Engine, JointSpringDamper, RevoluteBody, RigidBody, System, TimeFunction
 
 NO_GRAVITY = [0.0, 0.0, 0.0]
 #: the arrays' flexible part: a 6 m x 1 m x 10 mm panel (20 kg) as a beam along x_a

@@ -30,8 +30,8 @@ from .signals import (
 )
 
 __all__ = [
-    "Block", "BodyBlock", "Constant", "ExternalWrench", "FlexibleBody", "FreeBody", "FreeBodyInverse",
-    "Function",
+    "Block", "BodyBlock", "Constant", "ExternalWrench", "FlexibleBody", "FreeBody",
+    "FreeBodyInverse", "Function",
     "Ground", "ImposedMotionBody", "InertiaWarning", "JointBody", "JointMimic", "JointSpringDamper",
     "LoopClosure", "ParameterError", "Port", "PrismaticBody", "PrismaticBodyInverse",
     "RevoluteBody", "RevoluteBodyInverse", "RigidBody", "SignalBlock", "SphericalBody",
