@@ -416,3 +416,84 @@ def test_flexible_body_goes_wherever_a_rigid_body_goes(red) -> None:
             np.testing.assert_allclose(dx[-n:], 0.0, atol=1e-9)
     with pytest.raises(t.TitopError, match=r"block 'arm', parameter 'joint': 'hinge'"):
         t.FlexibleBody("arm", red, "hinge")
+
+
+def tumbling(red, flexible: bool = True) -> t.System:
+    """The hub and two arrays of :func:`hub_with_arrays`, tumbling: the hub's twist, the joints'
+    rates and (flexible) the arrays' deflections and rates all non-zero; rigid: each array
+    replaced by the rigid body of its undeformed mass, centre of mass and inertia."""
+    s = t.System("tumbling")
+    s.add(t.RigidBody("hub", 40.0, np.diag([4.0, 5.0, 6.0]), gravity=(0.0, 0.0, 0.0),
+                      children={"left": (0.5, 0.0, 0.0), "right": (-0.5, 0.0, 0.0)},
+                      twist=[0.1, -0.2, 0.05, 0.3, -0.2, 0.5]))  # fmt: skip
+    n = red.n_modes
+    for k, (side, angle) in enumerate((("left", 0.0), ("right", np.pi))):
+        if flexible:
+            kw = {"flexible": red, "elastic_q0": 2e-3 * np.cos(np.arange(n) + k),
+                  "elastic_qdot0": 2e-2 * np.sin(np.arange(n) + k)}  # fmt: skip
+            m, inertia, com = 0.0, Z3, np.zeros(3)
+        else:
+            kw = {}
+            m, com = red.mass, red.first_moment / red.mass
+            inertia = red.inertia - m * (com @ com * np.eye(3) - np.outer(com, com))
+        s.add(t.RevoluteBody(f"array_{side}", m, inertia, com=com, axis=(0.0, 0.0, 1.0),
+                             P_a0b=rot_z(angle), theta_dot0=0.4 * (1 - 2 * k),
+                             gravity=(0.0, 0.0, 0.0), **kw))  # fmt: skip
+        s.add(t.Constant(f"tau_{side}", 0.0))
+        s.connect(f"hub.{side}", f"array_{side}.P")
+        s.connect(f"tau_{side}.y", f"array_{side}.joint.tau")
+    return s
+
+
+def momentum_drift(s: t.System, t_final: float) -> float:
+    """max |h(t_final) - h(0)| / max |h(0)| of the total [linear; angular about the inertial
+    origin] momentum, from the recorded poses, twists and elastic states: each body's
+    p = D_P u (rigid part) + the first 6 rows of M(q) [u; q̇] (flexible part, eq. (5))."""
+    from scipy.spatial.transform import Rotation
+
+    bodies = [b for b in s.blocks.values() if isinstance(b, t.RigidBody | t.RevoluteBody)]
+    rec = {}
+    for b in bodies:
+        for sig in ("twist", "position", "euler"):
+            rec[f"{b.name}.{sig}"] = f"{b.name}.{sig}"
+        if b.flexible is not None:
+            for c in b.flexible.coordinates:
+                rec[f"{b.name}.q.{c}"] = f"{b.name}.state.q.{c}"
+                rec[f"{b.name}.qd.{c}"] = f"{b.name}.state.qd.{c}"
+    r = t.Engine(s).simulate(t_final, record=rec, output_interval=t_final / 5, rtol=1e-10,
+                             atol=1e-12)  # fmt: skip
+
+    def col(name: str, k: int) -> np.ndarray:
+        return np.array([v[k] for c, v in zip(r.columns, r.values.T, strict=True)
+                         if c == name or c.startswith(name + "[")])  # fmt: skip
+
+    def total(k: int) -> np.ndarray:
+        h = np.zeros(6)
+        for b in bodies:
+            tw, pos, eul = col(f"{b.name}.twist", k), col(f"{b.name}.position", k), col(
+                f"{b.name}.euler", k)
+            R = Rotation.from_euler("ZYX", eul[::-1]).as_matrix()
+            p = b.D @ tw
+            if b.flexible is not None:
+                cs = b.flexible.coordinates
+                q = np.array([col(f"{b.name}.q.{c}", k)[0] for c in cs])
+                qd = np.array([col(f"{b.name}.qd.{c}", k)[0] for c in cs])
+                p = p + (b.flexible.mass_matrix(q) @ np.concatenate([tw, qd]))[:6]
+            lin = R @ p[:3]
+            h += np.concatenate([lin, R @ p[3:] + np.cross(pos, lin)])
+        return h
+
+    h0, h1 = total(0), total(-1)
+    return float(np.abs(h1 - h0).max() / np.abs(h0).max())
+
+
+def test_free_floating_momentum_drift_is_that_of_a_rigid_system() -> None:
+    """No gravity, no damping, the geometric stiffness in: the total linear and angular momentum
+    of the tumbling hub with two vibrating arrays drifts no more than that of the same system
+    with rigid arrays, same integrator (DOP853, rtol 1e-10), over 0.5 s: measured 9e-16 and
+    2.7e-13 relative."""
+    beam = Beam("array", 1.5, 70e9, 2700.0, Section.rectangle(0.3, 0.01), nu=0.3, n_elements=6)
+    red = cantilever_modes(beam.fe_model(), 3)
+    flexible = momentum_drift(tumbling(red), 0.5)
+    rigid = momentum_drift(tumbling(red, flexible=False), 0.5)
+    assert flexible <= max(rigid, 1e-13), (flexible, rigid)
