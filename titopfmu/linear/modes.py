@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg
 
 
 @dataclass
@@ -45,15 +46,20 @@ def _label(shape: dict, rigid: bool, n: int = 3) -> str:
 def modes(model, rigid_tol: float = 1e-6) -> list[Mode]:
     """The modes of ``model`` (a :class:`~titopfmu.linear.model.LinearModel`), sorted by |λ|.
 
-    A mode is rigid when |λ| <= ``rigid_tol`` * max(1, ||A||_2): exact zeros of A come out of
-    eig at ~sqrt(eps) ||A|| when they are defective (double zeros of a free body), well below
-    the default tolerance.
+    A mode is rigid when |λ| <= ``rigid_tol`` * max(1, ||A_b||_2), A_b the balanced A
+    (scipy.linalg.matrix_balance): exact zeros of A come out of eig at ~sqrt(eps) ||A_b|| when
+    they are defective (double zeros of a free body), well below the default tolerance.
     """
     A = np.asarray(model.A)
     if A.size == 0:
         return []
-    lam, V = np.linalg.eig(A)
-    tol = rigid_tol * max(1.0, float(np.linalg.norm(A, 2)))
+    # balanced first (a diagonal similarity: same eigenvalues): a stiff second-order model
+    # (a flexible body's high modes) has |A| ~ omega_max^2 but |A_b| ~ omega_max, so that the
+    # rigid tolerance below no longer swallows its low modes
+    Ab, T = scipy.linalg.matrix_balance(A, permute=False)
+    lam, Vb = np.linalg.eig(Ab)
+    V = T @ Vb
+    tol = rigid_tol * max(1.0, float(np.linalg.norm(Ab, 2)))
     out = []
     for k in np.argsort(np.abs(lam)):
         val = complex(lam[k])
