@@ -154,32 +154,48 @@ WRIGHT_FLAP_2 = [22.0345, 22.1810, 22.6149, 23.3203, 24.2734, 25.4461, 26.8091, 
                  31.7705, 33.6404, 35.5890, 37.6031]  # fmt: skip
 
 
-@pytest.mark.parametrize("spin", [0, 4, 8, 12])
-def test_spinning_cantilever_modes_against_wright(spin: int) -> None:
-    """A flexible body spinning at a constant rate about z (an imposed-motion root carrying the
-    beam, hub radius zero), trimmed (the centrifugal stretch), then linearised: its flapwise
-    frequencies (out of the rotation plane) against Wright et al. (1982) and its lagwise ones
-    against omega_lag^2 = omega_flap^2 - Omega^2, within 1e-3, for dimensionless spin rates
-    0 to 12. A square section: both planes share omega_0 = sqrt(E I / (rho A L^4))."""
+def spinning(red, spin: float, hub: float) -> t.System:
+    """A hub spinning at the constant rate ``spin`` (rad/s) about z (an imposed-motion root)
+    carrying the flexible beam welded at (``hub``, 0, 0) (m), along x; no gravity."""
+    s = t.System("spinning")
+    motion = [0.0] * 11 + [spin] + [0.0] * 5
+    s.add(t.TimeFunction("spin", lambda tt: motion + [spin * tt], 18))  # ψ = Ω t
+    s.add(t.ImposedMotionBody("hub", 1.0, 0.1 * np.eye(3), children={"C": (hub, 0.0, 0.0)},
+                              gravity=(0.0, 0.0, 0.0)))  # fmt: skip
+    s.add(t.WeldedBody("beam", 0.0, Z3, flexible=red, gravity=(0.0, 0.0, 0.0)))
+    s.connect("spin.y", "hub.m")
+    s.connect("hub.C", "beam.P")
+    return s
+
+
+@pytest.mark.parametrize("hub", [0.0, pytest.param(1.0, marks=pytest.mark.xfail(
+    strict=True, reason="the core's load values ax..az hold -g only (a_P of a hub radius: "
+    "next change)"))])  # fmt: skip
+def test_spinning_cantilever_family_against_the_tables(hub: float) -> None:
+    """The frequencies of a beam on a hub spinning at a constant rate, as a family of linear
+    models over the spin rate (``linearize_family``, each model trimmed first: the centrifugal
+    stretch): flapwise frequencies (out of the rotation plane) against Wright et al. (1982)
+    without hub radius and against a Rayleigh-Ritz solution of the rotating beam's equation with
+    a hub radius R = L; lagwise ones against omega_lag^2 = omega_flap^2 - Omega^2; within 1e-3,
+    dimensionless spin rates 0 to 12. A square section: both planes share
+    omega_0 = sqrt(E I / (rho A L^4))."""
+    from test_flex_beam import ritz_flap
+
     beam = strip(n_elements=40, length=2.0, section=Section.rectangle(0.01, 0.01))
-    fe = beam.fe_model()
-    red = cantilever_modes(fe, 20)  # 10 modes leave the first lag mode 2.4e-3 high at 12
+    red = cantilever_modes(beam.fe_model(), 20)  # 10 modes: the first lag mode 2.4e-3 high at 12
     sec = beam.section
     w0 = np.sqrt(beam.E * sec.Iy / (beam.rho * sec.A * beam.length**4))
-    Omega = spin * w0
-    s = t.System("spinning")
-    motion = [0.0] * 11 + [Omega, 0.0, 0.0, 0.0, 0.0, 0.0]
-    s.add(t.TimeFunction("spin", lambda tt: motion[:17] + [Omega * tt], 18))  # ψ = Ω t
-    s.add(t.ImposedMotionBody("beam", 0.0, Z3, flexible=red, gravity=(0.0, 0.0, 0.0)))
-    s.connect("spin.y", "beam.m")
-    tr = t.trim(s)
-    lm = t.linearize(s, x=tr.x)
-    w = np.sort([m.omega_n for m in lm.modes() if not m.rigid]) / w0
-    flap = np.array([WRIGHT_FLAP_1[spin], WRIGHT_FLAP_2[spin]])
-    lag = np.sqrt(flap**2 - spin**2)
-    for expected in np.concatenate([flap, lag]):
-        k = np.argmin(np.abs(w - expected))
-        assert w[k] == pytest.approx(expected, rel=1e-3), (spin, expected, w[:6])
+    spins = [0, 4, 8, 12]
+    models = t.linearize_family(lambda v: spinning(red, v * w0, hub * beam.length), spins,
+                                x=lambda engine, v: t.trim(engine).x)  # fmt: skip
+    for spin, lm in zip(spins, models, strict=True):
+        w = np.sort([m.omega_n for m in lm.modes() if not m.rigid]) / w0
+        flap = (np.array([WRIGHT_FLAP_1[spin], WRIGHT_FLAP_2[spin]]) if hub == 0.0
+                else ritz_flap(spin, hub)[:2])  # fmt: skip
+        lag = np.sqrt(flap**2 - spin**2)
+        for expected in np.concatenate([flap, lag]):
+            k = np.argmin(np.abs(w - expected))
+            assert w[k] == pytest.approx(expected, rel=1e-3), (spin, expected, w[:6])
 
 
 def rot_z(angle: float) -> np.ndarray:
@@ -497,3 +513,10 @@ def test_free_floating_momentum_drift_is_that_of_a_rigid_system() -> None:
     flexible = momentum_drift(tumbling(red), 0.5)
     rigid = momentum_drift(tumbling(red, flexible=False), 0.5)
     assert flexible <= max(rigid, 1e-13), (flexible, rigid)
+
+
+def test_crosscheck_refuses_a_flexible_body_by_name(red, tmp_path) -> None:
+    from titopfmu.crosscheck import crosscheck
+
+    with pytest.raises(t.TitopError, match="block 'arm' is a flexible body: Pinocchio"):
+        crosscheck(pendulum(red), tmp_path)

@@ -218,6 +218,12 @@ class PinocchioReference:
         for b in blocks.values():
             if isinstance(b, SignalBlock):
                 continue
+            if getattr(b, "flexible", None) is not None:
+                raise UnsupportedBlockError(
+                    f"block '{b.name}' is a flexible body: Pinocchio has rigid bodies only (the "
+                    "flexible part's references are titopfmu.reference.flexible, a direct "
+                    "finite-element analysis and Exudyn: docs/flexible.md §10)"
+                )
             if type(b) not in SUPPORTED_BODIES:
                 raise UnsupportedBlockError(
                     f"block '{b.name}' ({type(b).__name__}) is not supported by the Pinocchio "
