@@ -168,9 +168,7 @@ def spinning(red, spin: float, hub: float) -> t.System:
     return s
 
 
-@pytest.mark.parametrize("hub", [0.0, pytest.param(1.0, marks=pytest.mark.xfail(
-    strict=True, reason="the core's load values ax..az hold -g only (a_P of a hub radius: "
-    "next change)"))])  # fmt: skip
+@pytest.mark.parametrize("hub", [0.0, 1.0])
 def test_spinning_cantilever_family_against_the_tables(hub: float) -> None:
     """The frequencies of a beam on a hub spinning at a constant rate, as a family of linear
     models over the spin rate (``linearize_family``, each model trimmed first: the centrifugal

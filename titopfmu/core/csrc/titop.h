@@ -213,9 +213,10 @@ typedef struct titop_mimic {
    11, 18); q̈ by docs eq. (T2) after the forward sweep. In this slice a flexible body is a leaf
    (no child ports; external wrenches at points of the floating frame as for a rigid body).
    Load values of the geometric stiffness (docs eq. G2): the centrifugal cases ω_i ω_j exactly;
-   ax, ay, az = components of -g (the a_P part is dropped: exact for a body whose P does not
-   accelerate, e.g. welded to Ground or on a spinning hub's axis; docs §6 option (b) with a
-   zero acceleration); alx, aly, alz and the node cases zero (no node wrenches in this slice).
+   ax, ay, az = components of ω x v - g, ω x v the velocity part of P's acceleration a_P =
+   v̇ + ω x v (docs §6 option (b): a known function of the state, so M_P* stays SPD; exact when
+   v̇ = 0: P fixed, on a spinning hub's axis, or on a circle about a steadily spinning hub, the
+   hub radius' centripetal load); alx, aly, alz and the node cases zero.
    Every array is the caller's (row-major, SI, R_a components), read only but Lee, which
    titop_model_init fills with the LDL^T factors of Mee (n x n, the caller's buffer). */
 enum titop_flex_case {

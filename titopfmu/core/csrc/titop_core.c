@@ -1330,11 +1330,14 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
     cross3(v, pv, t3);
     for (int a = 0; a < 3; a++)
         hr[3 + a] = t1[a] + t2[a] + t3[a];
-    /* the load values of the geometric stiffness (docs eq. G2; titop_flex's comment) */
-    real_t lam[12] = {-ga[0], -ga[1], -ga[2], 0.0, 0.0, 0.0, w[0] * w[0], w[1] * w[1],
-                      w[2] * w[2], w[0] * w[1], w[1] * w[2], w[0] * w[2]};
+    /* the load values of the geometric stiffness (docs eq. G2; titop_flex's comment): a_P - g
+       with a_P = v̇ + ω x v, its velocity part ω x v = -(v x ω): exact when v̇ = 0 (P on a
+       circle about a steadily spinning hub: the hub radius' centripetal load) */
     real_t vxw[3];
     cross3(v, w, vxw);
+    real_t lam[12] = {-vxw[0] - ga[0], -vxw[1] - ga[1], -vxw[2] - ga[2], 0.0, 0.0, 0.0,
+                      w[0] * w[0], w[1] * w[1], w[2] * w[2], w[0] * w[1], w[1] * w[2],
+                      w[0] * w[2]};
     for (int l = 0; l < n; l++) {
         /* Jq_l = J1_l + Σ_m q_m (J2_lm + J2_ml) (docs eq. E5) */
         real_t Jq[9], Jqw[3], cq[3];
