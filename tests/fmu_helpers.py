@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-from ctypes import byref
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from fmpy import calloc, extract, free, read_model_description
-from fmpy.fmi2 import (
-    FMU2Slave,
-    fmi2CallbackAllocateMemoryTYPE,
-    fmi2CallbackFreeMemoryTYPE,
-    fmi2CallbackFunctions,
-    fmi2CallbackLoggerTYPE,
-)
-from fmpy.logging import addLoggerProxy
+from fmpy import extract, read_model_description
+from fmpy.fmi2 import FMU2Slave, fmi2CallbackFunctions
 
 from titopfmu.fmi.catalog import FMU_TYPES, Param
+from titopfmu.master.components import fmi2_callbacks
 
 
 @dataclass
@@ -52,13 +45,12 @@ class LoadedFmu:
 
 def callbacks_with(logger) -> fmi2CallbackFunctions:
     """FMI callbacks whose logger calls ``logger(env, instance, status, category, message)``
-    with the message already formatted (fmpy's variadic proxy)."""
-    cb = fmi2CallbackFunctions()
-    cb.logger = fmi2CallbackLoggerTYPE(logger)
-    cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
-    cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
-    addLoggerProxy(byref(cb))
-    return cb
+    with the message already formatted (fmpy's variadic proxy).
+
+    Through titopfmu's module-lifetime logger (:func:`titopfmu.master.components.fmi2_callbacks`),
+    never a logger of the test's own: fmpy's proxy keeps the last registered logger for the whole
+    process, and one that died with its test crashed a later FMU's first message."""
+    return fmi2_callbacks(logger)
 
 
 def load(path: Path) -> LoadedFmu:

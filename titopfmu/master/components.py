@@ -16,7 +16,7 @@ import itertools
 import re
 import shutil
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from ctypes import CFUNCTYPE, POINTER, byref, c_double, c_int, c_size_t, c_uint, c_void_p, cast
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,24 +40,56 @@ W = 6  # wrench components
 
 _STATUS = {1: "warning", 2: "discard", 3: "error", 4: "fatal", 5: "pending"}
 
-# fmpy's logger proxy (which formats the FMU's variadic message) keeps a single Python logger
-# for the whole process: the last one registered receives every instance's messages. So every
-# component registers the same logger, which routes a message by the instance's
-# componentEnvironment (a number per component) to that component's list.
-_SINKS: dict[int, list[tuple[int, str]]] = {}
+# fmpy's logger proxy (fmpy/logging/linux64/logging.so, which formats the FMU's variadic
+# message) keeps a single Python logger for the whole process, in a C global that every
+# ``addLoggerProxy`` call overwrites: the last one registered receives every FMI 2.0 instance's
+# messages, those of instances made with fmpy's default callbacks (``simulate_fmu``) included.
+# Registering a logger that dies with its instance leaves that global pointing at freed code:
+# the next message of any FMU then crashes the process. So every callback structure made here
+# registers the same logger, alive as long as the module, which routes a message by the
+# instance's componentEnvironment (a number per instance) to that instance's sink.
+Sink = list[tuple[int, str]] | Callable[..., None]
+_SINKS: dict[int, Sink] = {}
 _ENV = itertools.count(1)
 
 
 def _log(env, instance, status, category, message) -> None:
     sink = _SINKS.get(env or 0)
-    if sink is not None:
-        text = message.decode("utf-8", "replace") if isinstance(message, bytes) else message
-        sink.append((int(status), str(text)))
+    if sink is None:  # an instance whose sink is gone, or made with other callbacks
+        return
+    if callable(sink):
+        sink(env, instance, status, category, message)
+        return
+    text = message.decode("utf-8", "replace") if isinstance(message, bytes) else message
+    sink.append((int(status), str(text)))
 
 
 _LOGGER = fmi2CallbackLoggerTYPE(_log)  # alive as long as the module: FMUs keep its address
 _ALLOCATE = fmi2CallbackAllocateMemoryTYPE(calloc)
 _FREE = fmi2CallbackFreeMemoryTYPE(free)
+
+
+def fmi2_callbacks(sink: Sink) -> fmi2CallbackFunctions:
+    """FMI 2.0 callbacks for one instance, its messages delivered to ``sink`` only.
+
+    A list receives ``(status, text)``; a callable is called as
+    ``sink(env, instance, status, category, message)`` (``message`` already formatted, bytes).
+    The callbacks go through fmpy's logger proxy with the one module-lifetime logger (see
+    above), never a logger of their own, so no sink's lifetime can leave the proxy dangling.
+    Keep the returned structure alive as long as the instance (the FMU keeps pointers into it);
+    the route to ``sink`` is removed when it is garbage collected: later messages of that
+    instance are dropped.
+    """
+    env = next(_ENV)
+    _SINKS[env] = sink
+    cb = fmi2CallbackFunctions()
+    cb.logger = _LOGGER
+    cb.allocateMemory = _ALLOCATE
+    cb.freeMemory = _FREE
+    cb.componentEnvironment = env
+    addLoggerProxy(byref(cb))
+    weakref.finalize(cb, _SINKS.pop, env, None)
+    return cb
 
 
 class CosimError(TitopError):
@@ -256,14 +288,8 @@ class Component:
         then name what the FMU itself said."""
         f = self.file
         self.messages: list[tuple[int, str]] = []
-        self._env = next(_ENV)
-        _SINKS[self._env] = self.messages
-        cb = fmi2CallbackFunctions()
-        cb.logger = _LOGGER
-        cb.allocateMemory = _ALLOCATE
-        cb.freeMemory = _FREE
-        cb.componentEnvironment = self._env
-        addLoggerProxy(byref(cb))
+        cb = fmi2_callbacks(self.messages)
+        self._env = int(cb.componentEnvironment)
         self._callbacks = cb  # the FMU keeps pointers into it
         self.slave = FMU2Slave(
             guid=f.md.guid,

@@ -429,7 +429,22 @@ def measure_dependencies(fmu, lib: Path, random_parameters: bool = True
     """Which inputs and states each output and state derivative depends on, from the built
     binary's exact directional derivatives at three random points (random parameters, or the
     FMU's own with ``random_parameters=False``; random states and inputs):
-    ``{unknown vr: [input and state vrs]}``."""
+    ``{unknown vr: [input and state vrs]}``. The binary is unloaded before returning: it lives
+    in the build's temporary folder, and a library left loaded would stay mapped (its deleted
+    file held on disk) for the rest of the process."""
+    import ctypes
+
+    dll = ctypes.CDLL(str(lib))
+    try:
+        return _measure_dependencies(fmu, dll, random_parameters)
+    finally:
+        dlclose = ctypes.CDLL(None).dlclose
+        dlclose.argtypes = [ctypes.c_void_p]
+        dlclose(dll._handle)
+
+
+def _measure_dependencies(fmu, dll, random_parameters: bool) -> dict[int, list[int]]:
+    """:func:`measure_dependencies` on the loaded binary ``dll`` (a :class:`ctypes.CDLL`)."""
     import ctypes
 
     import numpy as np
@@ -437,7 +452,6 @@ def measure_dependencies(fmu, lib: Path, random_parameters: bool = True
     from ..catalog import random_values
     from .generate import C_INPUT, C_OUTPUT, T_BOOL, T_INT
 
-    dll = ctypes.CDLL(str(lib))
     libc = ctypes.CDLL(None)
 
     class Callbacks(ctypes.Structure):
