@@ -243,9 +243,19 @@ class Plate:
         return {"K": K.tocsr(), "M": M, "A00": A00.tocsr()}
 
     def _reduce(self, A: sp.spmatrix) -> FloatArray:
-        T = self._mesh["T"]
-        out = (T.T @ A @ T).toarray()  # type: ignore[operator]
+        out = self._tied(A).toarray()
         return 0.5 * (out + out.T)
+
+    def _tied(self, A: sp.spmatrix) -> sp.csr_matrix:
+        """T^T A T: a plate matrix on the model's dofs (the spider applied)."""
+        T = self._mesh["T"]
+        return (T.T @ A @ T).tocsr()  # type: ignore[operator, no-any-return]
+
+    def sparse_matrices(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """``(K, M)``: the model's stiffness and mass (those of :meth:`fe_model`) as sparse
+        matrices (6N x 6N, N/m and kg by dof kinds), for fine meshes' eigen analyses."""
+        mats = self._matrices
+        return self._tied(mats["K"]), self._tied(mats["M"])
 
     def fe_model(self, geometric_stiffness: bool = True) -> FEModel:
         """The plate's :class:`FEModel`: root node 0 = P at the origin (the middle of the
@@ -309,7 +319,7 @@ class Plate:
         load[_UY::6] = A @ f[:, 1]
         if not np.any(load):
             return np.zeros((6 * self.n_nodes, 6 * self.n_nodes))
-        K = (T.T @ mats["K"] @ T).tocsc()  # type: ignore[operator]
+        K = self._tied(mats["K"]).tocsc()
         rhs = T.T @ load  # type: ignore[operator]
         free = np.arange(6, K.shape[0])
         u = np.zeros(K.shape[0])
