@@ -14,6 +14,7 @@ from titopfmu.flex import (
     FlexModelError,
     Plate,
     cantilever_modes,
+    craig_bampton,
     read_fe_model,
     write_fe_model,
 )
@@ -149,3 +150,25 @@ def test_file_round_trip(tmp_path) -> None:  # type: ignore[no-untyped-def]
     r1 = cantilever_modes(fe, 4, [tip], load_cases=["wzz"])
     r2 = cantilever_modes(back.model, 4, [tip], load_cases=["wzz"])
     assert np.allclose(r1.frequencies({"wzz": 4.0}), r2.frequencies({"wzz": 4.0}), rtol=1e-12)
+
+
+def test_craig_bampton_tip_corner_static() -> None:
+    # Craig-Bampton keeps the tip corner's 6 dofs: its static response to a force there is the
+    # full model's exactly (the constraint modes span it)
+    plate = Plate("panel", 0.8, 0.5, 0.004, 70e9, 2700.0, 0.3, nx=4, ny=3)
+    fe = plate.fe_model(geometric_stiffness=False)
+    tip = plate.node_at(0.8, 0.25)
+    assert np.allclose(fe.node_positions[tip], [0.8, 0.25, 0.0])
+    red = craig_bampton(fe, 6, [tip], load_cases=[])
+    f = np.zeros(fe.n_dofs)
+    f[6 * tip + 2], f[6 * tip + 3] = 10.0, 0.5  # N along z, N m about x
+    free = fe.free_dofs()
+    u = np.zeros(fe.n_dofs)
+    u[free] = np.linalg.solve(fe.K[np.ix_(free, free)], f[free])
+    shapes = red.node_shapes[1]  # (6, n): the tip's dofs per elastic coordinate
+    q = np.linalg.solve(red.Kee, shapes.T @ f[6 * tip : 6 * tip + 6])
+    assert np.allclose(shapes @ q, u[6 * tip : 6 * tip + 6], rtol=1e-9, atol=0)
+    # and its first frequencies approach the full model's from above
+    w_full = red.frequencies_full[:3]
+    assert np.all(red.frequencies()[:3] >= w_full * (1 - 1e-10))
+    assert np.allclose(red.frequencies()[:3], w_full, rtol=1e-2)

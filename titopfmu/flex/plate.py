@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -70,7 +71,7 @@ def _gauss_quad(n: int) -> tuple[FloatArray, FloatArray]:
 
 
 @functools.lru_cache(maxsize=1)
-def _skfem():  # type: ignore[no-untyped-def]
+def _skfem() -> Any:
     try:
         import skfem
     except ImportError as e:  # pragma: no cover - the dependency is declared
@@ -78,12 +79,12 @@ def _skfem():  # type: ignore[no-untyped-def]
     return skfem
 
 
-def _operators(basis) -> dict[tuple[int, int], sp.csr_matrix]:  # type: ignore[no-untyped-def]
+def _operators(basis: Any) -> dict[tuple[int, int], sp.csr_matrix]:
     """The 9 scalar matrices A[p, q]_ij = int D_p N_i D_q N_j dA on ``basis`` (scikit-fem's
     assembly; D_0 = 1, D_1 = d/dx, D_2 = d/dy)."""
     skfem = _skfem()
 
-    def der(u, p):  # type: ignore[no-untyped-def]
+    def der(u: Any, p: int) -> Any:
         return u if p == _VAL else u.grad[p - 1]
 
     out = {}
@@ -113,6 +114,17 @@ def _strain_matrix(
                     P = sp.csr_matrix(([1.0], ([f], [g])), shape=(6, 6))
                     K = K + C[s, t] * cs * ct * sp.kron(A, P, format="csr")
     return K
+
+
+class _Mesh(NamedTuple):
+    """The plate's mesh: scikit-fem bases, nodes and the spider."""
+
+    full: Any  # skfem.CellBasis, the element's full Gauss rule
+    red: Any  # skfem.CellBasis, the reduced rule (transverse shear)
+    pos: FloatArray  # (N, 3) model node positions in R_a (m): P, then the untied plate nodes
+    T: sp.csr_matrix  # (6 Ns, 6 N): plate dofs = T @ model dofs (the rigid spider)
+    ns: int  # plate nodes (scalar dofs of the element)
+    xy: FloatArray  # (Ns, 2) plate node positions (m)
 
 
 @dataclass(frozen=True)
@@ -161,7 +173,7 @@ class Plate:
             v = getattr(self, p)
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
                 raise FlexModelError(body, f"'{p}'", f"must be an integer >= 1, got {v!r}")
-        if self.element not in _ELEMENTS:
+        if not isinstance(self.element, str) or self.element not in _ELEMENTS:
             raise FlexModelError(
                 body, "'element'", f"unknown {self.element!r} (one of {sorted(_ELEMENTS)})"
             )
@@ -178,7 +190,7 @@ class Plate:
         return self.E * self.thickness**3 / (12.0 * (1.0 - self.nu**2))
 
     @functools.cached_property
-    def _mesh(self) -> dict[str, object]:
+    def _mesh(self) -> _Mesh:
         """The scikit-fem bases (full and reduced rule), the plate nodes' positions and the
         spider's transformation T (full plate dofs = T @ model dofs)."""
         skfem = _skfem()
@@ -216,14 +228,14 @@ class Plate:
             cols += list(c)
             vals += list(blk[r, c])
         T = sp.csr_matrix((vals, (rows, cols)), shape=(6 * ns, 6 * (1 + keep.size)))
-        return {"full": full, "red": red, "pos": pos, "T": T, "ns": ns, "xy": xy}
+        return _Mesh(full, red, pos, T, ns, xy)
 
     @functools.cached_property
     def _matrices(self) -> dict[str, sp.csr_matrix]:
         """The plate's full (unconstrained) sparse K, M and mass-per-area operator A00."""
         m = self._mesh
-        ns = int(m["ns"])  # type: ignore[call-overload]
-        opf, opr = _operators(m["full"]), _operators(m["red"])
+        ns = m.ns
+        opf, opr = _operators(m.full), _operators(m.red)
         E, nu, h = self.E, self.nu, self.thickness
         G = E / (2.0 * (1.0 + nu))
         iso = np.array([[1.0, nu, 0.0], [nu, 1.0, 0.0], [0.0, 0.0, 0.5 * (1.0 - nu)]])
@@ -248,8 +260,8 @@ class Plate:
 
     def _tied(self, A: sp.spmatrix) -> sp.csr_matrix:
         """T^T A T: a plate matrix on the model's dofs (the spider applied)."""
-        T = self._mesh["T"]
-        return (T.T @ A @ T).tocsr()  # type: ignore[operator, no-any-return]
+        T = self._mesh.T
+        return (T.T @ A @ T).tocsr()
 
     def sparse_matrices(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
         """``(K, M)``: the model's stiffness and mass (those of :meth:`fe_model`) as sparse
@@ -262,17 +274,15 @@ class Plate:
         clamped edge, the spider's master), Sbar given; with ``geometric_stiffness`` the
         body-load cases' KG (computed on first use per case)."""
         mats = self._matrices
-        ns = int(self._mesh["ns"])  # type: ignore[call-overload]
         A = self.rho * self.thickness * mats["A00"]
         nd = 6 * (self.n_nodes)
         Sbar = np.zeros((3, 3, nd, nd))
         for c in range(3):
             P = sp.csr_matrix(([1.0], ([c], [c])), shape=(6, 6))
             Sbar[c, c] = self._reduce(sp.kron(A, P, format="csr"))
-        del ns
         return FEModel(
             self.name,
-            self._mesh["pos"],  # type: ignore[arg-type]
+            self._mesh.pos,
             self._reduce(mats["M"]),
             self._reduce(mats["K"]),
             root=0,
@@ -283,13 +293,13 @@ class Plate:
     @property
     def n_nodes(self) -> int:
         """Nodes of the model: P and the plate's nodes off the clamped edge."""
-        return int(self._mesh["pos"].shape[0])  # type: ignore[attr-defined]
+        return int(self._mesh.pos.shape[0])
 
     def node_at(self, x: float, y: float) -> int:
         """The model node nearest to the point (x, y, 0) of R_a (m), e.g. a corner at the tip
         (a child port)."""
-        pos = self._mesh["pos"]
-        return int(np.argmin(np.hypot(pos[:, 0] - x, pos[:, 1] - y)))  # type: ignore[index]
+        pos = self._mesh.pos
+        return int(np.argmin(np.hypot(pos[:, 0] - x, pos[:, 1] - y)))
 
     def kg(self, case: str) -> FloatArray | None:
         """The geometric stiffness (6N x 6N, model dofs) per unit load value of the body-load
@@ -303,15 +313,12 @@ class Plate:
     def _kg(self, case: str) -> FloatArray:
         skfem = _skfem()
         m = self._mesh
-        full = m["full"]
-        xy = m["xy"]
-        ns = int(m["ns"])  # type: ignore[call-overload]
+        full, xy, ns, T = m.full, m.xy, m.ns, m.T
         mats = self._matrices
-        T = m["T"]
         # consistent nodal load of the in-plane body force rho h f(r) (f linear in r: exact
         # as f interpolated at the nodes)
         r = np.zeros((ns, 3))
-        r[:, :2] = xy  # type: ignore[index]
+        r[:, :2] = xy
         f = body_force_per_unit_load(case, r)
         A = self.rho * self.thickness * mats["A00"]
         load = np.zeros(6 * ns)
@@ -320,21 +327,21 @@ class Plate:
         if not np.any(load):
             return np.zeros((6 * self.n_nodes, 6 * self.n_nodes))
         K = self._tied(mats["K"]).tocsc()
-        rhs = T.T @ load  # type: ignore[operator]
+        rhs = T.T @ load
         free = np.arange(6, K.shape[0])
         u = np.zeros(K.shape[0])
         u[free] = spla.spsolve(K[free][:, free], rhs[free])
-        uf = T @ u  # type: ignore[operator]
+        uf = T @ u
         E, nu, h = self.E, self.nu, self.thickness
-        ux = full.interpolate(uf[_UX::6])  # type: ignore[attr-defined]
-        uy = full.interpolate(uf[_UY::6])  # type: ignore[attr-defined]
+        ux = full.interpolate(uf[_UX::6])
+        uy = full.interpolate(uf[_UY::6])
         c = E * h / (1.0 - nu**2)
         exx, eyy = ux.grad[0], uy.grad[1]
         gxy = ux.grad[1] + uy.grad[0]
         nxx, nyy, nxy = c * (exx + nu * eyy), c * (eyy + nu * exx), c * 0.5 * (1 - nu) * gxy
 
         @skfem.BilinearForm
-        def kg_form(u, v, w):  # type: ignore[no-untyped-def]
+        def kg_form(u: Any, v: Any, w: Any) -> Any:
             gu, gv = u.grad, v.grad
             return (
                 w["nxx"] * gv[0] * gu[0]
@@ -342,6 +349,6 @@ class Plate:
                 + w["nxy"] * (gv[0] * gu[1] + gv[1] * gu[0])
             )
 
-        Ks = kg_form.assemble(full, nxx=nxx, nyy=nyy, nxy=nxy)  # type: ignore[arg-type]
+        Ks = kg_form.assemble(full, nxx=nxx, nyy=nyy, nxy=nxy)
         P = sp.csr_matrix(([1.0], ([_UZ], [_UZ])), shape=(6, 6))
         return self._reduce(sp.kron(Ks, P, format="csr"))
