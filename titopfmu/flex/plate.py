@@ -31,8 +31,9 @@ translational dofs of component a, Sbar[a, b] = 0 for a != b (as the beam's cent
 
 Geometric stiffness per body-load case (section 4): the in-plane part of the body force
 (``body_force_per_unit_load``) loads the membrane of the cantilever plate; its stress
-resultants N0 (N/m) give KG = int (grad uz)^T N0 (grad uz) dA (the out-of-plane parts bend the
-plate: second order in linear theory, neglected as for the beam). Node-load cases: none.
+resultants N0 (N/m) give the initial-stress stiffness KG = sum over u in (ux, uy, uz) of
+int (grad u)^T N0 (grad u) dA (the out-of-plane parts of the body force bend the plate: second
+order in linear theory, neglected as for the beam). Node-load cases: none.
 
 scikit-fem assembles the scalar operators int D_p N_i D_q N_j dA (D in {1, d/dx, d/dy}) by
 its ``BilinearForm`` on a ``MeshQuad``; the plate's matrices are their combinations.
@@ -350,5 +351,6 @@ class Plate:
             )
 
         Ks = kg_form.assemble(full, nxx=nxx, nyy=nyy, nxy=nxy)
-        P = sp.csr_matrix(([1.0], ([_UZ], [_UZ])), shape=(6, 6))
+        # the initial-stress stiffness of the three displacement components
+        P = sp.diags([1.0, 1.0, 1.0, 0.0, 0.0, 0.0]).tocsr()
         return self._reduce(sp.kron(Ks, P, format="csr"))
