@@ -308,9 +308,17 @@ class Plate:
         node-load cases."""
         if case not in BODY_LOAD_CASES:
             return None
-        return self._kg(case)
+        if case not in self._kg_cache:
+            kg = self._kg(case)
+            kg.setflags(write=False)  # shared by every caller
+            self._kg_cache[case] = kg
+        return self._kg_cache[case]
 
-    @functools.cache  # noqa: B019 - the plate is immutable; cache per case
+    @functools.cached_property
+    def _kg_cache(self) -> dict[str, FloatArray]:
+        """The geometric stiffnesses computed so far, by case."""
+        return {}
+
     def _kg(self, case: str) -> FloatArray:
         skfem = _skfem()
         m = self._mesh
