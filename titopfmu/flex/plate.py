@@ -1,5 +1,5 @@
 """A rectangular flat plate (a solar-array panel) as a flexible body's :class:`FEModel`, meshed
-and assembled with scikit-fem (issue 34; docs/flexible.md, section "The plate").
+and assembled with scikit-fem (issue 34; docs/flexible.md, section 11).
 
 The panel lies in the x-y plane of its body frame R_a: x in [0, a], y in [-b/2, b/2], z = 0 the
 mid-surface. Its edge x = 0 is attached to the root node P (the parent port, at the origin, the
@@ -27,7 +27,8 @@ Formulation (a flat Reissner-Mindlin shell element, membrane and bending uncoupl
   M is positive definite, the same on the drilling rz (it adds m h^2 / 12 to J_zz).
 
 Sbar (docs/flexible.md eq. (1)) is the mid-surface's: Sbar[a, a] = rho h int N_i N_j dA on the
-translational dofs of component a, Sbar[a, b] = 0 for a != b (as the beam's centroid line).
+translational dofs of component a, Sbar[a, b] = 0 for a != b (as the beam's centroid line);
+stored dense, as `FEModel` holds it: 9 (6N)^2 floats (64 MB at the default 6 x 6 mesh).
 
 Geometric stiffness per body-load case (section 4): the in-plane part of the body force
 (``body_force_per_unit_load``) loads the membrane of the cantilever plate; its stress
