@@ -1,6 +1,7 @@
 """Flexible bodies' finite-element and model-reduction layer (issue 34, pre-processing).
 
-A uniform 3-D beam (:class:`Beam`, :class:`Section`) or a user's finite-element model
+A uniform 3-D beam (:class:`Beam`, :class:`Section`), a rectangular plate (:class:`Plate`,
+meshed with scikit-fem) or a user's finite-element model
 (:class:`FEModel`, :func:`read_fe_model`) reduced by Craig-Bampton or cantilever modal
 truncation (:func:`craig_bampton`, :func:`cantilever_modes`) to a :class:`ReducedModel`: the
 floating-frame invariants, mode shapes at the ports and modal geometric stiffness a
@@ -11,6 +12,7 @@ from .beam import Beam, Section
 from .checks import FlexModelError
 from .fe import BODY_LOAD_CASES, NODE_LOAD_COMPONENTS, FEModel
 from .io import read_fe_model, read_reduced_model, write_fe_model, write_reduced_model
+from .plate import Plate
 from .reduce import ReducedModel, cantilever_modes, craig_bampton
 from .spec import reduced_from_spec
 
@@ -20,6 +22,7 @@ __all__ = [
     "Beam",
     "FEModel",
     "FlexModelError",
+    "Plate",
     "ReducedModel",
     "Section",
     "cantilever_modes",
