@@ -98,24 +98,43 @@ def unsupported(blocks, closures=()) -> str | None:
 
 
 #: the core's geometric-stiffness load cases (titop.h, enum titop_flex_case); a node's wrench
-#: component (``node<j>.fx`` ...) is -1 (zero: no node wrenches in this version)
+#: component (``node<j>.fx`` ...) is -1 (zero: second order, docs/flexible.md §6)
 FLEX_CASES = ("ax", "ay", "az", "alx", "aly", "alz", "wxx", "wyy", "wzz", "wxy", "wyz", "wxz")
 
 
 def flex_ints(body: int, red, x0: int) -> list[int]:
     """A flexible part's ints for the core (titop_flex): body, n, first state, number of load
-    cases, the code of each case."""
+    cases, number of nodes (root first), the code of each case."""
     codes = [FLEX_CASES.index(c) if c in FLEX_CASES else -1 for c in red.load_cases]
-    return [body, red.n_modes, x0, len(codes), *codes]
+    k = len(np.asarray(red.node_positions, dtype=float).reshape(-1, 3))
+    return [body, red.n_modes, x0, len(codes), k, *codes]
 
 
 def flex_row(red) -> FloatArray:
     """A reduced model's arrays (docs/flexible.md §7) as the core's flat row
     (``titop_flex_doubles``: mass, first_moment, inertia, Ct, Cr, Mee, Kee, De, J1, J2, Cr1,
-    KG)."""
+    KG, node_positions (k x 3, m, R_a), node_shapes (k x 6 x n))."""
     parts = [red.mass, red.first_moment, red.inertia, red.Ct, red.Cr, red.Mee, red.Kee,
-             red.damping(), red.J1(), red.J2(), red.Cr1(), red.KG]  # fmt: skip
+             red.damping(), red.J1(), red.J2(), red.Cr1(), red.KG, red.node_positions,
+             red.node_shapes]  # fmt: skip
     return np.concatenate([np.asarray(a, dtype=float).reshape(-1) for a in parts])
+
+
+def check_flex_ports(block, red) -> None:
+    """A flexible body's child port k must sit at its reduced model's node k + 1 (node 0 is
+    the root P; ``red.node_positions`` in R_a, m): a one-line ValueError naming the block, the
+    port and the node otherwise."""
+    nodes = np.asarray(red.node_positions, dtype=float).reshape(-1, 3)
+    points = list(block.child_points)
+    if len(points) > len(nodes) - 1:
+        raise ValueError(f"block '{block.name}': {len(points)} child ports, its reduced model "
+                         f"has {len(nodes) - 1} nodes after the root (child port k sits at node "
+                         f"k + 1)")  # fmt: skip
+    for k, pc in enumerate(points):
+        r = nodes[k + 1]
+        if not np.allclose(pc, r, rtol=0.0, atol=1e-9 * max(1.0, float(np.max(np.abs(r))))):
+            raise ValueError(f"block '{block.name}', child port {k}: at {list(map(float, pc))} m, "
+                             f"not at node {k + 1} of its reduced model {list(map(float, r))} m")
 
 
 class NativeTree:
@@ -268,6 +287,8 @@ class NativeTree:
                           "mimics": ints(mimic_i, 2)}  # fmt: skip
         #: the flexible parts (body index, reduced model, first state), in the core's order
         self.flex = [(int(i), red, int(x0)) for i, red, x0 in flex]
+        for i, red, _ in self.flex:  # child port k at node k + 1 (titop_flex, docs §6)
+            check_flex_ports(blocks[i], red)
         flex_i = np.array([v for i, red, x0 in self.flex for v in flex_ints(i, red, x0)],
                           dtype=np.intc)  # fmt: skip
         flex_d = np.ascontiguousarray(

@@ -210,19 +210,26 @@ typedef struct titop_mimic {
    imposed-motion root). Its mass matrix M(q) (docs eq. 5) adds to the body's rigid D_P through
    the condensed articulated inertia M_P* = M_rr - M_re Mee^-1 M_er (docs eq. T3, SPD as M(q)),
    and its bias b_P (docs §6) to the body's h, so it joins the same SPD recursion (seed eqs. 7,
-   11, 18); q̈ by docs eq. (T2) after the forward sweep. In this slice a flexible body is a leaf
-   (no child ports; external wrenches at points of the floating frame as for a rigid body).
-   Load values of the geometric stiffness (docs eq. G2): the centrifugal cases ω_i ω_j exactly;
-   ax, ay, az = components of -g (the a_P part is dropped: exact for a body whose P does not
-   accelerate, e.g. welded to Ground or on a spinning hub's axis; docs §6 option (b) with a
-   zero acceleration); alx, aly, alz and the node cases zero (no node wrenches in this slice).
+   11, 18); q̈ by docs eq. (T2) after the forward sweep. The body's child port k sits at the
+   reduced model's node k + 1 (node 0 is P; ports' pc = node_positions[k + 1]): the port frame
+   is R_a translated to x_j(q) = r_j + Φt,j q, its twist [v + ω x x_j + Φt,j q̇; ω + Φr,j q̇]
+   and acceleration [v̇ + ω̇ x x_j + ω x Φt,j q̇ + Φt,j q̈; ω̇ + Φr,j q̈] in R_a components
+   (first order in q: the node's elastic rotation Φr,j q enters the rates, not the attitude;
+   docs §6), and a child's wrench W at node j enters by docs eq. (E4): [X_j^T W; Φ_j^T W],
+   X_j = τ(-x_j), Φ_j = [Φt,j; Φr,j]. With children the sweep condenses the child subtrees into
+   the elastic coordinates (Mee_eff = Mee + Σ Φ_j^T Ma_j Φ_j factored per evaluation); without,
+   Mee's constant factors serve. External wrenches at points of the floating frame enter as for
+   a rigid body. Load values of the geometric stiffness (docs eq. G2): the centrifugal cases
+   ω_i ω_j exactly; ax, ay, az = components of -g (the a_P part is dropped: exact for a body
+   whose P does not accelerate, e.g. welded to Ground or on a spinning hub's axis; docs §6
+   option (b) with a zero acceleration); alx, aly, alz and the node cases zero (second order).
    Every array is the caller's (row-major, SI, R_a components), read only but Lee, which
    titop_model_init fills with the LDL^T factors of Mee (n x n, the caller's buffer). */
 enum titop_flex_case {
     TITOP_FLEX_AX = 0, TITOP_FLEX_AY, TITOP_FLEX_AZ, TITOP_FLEX_ALX, TITOP_FLEX_ALY,
     TITOP_FLEX_ALZ, TITOP_FLEX_WXX, TITOP_FLEX_WYY, TITOP_FLEX_WZZ, TITOP_FLEX_WXY,
     TITOP_FLEX_WYZ, TITOP_FLEX_WXZ,
-    TITOP_FLEX_NODE = -1 /* a node's wrench component: zero in this slice */
+    TITOP_FLEX_NODE = -1 /* a node's wrench component: zero (second order, docs §6) */
 };
 typedef struct titop_flex {
     int body;           /* the body carrying it */
@@ -237,22 +244,29 @@ typedef struct titop_flex {
     const double *J2;                            /* n x n x 3 x 3 (docs eq. 7) */
     const double *Cr1;                           /* n x 3 x n (docs eq. 8) */
     const double *KG;                            /* ncases x n x n (docs eq. G2) */
+    int nnodes;                                  /* nodes of interest k (root first), >= 1 +
+                                                    the body's child ports */
+    const double *node_positions;                /* k x 3: r_j (node 0: P, zero) */
+    const double *node_shapes;                   /* k x 6 x n: [Φt,j; Φr,j] */
     double *Lee;                                 /* n x n: LDL^T of Mee, set by init */
 } titop_flex;
 
 /* Doubles of a flexible part's flat row, in this order: mass, first_moment (3), inertia (9), Ct
-   (3 n), Cr (3 n), Mee, Kee, De (n n each), J1 (9 n), J2 (9 n n), Cr1 (3 n n), KG (c n n). */
-size_t titop_flex_doubles(int n, int ncases);
-/* Point f's arrays into row (titop_flex_doubles(f->n, f->ncases) values) and Lee (n n). */
+   (3 n), Cr (3 n), Mee, Kee, De (n n each), J1 (9 n), J2 (9 n n), Cr1 (3 n n), KG (c n n),
+   node_positions (3 k), node_shapes (6 k n). */
+size_t titop_flex_doubles(int n, int ncases, int nnodes);
+/* Point f's arrays into row (titop_flex_doubles(f->n, f->ncases, f->nnodes) values; f->n,
+   f->ncases, f->nnodes set) and Lee (n n). */
 void titop_flex_from_row(titop_flex *f, const double *row, double *Lee);
 /* A flexible part's arrays: TITOP_FLEX_OK or the code of the first one out of range
    (titop_flex_parameter names the array, "matrix 'Mee'", titop_flex_rule says what is wrong,
    in the words of titopfmu/flex/checks.py). Uses f->Lee as its work buffer (n n doubles). */
 enum {
     TITOP_FLEX_OK = 0,
-    TITOP_FLEX_SIZE,     /* n >= 1, ncases >= 0 */
+    TITOP_FLEX_SIZE,     /* n >= 1, ncases >= 0, nnodes >= 1 */
     TITOP_FLEX_MASS,     /* mass > 0, finite */
-    TITOP_FLEX_FINITE,   /* first_moment, inertia, Ct, Cr, J1, J2, Cr1, KG finite */
+    TITOP_FLEX_FINITE,   /* first_moment, inertia, Ct, Cr, J1, J2, Cr1, KG, node arrays
+                            finite */
     TITOP_FLEX_MEE_SYM,  /* Mee symmetric (1e-9 of its largest entry) */
     TITOP_FLEX_MEE_PD,   /* Mee positive definite (LDL^T pivots > 1e-12 of its largest entry) */
     TITOP_FLEX_KEE_SYM,  /* Kee symmetric */
@@ -312,8 +326,9 @@ typedef struct titop_layout {
                              scratch of one response (k); 0 without */
     size_t mimic_stride;  /* values per body response record */
     size_t flex;          /* with flexible parts, after the mimic joints' records: per part a
-                             record of 36 + 8 n values: M_P* (36), Y = Mee^-1 M_er (n x 6), z
-                             (n), q̈ (n); 0 without */
+                             record of 36 + 8 n + n n values: M_P* (36), Y = Mee^-1 M_er
+                             (n x 6), z (n), q̈ (n), the LDL^T of Mee_eff (n x n, with child
+                             ports); 0 without */
 } titop_layout;
 
 void titop_data_layout(const titop_model *model, titop_layout *layout);
