@@ -54,9 +54,12 @@ static int ldl_factor_each(real_t *A, int k, const double *tol)
 typedef struct portdata {
     real_t w[6];  /* wrench applied on the body at the port (R_a) */
     real_t kv[6]; /* known wrench (closure or input) */
-    real_t x[3];  /* port of a flexible body: node position x_j(q) = r_j + Φt,j q (R_a) */
-    real_t dv[6]; /* its elastic twist Φ_j q̇ */
-    real_t ca[6]; /* its acceleration's velocity-product part c_j (flex_kinematics) */
+    /* a port of a flexible body, at node j (flex_kinematics, docs §6): */
+    real_t x[3];  /* node position x_j(q) = r_j + Φt,j q (R_a) */
+    real_t Rt[9]; /* its elastic rotation exp(θ~), θ = Φr,j q: [v]_a = Rt [v]_N */
+    real_t Rn[9]; /* the node frame's attitude P_{N/i} = P_{a/i} Rt */
+    real_t dv[6]; /* its elastic twist [Φt,j q̇; J_l(θ) Φr,j q̇] (R_a) */
+    real_t ca[6]; /* its acceleration's velocity-product part c_j (R_a) */
 } portdata;
 
 #define BODY_STRIDE (sizeof(bodydata) / sizeof(real_t))
@@ -75,26 +78,35 @@ static void copy_d(const double *src, real_t *dst, int n)
         dst[k] = src[k];
 }
 
-/* Twist and position of child port j of its owner, in the owner's frame: Definition 1 (eq.
-   14); the port of a flexible body at its node's position x_j(q), its twist with the node's
-   elastic twist Φ_j q̇ (titop_flex, docs §6). */
+/* Twist and position of child port j of its owner, in the port's frame, and (R, unless NULL)
+   the port frame's attitude: Definition 1 (eq. 14), the owner's frame; the port of a flexible
+   body is the frame N of its node (titop_flex, docs §6): at x_j(q), turned by exp(θ~), its
+   twist with the node's elastic twist. */
 static void port_kinematics(const titop_model *m, const real_t *data, int j, real_t *tw,
-                            real_t *ip)
+                            real_t *ip, real_t *R)
 {
     const int o = m->ports[j].owner;
     const bodydata *b = (const bodydata *)data + o;
     real_t p[3];
     if (m->bodies[o].flex >= 0) {
         const portdata *pd = (const portdata *)((const bodydata *)data + m->nbodies) + j;
+        real_t y[6], c[3];
         for (int k = 0; k < 3; k++) {
             p[k] = -pd->x[k];
-            ip[k] = b->ip[k] + pd->x[k];
+            c[k] = b->ip[k] + pd->x[k];
         }
-        tau_motion(p, b->tw, tw);
+        tau_motion(p, b->tw, y);
         for (int k = 0; k < 6; k++)
-            tw[k] += pd->dv[k];
+            y[k] += pd->dv[k];
+        mtv3(pd->Rt, y, tw); /* N components */
+        mtv3(pd->Rt, y + 3, tw + 3);
+        mtv3(pd->Rt, c, ip);
+        if (R)
+            memcpy(R, pd->Rn, sizeof pd->Rn);
         return;
     }
+    if (R)
+        memcpy(R, b->R, sizeof b->R);
     const double *pc = m->ports[j].pc;
     p[0] = -pc[0];
     p[1] = -pc[1];
@@ -108,7 +120,8 @@ static void port_kinematics(const titop_model *m, const real_t *data, int j, rea
 static real_t *flex_rec(const titop_model *m, real_t *data, int f);
 
 /* Acceleration ẋ' of child port j (its owner's acceleration known): τ_CP ẋ'_P (eq. 14); at a
-   flexible body's node τ(-x_j) ẋ'_P + Φ_j q̈ + c_j (docs §6, flex_kinematics). */
+   flexible body's node, in N components, Rt^T (τ(-x_j) ẋ'_P + Ψ_j q̈ + c_j) (docs §6,
+   flex_kinematics: Ψ_j = [Φt,j; J_l(θ) Φr,j]). */
 static void port_acceleration(const titop_model *m, const real_t *data, int j, real_t *out)
 {
     const int o = m->ports[j].owner;
@@ -124,19 +137,23 @@ static void port_acceleration(const titop_model *m, const real_t *data, int j, r
         return;
     }
     const titop_flex *F = &m->flex[f];
-    const int n = F->n;
+    const int n = F->n, k = j - m->bodies[o].port0;
     const portdata *pd = (const portdata *)((const bodydata *)data + m->nbodies) + j;
-    const double *Phi = F->node_shapes + (size_t)6 * n * (j - m->bodies[o].port0 + 1);
-    const real_t *qdd = flex_rec(m, (real_t *)data, f) + 36 + 7 * n;
-    for (int k = 0; k < 3; k++)
-        p[k] = -pd->x[k];
-    tau_motion(p, b->acc, out);
+    const double *Phi = F->node_shapes + (size_t)6 * n * (k + 1);
+    const real_t *rec = flex_rec(m, (real_t *)data, f), *qdd = rec + 36 + 7 * n;
+    const real_t *Pr = rec + 36 + 8 * (size_t)n + (size_t)n * n + (size_t)3 * n * k;
+    real_t y[6];
+    for (int a = 0; a < 3; a++)
+        p[a] = -pd->x[a];
+    tau_motion(p, b->acc, y);
     for (int r = 0; r < 6; r++) {
         real_t s = pd->ca[r];
         for (int l = 0; l < n; l++)
-            s += Phi[n * r + l] * qdd[l];
-        out[r] += s;
+            s += (r < 3 ? (real_t)Phi[n * r + l] : Pr[n * (r - 3) + l]) * qdd[l];
+        y[r] += s;
     }
+    mtv3(pd->Rt, y, out);
+    mtv3(pd->Rt, y + 3, out + 3);
 }
 
 /* Joint transform (E, p) of a joint body at configuration q (eqs. 16, 24). */
@@ -242,9 +259,7 @@ static void body_kinematics(const titop_model *m, real_t *data, int i, const rea
             ipb[k] = parent[6 + k];
         Rbp = parent + 9;
     } else if (B->parent >= 0) {
-        const bodydata *pd = body_data(data, B->parent);
-        port_kinematics(m, data, m->bodies[B->parent].port0 + B->slot, twb, ipb);
-        Rbp = pd->R;
+        port_kinematics(m, data, m->bodies[B->parent].port0 + B->slot, twb, ipb, Rb);
     } else { /* TITOP_PARENT_INPUT */
         const real_t *mv = in + B->pm0;
         for (int k = 0; k < 6; k++)
@@ -397,12 +412,10 @@ static void closure_wrenches(const titop_model *m, real_t *data, int c)
 {
     const titop_closure *C = &m->closures[c];
     int lp = C->left, rp = C->right;
-    const bodydata *dl = body_data(data, m->ports[lp].owner);
-    const bodydata *dr = body_data(data, m->ports[rp].owner);
-    real_t twl[6], ipl[3], twr[6], ipr[3];
-    port_kinematics(m, data, lp, twl, ipl);
-    port_kinematics(m, data, rp, twr, ipr);
-    cut_wrenches(C->K, C->Dm, twl, ipl, dl->R, twr, ipr, dr->R, port_data(m, data, lp)->kv,
+    real_t twl[6], ipl[3], twr[6], ipr[3], Rl[9], Rr[9];
+    port_kinematics(m, data, lp, twl, ipl, Rl);
+    port_kinematics(m, data, rp, twr, ipr, Rr);
+    cut_wrenches(C->K, C->Dm, twl, ipl, Rl, twr, ipr, Rr, port_data(m, data, lp)->kv,
                  port_data(m, data, rp)->kv);
 }
 
@@ -426,11 +439,10 @@ void TITOP_FN(body_motion)(const titop_model *m, const double *data_d, int i, do
 /* Motion vector (18) at child port j (Definition 1, eq. 14): [τ_CP ẋ'_P, τ_CP x'_P, IP + PC, Θ]. */
 void TITOP_FN(port_motion)(const titop_model *m, const double *data_d, int j, double *out_d)
 {
-    const bodydata *d = body_data((real_t *)data_d, m->ports[j].owner);
-    real_t *out = (real_t *)out_d;
+    real_t *out = (real_t *)out_d, R[9];
     port_acceleration(m, (const real_t *)data_d, j, out);
-    port_kinematics(m, (const real_t *)data_d, j, out + 6, out + 12);
-    dcm_euler(d->R, out + 15);
+    port_kinematics(m, (const real_t *)data_d, j, out + 6, out + 12, R);
+    dcm_euler(R, out + 15);
 }
 
 /* Joint motion [u̇, u, p] (3 nv) of joint body i (p: the coordinate of a 1-dof joint, the Euler
@@ -898,13 +910,9 @@ void TITOP_FN(block_kinematics)(const titop_model *m, double *data_d, int i, con
     body_kinematics(m, data, i, (const real_t *)x_d, (const real_t *)in_d,
                     (const real_t *)parent_d);
     if (ports_d) {
-        const bodydata *d = body_data(data, i);
         real_t *o = (real_t *)ports_d;
-        for (int j = 0; j < B->nports; j++, o += 18) {
-            port_kinematics(m, data, B->port0 + j, o, o + 6);
-            for (int k = 0; k < 9; k++)
-                o[9 + k] = d->R[k];
-        }
+        for (int j = 0; j < B->nports; j++, o += 18)
+            port_kinematics(m, data, B->port0 + j, o, o + 6, o + 9);
     }
 }
 
@@ -1287,23 +1295,76 @@ static size_t flex_offset(const titop_model *m)
     return mimic_offset(m) + (k ? (size_t)m->nbodies * RESP_STRIDE + k * k + 2 * k : 0);
 }
 
-/* values of part f's record: M_P* (36), Y (n x 6), z (n), q̈ (n), LDL^T of Mee_eff (n x n) */
-static size_t flex_rec_size(const titop_flex *F)
+/* values of part f's record: M_P* (36), Y (n x 6), z (n), q̈ (n), LDL^T of Mee_eff (n x n),
+   then per child port k the rotational rows of its node's Jacobian J_l(θ) Φr,j (3 x n) */
+static size_t flex_rec_size(const titop_model *m, const titop_flex *F)
 {
-    return 36 + 8 * (size_t)F->n + (size_t)F->n * (size_t)F->n;
+    size_t n = (size_t)F->n;
+    return 36 + 8 * n + n * n + 3 * n * (size_t)m->bodies[F->body].nports;
 }
 
 static real_t *flex_rec(const titop_model *m, real_t *data, int f)
 {
     size_t o = flex_offset(m);
     for (int g = 0; g < f; g++)
-        o += flex_rec_size(&m->flex[g]);
+        o += flex_rec_size(m, &m->flex[g]);
     return data + o;
 }
 
-/* Node kinematics of part f's child ports (port k at node k + 1; docs §6): x_j = r_j + Φt,j q,
-   the elastic twist Φ_j q̇ and the acceleration's velocity-product part c_j, all in R_a (first
-   order: the port frame's attitude is R_a's, its rates include Φr,j q̇; titop_flex). */
+/* The coefficients of exp(θ~) = 1 + A θ~ + B θ~^2 and of its left Jacobian J_l(θ) = 1 + B θ~ +
+   C θ~^2 (the angular velocity of exp(θ~) is J_l θ̇, in the frame it turns from), and dB/ds,
+   dC/ds, functions of s = θ . θ (rad^2): by their series below s = 1e-2 (14 terms: exact to
+   rounding, and analytic at θ = 0 for the complex step), closed forms above. */
+static void rotation_coefficients(real_t s, real_t *c)
+{
+    if (RE(s) < 1e-2) {
+        real_t A = 0.0, B = 0.0, C = 0.0, dB = 0.0, dC = 0.0, pw = 1.0, pm = 0.0;
+        double f1 = 1.0, f2 = 2.0, f3 = 6.0; /* (2k + 1)!, (2k + 2)!, (2k + 3)! */
+        for (int k = 0; k < 7; k++) {
+            double sg = k % 2 ? -1.0 : 1.0;
+            A += sg * pw / f1;
+            B += sg * pw / f2;
+            C += sg * pw / f3;
+            dB += sg * k * pm / f2;
+            dC += sg * k * pm / f3;
+            pm = pw;
+            pw *= s;
+            f1 = f3;
+            f2 = f3 * (2 * k + 4);
+            f3 = f2 * (2 * k + 5);
+        }
+        c[0] = A;
+        c[1] = B;
+        c[2] = C;
+        c[3] = dB;
+        c[4] = dC;
+        return;
+    }
+    real_t t = r_sqrt(s), sn = r_sin(t), cs = r_cos(t);
+    c[0] = sn / t;
+    c[1] = (1.0 - cs) / s;
+    c[2] = (t - sn) / (s * t);
+    /* dB/ds = (dB/dt) / (2 t), dB/dt = sin t / t^2 - 2 (1 - cos t) / t^3; likewise C */
+    c[3] = (sn / s - 2.0 * (1.0 - cs) / (s * t)) / (2.0 * t);
+    c[4] = ((1.0 - cs) / (s * t) - 3.0 * (t - sn) / (s * s)) / (2.0 * t);
+}
+
+/* out = 1 + a θ~ + b θ~^2 (3 x 3) */
+static void rotation_series(const real_t *th, real_t a, real_t b, real_t *out)
+{
+    real_t K[9] = {0.0, -th[2], th[1], th[2], 0.0, -th[0], -th[1], th[0], 0.0}, K2[9];
+    mm3(K, K, K2);
+    for (int k = 0; k < 9; k++)
+        out[k] = a * K[k] + b * K2[k] + (k % 4 == 0 ? 1.0 : 0.0);
+}
+
+/* Node kinematics of part f's child ports (port k at node k + 1; docs §6). The node frame N:
+   at x_j = r_j + Φt,j q, turned by Rt = exp(θ~), θ = Φr,j q (R_a components). Its twist in R_a
+   components y = X_j x'_P + Ψ_j q̇ (X_j = τ(-x_j), Ψ_j = [Φt,j; J_l(θ) Φr,j]) and in N
+   components Rt^T y; its acceleration in N components Rt^T (X_j ẋ'_P + Ψ_j q̈ + c_j), the rate of
+   Rt^T y: c_j = [ω x Φt,j q̇; J̇_l θ̇] - [ω_r x y_v; ω_r x y_ω], ω_r = J_l θ̇ (the rate of N
+   relative to R_a). Exact rigid kinematics of the node frame (a child's dynamics conserve
+   energy with the body's), the linear model's x_j and θ. */
 static void flex_kinematics(const titop_model *m, real_t *data, int f, const real_t *x)
 {
     const titop_flex *F = &m->flex[f];
@@ -1311,36 +1372,57 @@ static void flex_kinematics(const titop_model *m, real_t *data, int f, const rea
     const bodydata *d = body_data(data, F->body);
     const int n = F->n;
     const real_t *q = x + F->x0, *qd = q + n;
+    real_t *Pr0 = flex_rec(m, data, f) + 36 + 8 * (size_t)n + (size_t)n * n;
     for (int k = 0; k < B->nports; k++) {
         portdata *pd = port_data(m, data, B->port0 + k);
         const double *r = F->node_positions + 3 * (k + 1);
         const double *Phi = F->node_shapes + (size_t)6 * n * (k + 1);
-        for (int a = 0; a < 6; a++) {
-            real_t s = 0.0, t = 0.0;
+        real_t *Pr = Pr0 + (size_t)3 * n * k;
+        real_t th[3], thd[3], vt[3];
+        for (int a = 0; a < 3; a++) {
+            real_t s = 0.0, t = 0.0, u = 0.0, w = 0.0;
             for (int l = 0; l < n; l++) {
-                s += Phi[n * a + l] * qd[l];
-                if (a < 3)
-                    t += Phi[n * a + l] * q[l];
+                s += Phi[n * a + l] * q[l];
+                t += Phi[n * a + l] * qd[l];
+                u += Phi[n * (3 + a) + l] * q[l];
+                w += Phi[n * (3 + a) + l] * qd[l];
             }
-            pd->dv[a] = s;
-            if (a < 3)
-                pd->x[a] = r[a] + t;
+            pd->x[a] = r[a] + s;
+            vt[a] = t;
+            th[a] = u;
+            thd[a] = w;
         }
-        /* the port's twist [u; Ω] = [v + ω x x_j + Φt,j q̇; ω + δ], δ = Φr,j q̇: a child's frame
-           rotates at Ω, R_a at ω, so the rate of the port's components in the child's frame is
-           that in R_a minus δ x (.): c_j = [ω x Φt,j q̇ - δ x u; -δ x ω] (a child's rigid-body
-           dynamics exact for the frame's rates; its attitude offset Φr,j q neglected) */
-        real_t pp[3] = {-pd->x[0], -pd->x[1], -pd->x[2]}, tn[6], c1[3], c2[3];
-        tau_motion(pp, d->tw, tn);
-        for (int a = 0; a < 3; a++)
-            tn[a] += pd->dv[a];
-        cross3(d->tw + 3, pd->dv, c1);
-        cross3(pd->dv + 3, tn, c2);
-        for (int a = 0; a < 3; a++)
+        real_t c[5], Jl[9], wr[3];
+        rotation_coefficients(th[0] * th[0] + th[1] * th[1] + th[2] * th[2], c);
+        rotation_series(th, c[0], c[1], pd->Rt);
+        mm3(d->R, pd->Rt, pd->Rn);
+        rotation_series(th, c[1], c[2], Jl);
+        for (int a = 0; a < 3; a++) /* J_l Φr,j */
+            for (int l = 0; l < n; l++)
+                Pr[n * a + l] = Jl[3 * a] * Phi[n * 3 + l] + Jl[3 * a + 1] * Phi[n * 4 + l] +
+                                Jl[3 * a + 2] * Phi[n * 5 + l];
+        mv3(Jl, thd, wr);
+        for (int a = 0; a < 3; a++) {
+            pd->dv[a] = vt[a];
+            pd->dv[3 + a] = wr[a];
+        }
+        /* J̇_l θ̇ = Ḃ θ x θ̇ + Ċ θ x (θ x θ̇) + C θ̇ x (θ x θ̇), Ḃ = dB/ds ṡ, ṡ = 2 θ . θ̇ */
+        real_t sd = 2.0 * (th[0] * thd[0] + th[1] * thd[1] + th[2] * thd[2]);
+        real_t e1[3], e2[3], e3[3], y[6], pp[3] = {-pd->x[0], -pd->x[1], -pd->x[2]};
+        cross3(th, thd, e1);
+        cross3(th, e1, e2);
+        cross3(thd, e1, e3);
+        tau_motion(pp, d->tw, y);
+        for (int a = 0; a < 6; a++)
+            y[a] += pd->dv[a];
+        real_t c1[3], c2[3], c3[3];
+        cross3(d->tw + 3, vt, c1);
+        cross3(wr, y, c2);
+        cross3(wr, y + 3, c3);
+        for (int a = 0; a < 3; a++) {
             pd->ca[a] = c1[a] - c2[a];
-        cross3(pd->dv + 3, d->tw + 3, pd->ca + 3);
-        for (int a = 3; a < 6; a++)
-            pd->ca[a] = -pd->ca[a];
+            pd->ca[3 + a] = c[3] * sd * e1[a] + c[4] * sd * e2[a] + c[2] * e3[a] - c3[a];
+        }
     }
 }
 
@@ -1377,51 +1459,74 @@ static void flex_condense(const titop_model *m, real_t *data, int i)
     bodydata *d = body_data(data, i);
     const int n = F->n;
     real_t *Ms = flex_rec(m, data, B->flex), *Y = Ms + 36, *z = Y + 6 * n, *Lf = z + 2 * n;
+    const real_t *Pr0 = Lf + (size_t)n * n;
     copy_d(F->Mee, Lf, n * n);
     for (int j = B->port0; j < B->port0 + B->nports; j++) {
         const titop_port *P = &m->ports[j];
         const portdata *pd = port_data(m, data, j);
         const double *Phi = F->node_shapes + (size_t)6 * n * (j - B->port0 + 1);
-        real_t p[3] = {-pd->x[0], -pd->x[1], -pd->x[2]}, w[6], bb[6];
-        if (P->child < 0) { /* a known wrench kv on the body at the node (docs eq. E4) */
-            tau_wrench(p, pd->kv, w);
+        const real_t *Pr = Pr0 + (size_t)3 * n * (j - B->port0);
+        real_t p[3] = {-pd->x[0], -pd->x[1], -pd->x[2]}, w[6], bb[6], kv[6];
+#define PSI(r, l) ((r) < 3 ? (real_t)Phi[n * (r) + (l)] : Pr[n * ((r) - 3) + (l)])
+        if (P->child < 0) { /* a known wrench kv (N components) at the node (docs eq. E4) */
+            mv3(pd->Rt, pd->kv, kv);
+            mv3(pd->Rt, pd->kv + 3, kv + 3);
+            tau_wrench(p, kv, w);
             for (int k = 0; k < 6; k++)
                 d->ha[k] -= w[k];
             for (int l = 0; l < n; l++)
                 for (int r = 0; r < 6; r++)
-                    z[l] += Phi[n * r + l] * pd->kv[r];
+                    z[l] += PSI(r, l) * kv[r];
             continue;
         }
         const bodydata *c = body_data(data, P->child);
-        real_t t[36], col[6];
-        sym_transport(p, c->Ma, t); /* M_rr += X^T Ma X */
+        real_t Ma[36], t[36], col[6], Rt[9];
+        /* the child's Ma, ba in R_a components: diag(Rt, Rt) Ma diag(Rt, Rt)^T, Rt ba */
+        memcpy(Rt, pd->Rt, sizeof Rt);
+        for (int bi = 0; bi < 2; bi++)
+            for (int bj = 0; bj < 2; bj++) {
+                real_t blk[9], tmp[9];
+                for (int a = 0; a < 3; a++)
+                    for (int e = 0; e < 3; e++)
+                        blk[3 * a + e] = c->Ma[6 * (3 * bi + a) + 3 * bj + e];
+                mm3(Rt, blk, tmp);
+                for (int a = 0; a < 3; a++)
+                    for (int e = 0; e < 3; e++)
+                        Ma[6 * (3 * bi + a) + 3 * bj + e] =
+                            tmp[3 * a] * Rt[3 * e] + tmp[3 * a + 1] * Rt[3 * e + 1] +
+                            tmp[3 * a + 2] * Rt[3 * e + 2];
+            }
+        sym_transport(p, Ma, t); /* M_rr += X^T Ma X */
         for (int k = 0; k < 36; k++)
             Ms[k] += t[k];
-        mv6(c->Ma, pd->ca, bb); /* Ma c_j + ba_j */
+        mv3(Rt, c->ba, kv);
+        mv3(Rt, c->ba + 3, kv + 3);
+        mv6(Ma, pd->ca, bb); /* Ma c_j + ba_j */
         for (int k = 0; k < 6; k++)
-            bb[k] += c->ba[k];
+            bb[k] += kv[k];
         tau_wrench(p, bb, w);
         for (int k = 0; k < 6; k++)
             d->ha[k] += w[k];
         for (int l = 0; l < n; l++) {
             real_t phil[6];
             for (int r = 0; r < 6; r++)
-                phil[r] = Phi[n * r + l];
-            mv6(c->Ma, phil, col); /* Ma Φ_l */
-            tau_wrench(p, col, w); /* M_er row l += (X^T Ma Φ_l)^T */
+                phil[r] = PSI(r, l);
+            mv6(Ma, phil, col); /* Ma Ψ_l */
+            tau_wrench(p, col, w); /* M_er row l += (X^T Ma Ψ_l)^T */
             real_t s = 0.0;
             for (int r = 0; r < 6; r++) {
                 Y[6 * l + r] += w[r];
                 s += phil[r] * bb[r];
             }
             z[l] -= s;
-            for (int l2 = 0; l2 <= l; l2++) { /* Mee_eff (lower triangle) += Φ^T Ma Φ */
+            for (int l2 = 0; l2 <= l; l2++) { /* Mee_eff (lower triangle) += Ψ^T Ma Ψ */
                 real_t e = 0.0;
                 for (int r = 0; r < 6; r++)
-                    e += Phi[n * r + l2] * col[r];
+                    e += PSI(r, l2) * col[r];
                 Lf[n * l + l2] += e;
             }
         }
+#undef PSI
     }
     for (int l = 0; l < n; l++) /* the upper triangle, for a symmetric factor input */
         for (int l2 = 0; l2 < l; l2++)
@@ -1838,7 +1943,7 @@ size_t titop_data_size(const titop_model *m)
 {
     size_t s = flex_offset(m);
     for (int f = 0; f < m->nflex; f++)
-        s += flex_rec_size(&m->flex[f]);
+        s += flex_rec_size(m, &m->flex[f]);
     return s;
 }
 
