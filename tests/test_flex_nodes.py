@@ -226,17 +226,21 @@ def test_flexible_and_rigid_links_conserve_energy() -> None:
     assert elastic.max() > 1e-3 * e[0]
 
 
-def test_complex_step_jacobian_with_node_child() -> None:
+@pytest.mark.parametrize("scale", [1e-3, 5e-2])
+def test_complex_step_jacobian_with_node_child(scale: float) -> None:
     """(3) exact derivatives (complex step) of the flexible link with a rigid link at its tip
-    node against central differences."""
+    node against central differences, at small and at large tip rotations (the series and the
+    closed forms of exp(θ~) and J_l(θ))."""
     rng = np.random.default_rng(9)
     fe = strip().fe_model()
     red = reduced(fe, basis(fe, "modes", 4))
     n = red.n_modes
     tree = link_system(red, 0.2, 0.5)
-    x = np.concatenate([rng.normal(size=2), 1e-3 * rng.normal(size=n),
+    x = np.concatenate([rng.normal(size=2), scale * rng.normal(size=n),
                         1e-2 * rng.normal(size=n), rng.normal(size=2)])  # fmt: skip
     inputs = np.concatenate([rng.normal(size=12), [0.0] * 6, rng.normal(size=tree.nin - 18)])
+    theta = np.linalg.norm(red.node_shapes[1][3:] @ x[2 : 2 + n])
+    assert (theta < 0.1) == (scale < 1e-2)  # t = 0.1: the series' bound
     jx, jin = tree.jacobian(0.0, x, inputs)
     data = tree.new_data()
 
@@ -256,3 +260,43 @@ def test_complex_step_jacobian_with_node_child() -> None:
         e[k] = 1e-6
         fd = (f(x, inputs + e) - f(x, inputs - e)) / 2e-6
         assert jin[:, k] == pytest.approx(fd, rel=1e-5, abs=1e-6 * np.abs(jin).max()), k
+
+
+def test_wrench_input_at_node_matches_reference() -> None:
+    """A wrench input at a flexible body's node port (a boundary port: the wrench on the body,
+    node-frame components) enters by docs eq. (E4): q̈ and the wrench on the parent equal the
+    reference's with the node's generalised forces, at the undeformed state (there N_j's axes
+    are R_a's and J_l = 1) and any twist and q̇."""
+    rng = np.random.default_rng(10)
+    fe = strip().fe_model()
+    red = reduced(fe, basis(fe, "modes"))
+    n = red.n_modes
+    root = ImposedMotionBody("root", 2.0, np.diag([0.1, 0.2, 0.3]), gravity=G,
+                             children={"C": (0.2, -0.1, 0.3)})  # fmt: skip
+    beam = WeldedBody("beam", 0.0, np.zeros((3, 3)), P_ab=rot(rng), gravity=G,
+                      children={"tip": tuple(red.node_positions[1])})  # fmt: skip
+    tree = NativeTree([root, beam], [None, (0, 0)], [0, 0], flex=[(1, red, 0)],
+                      boundary_ports=[(1, 0)])  # fmt: skip
+    L, b = tree.layout, tree.layout["body_stride"]
+    for _ in range(3):
+        qd = 0.05 * rng.normal(size=n)
+        x = np.concatenate([np.zeros(n), qd])
+        wrench = rng.normal(size=6)
+        inputs = np.concatenate([rng.normal(size=12), rng.normal(size=3), rng.normal(size=3),
+                                 wrench])  # fmt: skip
+        data, dx = tree.new_data(), np.zeros(tree.n_states)
+        assert tree.derivative(0.0, x, inputs, dx, data, full=True) == 0
+        tw = data[b + L["tw"] : b + L["tw"] + 6]
+        acc = data[b + L["acc"] : b + L["acc"] + 6]
+        R = data[b + L["R"] : b + L["R"] + 9].reshape(3, 3)
+        E = data[b + L["E"] : b + L["E"] + 9].reshape(3, 3)
+        ga = R.T @ G
+        q = np.zeros(n)
+        f = ref.gravity_forces(red, q, ga) + ref.node_forces(
+            red, q, red.node_ids[1], wrench[:3], wrench[3:])
+        a_P = acc[:3] + np.cross(tw[3:], tw[:3])
+        qdd, W = ref.titop_direct(red, q, np.concatenate([tw, qd]), a_P, acc[3:], f, {})
+        assert dx[n:] == pytest.approx(qdd, rel=1e-10, abs=1e-10 * np.abs(qdd).max())
+        wP = data[b + L["wrench_parent"] : b + L["wrench_parent"] + 6]
+        want = np.concatenate([E @ W[:3], E @ W[3:]])
+        assert np.allclose(wP, want, rtol=0, atol=1e-10 * np.abs(W).max())

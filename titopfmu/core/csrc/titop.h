@@ -117,7 +117,8 @@ typedef struct titop_body {
 typedef struct titop_port {
     double pc[3]; /* vector P -> C, m */
     int child;    /* body hanging from it, or -1 (a loop closure side or an input wrench) */
-    int w0;       /* child == -1: first input of the wrench applied on the body at C (6, R_a),
+    int w0;       /* child == -1: first input of the wrench applied on the body at C (6, R_a;
+                     a flexible body's node port: its node frame N_j),
                      or -1 (a closure writes it, or none: zero) */
     int owner;    /* set by titop_model_init: the body the port belongs to */
 } titop_port;
@@ -210,16 +211,15 @@ typedef struct titop_mimic {
    imposed-motion root). Its mass matrix M(q) (docs eq. 5) adds to the body's rigid D_P through
    the condensed articulated inertia M_P* = M_rr - M_re Mee^-1 M_er (docs eq. T3, SPD as M(q)),
    and its bias b_P (docs §6) to the body's h, so it joins the same SPD recursion (seed eqs. 7,
-   11, 18); q̈ by docs eq. (T2) after the forward sweep. The body's child port k sits at the
+   11, 18); q̈ by docs eq. (T2) in the forward sweep. The body's child port k sits at the
    reduced model's node k + 1 (node 0 is P; ports' pc = node_positions[k + 1]): the port frame
-   is R_a translated to x_j(q) = r_j + Φt,j q, its twist [v + ω x x_j + Φt,j q̇; ω + Φr,j q̇]
-   and acceleration [v̇ + ω̇ x x_j + ω x Φt,j q̇ + Φt,j q̈; ω̇ + Φr,j q̈] in R_a components
-   (first order in q: the node's elastic rotation Φr,j q enters the rates, not the attitude;
-   docs §6), and a child's wrench W at node j enters by docs eq. (E4): [X_j^T W; Φ_j^T W],
-   X_j = τ(-x_j), Φ_j = [Φt,j; Φr,j]. With children the sweep condenses the child subtrees into
-   the elastic coordinates (Mee_eff = Mee + Σ Φ_j^T Ma_j Φ_j factored per evaluation); without,
-   Mee's constant factors serve. External wrenches at points of the floating frame enter as for
-   a rigid body. Load values of the geometric stiffness (docs eq. G2): the centrifugal cases
+   N_j is at x_j(q) = r_j + Φt,j q, turned by exp(θ~), θ = Φr,j q, with exact rigid kinematics
+   (twist X_j x'_P + Ψ_j q̇ in R_a components, X_j = τ(-x_j), Ψ_j = [Φt,j; J_l(θ) Φr,j]; docs
+   §6 eq. N1); a child's motion vector and the wrench at the port are in N_j components, the
+   wrench entering by docs eq. (E4) with Ψ_j. With children the sweep condenses the child
+   subtrees into the elastic coordinates (Mee_eff = Mee + Σ Ψ_j^T Ma_j Ψ_j factored per
+   evaluation, docs eq. T4); without, Mee's constant factors serve. External wrenches at
+   points of the floating frame enter as for a rigid body. Not with mimic joints (refused). Load values of the geometric stiffness (docs eq. G2): the centrifugal cases
    ω_i ω_j exactly; ax, ay, az = components of -g (the a_P part is dropped: exact for a body
    whose P does not accelerate, e.g. welded to Ground or on a spinning hub's axis; docs §6
    option (b) with a zero acceleration); alx, aly, alz and the node cases zero (second order).
@@ -319,16 +319,17 @@ typedef struct titop_layout {
     size_t E, p;          /* joint transform: P_{a/b} (9), p (3) */
     size_t ports;         /* first port record */
     size_t port_stride;   /* values per port record */
-    size_t port_w;        /* wrench applied on the body at the port (6, R_a), full evaluations */
+    size_t port_w;        /* wrench applied on the body at the port (6, R_a; a flexible body's
+                             node port: its node frame N_j), full evaluations */
     size_t mimic;         /* with mimic joints (k > 0), after the ports: per body a response
                              record (24: ha, ba, acc, alpha of a unit constraint effort), then
                              G (k x k, its LDL^T), the residual / multipliers λ (k) and the
                              scratch of one response (k); 0 without */
     size_t mimic_stride;  /* values per body response record */
     size_t flex;          /* with flexible parts, after the mimic joints' records: per part a
-                             record of 36 + 8 n + n n values: M_P* (36), Y = Mee^-1 M_er
-                             (n x 6), z (n), q̈ (n), the LDL^T of Mee_eff (n x n, with child
-                             ports); 0 without */
+                             record of 36 + 8 n + n n + 3 n c values (c child ports): M_P*
+                             (36), Y = Mee^-1 M_er (n x 6), z (n), q̈ (n), the LDL^T of
+                             Mee_eff (n x n), per port J_l Φr,j (3 x n); 0 without */
 } titop_layout;
 
 void titop_data_layout(const titop_model *model, titop_layout *layout);

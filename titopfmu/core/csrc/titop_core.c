@@ -613,7 +613,7 @@ static void joint_acceleration(const titop_body *B, const bodydata *d, const rea
     }
 }
 
-static void flex_condense(const titop_model *m, real_t *data, int i);
+static int flex_condense(const titop_model *m, real_t *data, int i);
 static void flex_accel(const titop_model *m, real_t *data, int f);
 
 /* Backward step of body i (its children done): the articulated inertia Ia = D_P + Σ τ_C^T Ma_C
@@ -628,8 +628,8 @@ static int backward_step(const titop_model *m, real_t *data, int i)
     for (int k = 0; k < 6; k++)
         d->ha[k] = d->h[k];
     const int nodes = B->flex >= 0 && B->nports > 0;
-    if (nodes) /* children at a flexible body's nodes: condensed with it (flex_condense) */
-        flex_condense(m, data, i);
+    if (nodes && flex_condense(m, data, i)) /* children at its nodes: condensed with it */
+        return 1;
     if (B->flex >= 0) { /* its flexible part's M_P* (docs eq. T3) joins D_P */
         const real_t *Ms = flex_rec(m, data, B->flex);
         for (int k = 0; k < 36; k++)
@@ -1451,8 +1451,9 @@ static void flex_upper_r(const real_t *L, int n, real_t *b, int s)
    (known port wrenches: + X_j^T kv, + Φ_j^T kv); Mee_eff (SPD: Mee SPD, Ma_j PSD) is factored
    (LDL^T) and the elastic rows condensed as in flex_bias: M_P* = A - W^T D^-1 W into the
    record, W^T D^-1 L^-1 z into ha, Y = Mee_eff^-1 M_er and z = Mee_eff^-1 z for q̈ = z - Y ẋ'_P
-   (docs eq. T2). flex_bias left the raw M_rr, M_er and z_0 in the record. */
-static void flex_condense(const titop_model *m, real_t *data, int i)
+   (docs eq. T2). flex_bias left the raw M_rr, M_er and z_0 in the record. Returns 0, or 1 if
+   Mee_eff is not positive definite (a pivot at most 1e-14 of its diagonal entry). */
+static int flex_condense(const titop_model *m, real_t *data, int i)
 {
     const titop_body *B = &m->bodies[i];
     const titop_flex *F = &m->flex[B->flex];
@@ -1531,8 +1532,13 @@ static void flex_condense(const titop_model *m, real_t *data, int i)
     for (int l = 0; l < n; l++) /* the upper triangle, for a symmetric factor input */
         for (int l2 = 0; l2 < l; l2++)
             Lf[n * l2 + l] = Lf[n * l + l2];
-    ldl_factor(Lf, n, 0.0); /* SPD (Mee's pivots checked at init, Ma_j PSD); a non-positive
-                               pivot leaves non-finite values, caught as TITOP_NONFINITE */
+    /* SPD in exact arithmetic (Mee SPD, checked at init; Ma_j PSD): each pivot at least Mee's
+       own, judged against 1e-14 of Mee's diagonal entry */
+    if (ldl_factor(Lf, n, 0.0))
+        return 1;
+    for (int l = 0; l < n; l++)
+        if (!(RE(Lf[(n + 1) * l]) > 1e-14 * F->Mee[(n + 1) * l]))
+            return 1;
     for (int c = 0; c < 6; c++)
         flex_lower_r(Lf, n, Y + c, 6);
     flex_lower_r(Lf, n, z, 1);
@@ -1550,6 +1556,7 @@ static void flex_condense(const titop_model *m, real_t *data, int i)
     for (int c = 0; c < 6; c++)
         flex_upper_r(Lf, n, Y + c, 6);
     flex_upper_r(Lf, n, z, 1);
+    return 0;
 }
 
 /* b := L^-1 b (L the unit lower factor of LDL^T, double), b of n values with stride s */
