@@ -267,13 +267,20 @@ def _replace(red, fields):
     return Bad()
 
 
-def test_flexible_body_with_children_refused(red) -> None:
-    """(6) a flexible body is a leaf in this version: child ports refused by name."""
+def test_flexible_body_ports_off_nodes_refused(red) -> None:
+    """(6) a flexible body's child port k sits at node k + 1 of its reduced model: a port
+    without a node, or off its node, is refused naming the block, the port and the node."""
     root = ImposedMotionBody("root", 2.0, np.eye(3), children={"C": (0.0, 0.0, 0.0)})
     body = WeldedBody("beam", 0.0, np.zeros((3, 3)), P_ab=np.eye(3),
                       children={"tip": (1.0, 0.0, 0.0)})  # fmt: skip
-    with pytest.raises(ValueError, match="body 'beam', a flexible body cannot have child ports"):
+    with pytest.raises(ValueError, match="block 'beam': 1 child ports, its reduced model has 0"):
         NativeTree([root, body], [None, (0, 0)], [0, 0], flex=[(1, red, 0)])
+    fe = strip().fe_model()
+    red_tip = cantilever_modes(fe, 4, [fe.n_nodes - 1])
+    off = WeldedBody("beam", 0.0, np.zeros((3, 3)), P_ab=np.eye(3),
+                     children={"tip": (0.999, 0.0, 0.0)})  # fmt: skip
+    with pytest.raises(ValueError, match=r"block 'beam', child port 0: .* not at node 1"):
+        NativeTree([root, off], [None, (0, 0)], [0, 0], flex=[(1, red_tip, 0)])
 
 
 #: Wright et al. 1982 (Table 1): the rotating uniform cantilever's first two flapwise

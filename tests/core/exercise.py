@@ -232,8 +232,9 @@ for name, build in systems.items():
         assert r != 0 and r[0] == 2, r
     print(f"{name} {total:.17g}")
 def flexible_models():
-    """Flexible parts (titop_flex): a beam on a revolute joint of an imposed-motion root, and a
-    free-floating flexible root; the reduced model's arrays, M_P* and q̈ through the sweep."""
+    """Flexible parts (titop_flex): a beam on a revolute joint of an imposed-motion root, a
+    free-floating flexible root, and a beam carrying a rigid link at a node (its child port)
+    and a wrench input at another; the reduced model's arrays, M_P* and q̈ through the sweep."""
     from titopfmu.blocks import ImposedMotionBody, RevoluteBody, RigidBody
     from titopfmu.core.model import NativeTree
     # a reduced model of made-up arrays (no eigensolver: its rounding differs under valgrind),
@@ -251,6 +252,8 @@ def flexible_models():
         _J1, _J2, _Cr1 = (0.01 * g.normal(size=s) for s in ((n, 3, 3), (n, n, 3, 3), (n, 3, n)))
         J1, J2, Cr1 = (staticmethod(lambda a=a: a) for a in (_J1, _J2, _Cr1))
         damping = staticmethod(lambda: 0.01 * np.eye(n))
+        node_positions = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.5, 0.1, 0.0]])
+        node_shapes = 0.3 * g.normal(size=(3, 6, n))
 
     red = Red()
     root = ImposedMotionBody("root", 2.0, np.diag([0.1, 0.2, 0.3]),
@@ -262,6 +265,15 @@ def flexible_models():
         np.concatenate([[0.3, 1.0], q]), np.concatenate([0.1 * np.arange(18), [0.2]]))
     x = np.concatenate([[0.1, 0.2, 0.3, 1.0, 0.0, 0.0, 0.0, 0.1, -0.2, 0.3, 0.5, -0.4, 0.2], q])
     yield "flex_root", NativeTree([free], [None], [0], flex=[(0, red, 13)]), (x, np.zeros(0))
+    beam = RevoluteBody("beam", 0.0, np.zeros((3, 3)), axis=(0.0, 0.0, 1.0), armature=1e-3,
+                        children={"tip": (1.0, 0.0, 0.0), "mid": (0.5, 0.1, 0.0)})  # fmt: skip
+    link = RevoluteBody("link", 0.3, np.diag([0.01, 0.02, 0.02]), com=(0.2, 0.0, 0.0),
+                        axis=(0.0, 1.0, 0.0))  # fmt: skip
+    tree = NativeTree([root, beam, link], [None, (0, 0), (1, 0)], [0, 0, 2 + 2 * n],
+                      flex=[(1, red, 2)], boundary_ports=[(1, 1)])  # fmt: skip
+    xs = np.concatenate([[0.3, 1.0], q, [0.4, -0.5]])
+    yield "flex_nodes", tree, (xs, np.concatenate([0.1 * np.arange(18), [0.2, -0.1],
+                                                   [0.5, -0.2, 0.1, 0.05, 0.0, -0.03]]))
 
 
 for name, nt, (x, inputs) in flexible_models():

@@ -534,25 +534,15 @@ class DeclaredBody(BodyBlock, DeclaredBlock):
 
     def _check_flex_ports(self) -> None:
         """A flexible body's child port k sits at its reduced model's node k + 1 (the root P is
-        node 0; docs/flexible.md §6): same point, within 1e-9 of the body's size."""
-        red = self.flexible
-        if red is None:
+        node 0; docs/flexible.md §6): :func:`~titopfmu.core.model.flex_port_fault`."""
+        if self.flexible is None:
             return
-        nodes = np.asarray(red.node_positions, dtype=float)
-        size = max(1.0, float(np.max(np.abs(nodes)))) if nodes.size else 1.0
-        for k, (c, pc) in enumerate(zip(self.child_names, self.child_points, strict=True)):
-            if k + 1 >= len(nodes):
-                raise ParameterError(
-                    self.name, f"children[{c}]",
-                    f"child port {k + 1} of a flexible body needs node {k + 1} of its reduced "
-                    f"model (the root P is node 0), which has {len(nodes) - 1} node(s) besides "
-                    "the root: keep the port's node when reducing (child_nodes)")  # fmt: skip
-            if np.max(np.abs(pc - nodes[k + 1])) > 1e-9 * size:
-                raise ParameterError(
-                    self.name, f"children[{c}]",
-                    f"at {pc.tolist()}, not at node {k + 1} of the reduced model (finite-element "
-                    f"node {red.node_ids[k + 1]}, at {nodes[k + 1].tolist()} m): a flexible "
-                    "body's child port k sits at its model's node k")  # fmt: skip
+        from ..core.model import flex_port_fault
+
+        fault = flex_port_fault(self.child_points, self.flexible)
+        if fault is not None:
+            k, why = fault
+            raise ParameterError(self.name, f"children[{self.child_names[k]}]", why)
 
     def elastic_initial_state(self) -> FloatArray:
         """[q(0), q̇(0)] of the flexible part (empty for a rigid body)."""

@@ -98,24 +98,54 @@ def unsupported(blocks, closures=()) -> str | None:
 
 
 #: the core's geometric-stiffness load cases (titop.h, enum titop_flex_case); a node's wrench
-#: component (``node<j>.fx`` ...) is -1 (zero: no node wrenches in this version)
+#: component (``node<j>.fx`` ...) is -1 (zero: second order, docs/flexible.md §6)
 FLEX_CASES = ("ax", "ay", "az", "alx", "aly", "alz", "wxx", "wyy", "wzz", "wxy", "wyz", "wxz")
 
 
 def flex_ints(body: int, red, x0: int) -> list[int]:
     """A flexible part's ints for the core (titop_flex): body, n, first state, number of load
-    cases, the code of each case."""
+    cases, number of nodes (root first), the code of each case."""
     codes = [FLEX_CASES.index(c) if c in FLEX_CASES else -1 for c in red.load_cases]
-    return [body, red.n_modes, x0, len(codes), *codes]
+    k = len(np.asarray(red.node_positions, dtype=float).reshape(-1, 3))
+    return [body, red.n_modes, x0, len(codes), k, *codes]
 
 
 def flex_row(red) -> FloatArray:
     """A reduced model's arrays (docs/flexible.md §7) as the core's flat row
     (``titop_flex_doubles``: mass, first_moment, inertia, Ct, Cr, Mee, Kee, De, J1, J2, Cr1,
-    KG)."""
+    KG, node_positions (k x 3, m, R_a), node_shapes (k x 6 x n))."""
     parts = [red.mass, red.first_moment, red.inertia, red.Ct, red.Cr, red.Mee, red.Kee,
-             red.damping(), red.J1(), red.J2(), red.Cr1(), red.KG]  # fmt: skip
+             red.damping(), red.J1(), red.J2(), red.Cr1(), red.KG, red.node_positions,
+             red.node_shapes]  # fmt: skip
     return np.concatenate([np.asarray(a, dtype=float).reshape(-1) for a in parts])
+
+
+def flex_port_fault(points, red) -> tuple[int, str] | None:
+    """Where a flexible body's child ports ``points`` (R_a, m) break the rule that child port
+    k sits at its reduced model's node k + 1 (node 0 is the root P; ``red.node_positions``):
+    (the port's index, what is wrong), or None. The one check of the rule in Python (the
+    core's ``titop_check_flex`` holds it too); the callers name the block and the port."""
+    nodes = np.asarray(red.node_positions, dtype=float).reshape(-1, 3)
+    for k, pc in enumerate(points):
+        if k + 1 >= len(nodes):
+            return k, (f"child port {k + 1} of a flexible body needs node {k + 1} of its reduced "
+                       f"model (the root P is node 0), which has {len(nodes) - 1} node(s) "
+                       "besides the root: keep the port's node when reducing (child_nodes)")
+        r = nodes[k + 1]
+        if not np.allclose(pc, r, rtol=0.0, atol=1e-9 * max(1.0, float(np.max(np.abs(r))))):
+            return k, (f"at {[float(v) for v in pc]} m, not at node {k + 1} of the reduced "
+                       f"model (finite-element node {red.node_ids[k + 1]}, at "
+                       f"{[float(v) for v in r]} m): a flexible body's child port k sits at its "
+                       "model's node k")  # fmt: skip
+    return None
+
+
+def check_flex_ports(block, red) -> None:
+    """:func:`flex_port_fault` as a one-line ValueError naming the block and the port."""
+    fault = flex_port_fault(list(block.child_points), red)
+    if fault is not None:
+        k, why = fault
+        raise ValueError(f"block '{block.name}', child port '{block.child_names[k]}': {why}")
 
 
 class NativeTree:
@@ -275,6 +305,8 @@ class NativeTree:
             red = getattr(b, "flexible", None)
             if red is not None:
                 self.flex.append((i, red, int(state_offsets[i]) + b.n_states - 2 * red.n_modes))
+        for i, red, _ in self.flex:  # child port k at node k + 1 (titop_flex, docs §6)
+            check_flex_ports(blocks[i], red)
         flex_i = np.array([v for i, red, x0 in self.flex for v in flex_ints(i, red, x0)],
                           dtype=np.intc)  # fmt: skip
         flex_d = np.ascontiguousarray(

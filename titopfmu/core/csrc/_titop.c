@@ -79,7 +79,8 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_ValueError, "inconsistent model arrays");
         goto done;
     }
-    /* flexible parts (titop_flex): per part [body, n, x0, ncases, case codes (ncases)] ints
+    /* flexible parts (titop_flex): per part [body, n, x0, ncases, nnodes, case codes (ncases)]
+       ints
        and its titop_flex_doubles row; optional */
     Py_ssize_t nfl = 0, nfi = b[12].buf ? b[12].len / (Py_ssize_t)sizeof(int) : 0;
     size_t nfd = 0, nlee = 0;
@@ -89,13 +90,13 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
     }
     for (Py_ssize_t o = 0; o < nfi; nfl++) {
         const int *fi = (const int *)b[12].buf + o;
-        if (o + 4 > nfi || fi[1] < 1 || fi[3] < 0 || o + 4 + fi[3] > nfi) {
+        if (o + 5 > nfi || fi[1] < 1 || fi[3] < 0 || fi[4] < 0 || o + 5 + fi[3] > nfi) {
             PyErr_SetString(PyExc_ValueError, "inconsistent flexible-part arrays");
             goto done;
         }
-        nfd += titop_flex_doubles(fi[1], fi[3]);
+        nfd += titop_flex_doubles(fi[1], fi[3], fi[4]);
         nlee += (size_t)fi[1] * (size_t)fi[1];
-        o += 4 + fi[3];
+        o += 5 + fi[3];
     }
     if (b[13].buf && (size_t)b[13].len != nfd * sizeof(double)) {
         PyErr_SetString(PyExc_ValueError, "inconsistent flexible-part arrays");
@@ -142,11 +143,12 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
             F->n = fint[o + 1];
             F->x0 = fint[o + 2];
             F->ncases = fint[o + 3];
-            F->cases = fint + o + 4;
+            F->nnodes = fint[o + 4];
+            F->cases = fint + o + 5;
             titop_flex_from_row(F, fd, lee);
-            fd += titop_flex_doubles(F->n, F->ncases);
+            fd += titop_flex_doubles(F->n, F->ncases, F->nnodes);
             lee += (size_t)F->n * F->n;
-            o += 4 + F->ncases;
+            o += 5 + F->ncases;
         }
     }
     m->nbodies = (int)nb;

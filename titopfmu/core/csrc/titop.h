@@ -117,7 +117,8 @@ typedef struct titop_body {
 typedef struct titop_port {
     double pc[3]; /* vector P -> C, m */
     int child;    /* body hanging from it, or -1 (a loop closure side or an input wrench) */
-    int w0;       /* child == -1: first input of the wrench applied on the body at C (6, R_a),
+    int w0;       /* child == -1: first input of the wrench applied on the body at C (6, R_a;
+                     a flexible body's node port: its node frame N_j),
                      or -1 (a closure writes it, or none: zero) */
     int owner;    /* set by titop_model_init: the body the port belongs to */
 } titop_port;
@@ -210,20 +211,28 @@ typedef struct titop_mimic {
    imposed-motion root). Its mass matrix M(q) (docs eq. 5) adds to the body's rigid D_P through
    the condensed articulated inertia M_P* = M_rr - M_re Mee^-1 M_er (docs eq. T3, SPD as M(q)),
    and its bias b_P (docs §6) to the body's h, so it joins the same SPD recursion (seed eqs. 7,
-   11, 18); q̈ by docs eq. (T2) after the forward sweep. In this slice a flexible body is a leaf
-   (no child ports; external wrenches at points of the floating frame as for a rigid body).
-   Load values of the geometric stiffness (docs eq. G2): the centrifugal cases ω_i ω_j exactly;
-   ax, ay, az = components of ω x v - g, ω x v the velocity part of P's acceleration a_P =
-   v̇ + ω x v (docs §6 option (b): a known function of the state, so M_P* stays SPD; exact when
-   v̇ = 0: P fixed, on a spinning hub's axis, or on a circle about a steadily spinning hub, the
-   hub radius' centripetal load); alx, aly, alz and the node cases zero.
+   11, 18); q̈ by docs eq. (T2) in the forward sweep. The body's child port k sits at the
+   reduced model's node k + 1 (node 0 is P; ports' pc = node_positions[k + 1]): the port frame
+   N_j is at x_j(q) = r_j + Φt,j q, turned by exp(θ~), θ = Φr,j q, with exact rigid kinematics
+   (twist X_j x'_P + Ψ_j q̇ in R_a components, X_j = τ(-x_j), Ψ_j = [Φt,j; J_l(θ) Φr,j]; docs
+   §6 eq. N1); a child's motion vector and the wrench at the port are in N_j components, the
+   wrench entering by docs eq. (E4) with Ψ_j. With children the sweep condenses the child
+   subtrees into the elastic coordinates (Mee_eff = Mee + Σ Ψ_j^T Ma_j Ψ_j factored per
+   evaluation, docs eq. T4); without, Mee's constant factors serve. External wrenches at
+   points of the floating frame enter as for a rigid body. Not with mimic joints (refused).
+   Load values of the geometric stiffness (docs eq. G2): the centrifugal cases ω_i ω_j
+   exactly; ax, ay, az = components of ω x v - g, ω x v the velocity part of P's acceleration
+   a_P = v̇ + ω x v (docs §6 option (b): a known function of the state, so M_P* stays SPD;
+   exact when v̇ = 0: P fixed, on a spinning hub's axis, or on a circle about a steadily
+   spinning hub, the hub radius' centripetal load); alx, aly, alz and the node cases zero
+   (second order).
    Every array is the caller's (row-major, SI, R_a components), read only but Lee, which
    titop_model_init fills with the LDL^T factors of Mee (n x n, the caller's buffer). */
 enum titop_flex_case {
     TITOP_FLEX_AX = 0, TITOP_FLEX_AY, TITOP_FLEX_AZ, TITOP_FLEX_ALX, TITOP_FLEX_ALY,
     TITOP_FLEX_ALZ, TITOP_FLEX_WXX, TITOP_FLEX_WYY, TITOP_FLEX_WZZ, TITOP_FLEX_WXY,
     TITOP_FLEX_WYZ, TITOP_FLEX_WXZ,
-    TITOP_FLEX_NODE = -1 /* a node's wrench component: zero in this slice */
+    TITOP_FLEX_NODE = -1 /* a node's wrench component: zero (second order, docs §6) */
 };
 typedef struct titop_flex {
     int body;           /* the body carrying it */
@@ -238,22 +247,29 @@ typedef struct titop_flex {
     const double *J2;                            /* n x n x 3 x 3 (docs eq. 7) */
     const double *Cr1;                           /* n x 3 x n (docs eq. 8) */
     const double *KG;                            /* ncases x n x n (docs eq. G2) */
+    int nnodes;                                  /* nodes of interest k (root first), >= 1 +
+                                                    the body's child ports */
+    const double *node_positions;                /* k x 3: r_j (node 0: P, zero) */
+    const double *node_shapes;                   /* k x 6 x n: [Φt,j; Φr,j] */
     double *Lee;                                 /* n x n: LDL^T of Mee, set by init */
 } titop_flex;
 
 /* Doubles of a flexible part's flat row, in this order: mass, first_moment (3), inertia (9), Ct
-   (3 n), Cr (3 n), Mee, Kee, De (n n each), J1 (9 n), J2 (9 n n), Cr1 (3 n n), KG (c n n). */
-size_t titop_flex_doubles(int n, int ncases);
-/* Point f's arrays into row (titop_flex_doubles(f->n, f->ncases) values) and Lee (n n). */
+   (3 n), Cr (3 n), Mee, Kee, De (n n each), J1 (9 n), J2 (9 n n), Cr1 (3 n n), KG (c n n),
+   node_positions (3 k), node_shapes (6 k n). */
+size_t titop_flex_doubles(int n, int ncases, int nnodes);
+/* Point f's arrays into row (titop_flex_doubles(f->n, f->ncases, f->nnodes) values; f->n,
+   f->ncases, f->nnodes set) and Lee (n n). */
 void titop_flex_from_row(titop_flex *f, const double *row, double *Lee);
 /* A flexible part's arrays: TITOP_FLEX_OK or the code of the first one out of range
    (titop_flex_parameter names the array, "matrix 'Mee'", titop_flex_rule says what is wrong,
    in the words of titopfmu/flex/checks.py). Uses f->Lee as its work buffer (n n doubles). */
 enum {
     TITOP_FLEX_OK = 0,
-    TITOP_FLEX_SIZE,     /* n >= 1, ncases >= 0 */
+    TITOP_FLEX_SIZE,     /* n >= 1, ncases >= 0, nnodes >= 1 */
     TITOP_FLEX_MASS,     /* mass > 0, finite */
-    TITOP_FLEX_FINITE,   /* first_moment, inertia, Ct, Cr, J1, J2, Cr1, KG finite */
+    TITOP_FLEX_FINITE,   /* first_moment, inertia, Ct, Cr, J1, J2, Cr1, KG, node arrays
+                            finite */
     TITOP_FLEX_MEE_SYM,  /* Mee symmetric (1e-9 of its largest entry) */
     TITOP_FLEX_MEE_PD,   /* Mee positive definite (LDL^T pivots > 1e-12 of its largest entry) */
     TITOP_FLEX_KEE_SYM,  /* Kee symmetric */
@@ -306,15 +322,17 @@ typedef struct titop_layout {
     size_t E, p;          /* joint transform: P_{a/b} (9), p (3) */
     size_t ports;         /* first port record */
     size_t port_stride;   /* values per port record */
-    size_t port_w;        /* wrench applied on the body at the port (6, R_a), full evaluations */
+    size_t port_w;        /* wrench applied on the body at the port (6, R_a; a flexible body's
+                             node port: its node frame N_j), full evaluations */
     size_t mimic;         /* with mimic joints (k > 0), after the ports: per body a response
                              record (24: ha, ba, acc, alpha of a unit constraint effort), then
                              G (k x k, its LDL^T), the residual / multipliers λ (k) and the
                              scratch of one response (k); 0 without */
     size_t mimic_stride;  /* values per body response record */
     size_t flex;          /* with flexible parts, after the mimic joints' records: per part a
-                             record of 36 + 8 n values: M_P* (36), Y = Mee^-1 M_er (n x 6), z
-                             (n), q̈ (n); 0 without */
+                             record of 36 + 8 n + n n + 3 n c values (c child ports): M_P*
+                             (36), Y = Mee^-1 M_er (n x 6), z (n), q̈ (n), the LDL^T of
+                             Mee_eff (n x n), per port J_l Φr,j (3 x n); 0 without */
 } titop_layout;
 
 void titop_data_layout(const titop_model *model, titop_layout *layout);

@@ -54,6 +54,12 @@ static int ldl_factor_each(real_t *A, int k, const double *tol)
 typedef struct portdata {
     real_t w[6];  /* wrench applied on the body at the port (R_a) */
     real_t kv[6]; /* known wrench (closure or input) */
+    /* a port of a flexible body, at node j (flex_kinematics, docs §6): */
+    real_t x[3];  /* node position x_j(q) = r_j + Φt,j q (R_a) */
+    real_t Rt[9]; /* its elastic rotation exp(θ~), θ = Φr,j q: [v]_a = Rt [v]_N */
+    real_t Rn[9]; /* the node frame's attitude P_{N/i} = P_{a/i} Rt */
+    real_t dv[6]; /* its elastic twist [Φt,j q̇; J_l(θ) Φr,j q̇] (R_a) */
+    real_t ca[6]; /* its acceleration's velocity-product part c_j (R_a) */
 } portdata;
 
 #define BODY_STRIDE (sizeof(bodydata) / sizeof(real_t))
@@ -72,11 +78,35 @@ static void copy_d(const double *src, real_t *dst, int n)
         dst[k] = src[k];
 }
 
-/* Twist and position of child port j of body b, in b's frame: Definition 1 (eq. 14). */
-static void port_kinematics(const titop_model *m, const bodydata *b, int j, real_t *tw,
-                            real_t *ip)
+/* Twist and position of child port j of its owner, in the port's frame, and (R, unless NULL)
+   the port frame's attitude: Definition 1 (eq. 14), the owner's frame; the port of a flexible
+   body is the frame N of its node (titop_flex, docs §6): at x_j(q), turned by exp(θ~), its
+   twist with the node's elastic twist. */
+static void port_kinematics(const titop_model *m, const real_t *data, int j, real_t *tw,
+                            real_t *ip, real_t *R)
 {
+    const int o = m->ports[j].owner;
+    const bodydata *b = (const bodydata *)data + o;
     real_t p[3];
+    if (m->bodies[o].flex >= 0) {
+        const portdata *pd = (const portdata *)((const bodydata *)data + m->nbodies) + j;
+        real_t y[6], c[3];
+        for (int k = 0; k < 3; k++) {
+            p[k] = -pd->x[k];
+            c[k] = b->ip[k] + pd->x[k];
+        }
+        tau_motion(p, b->tw, y);
+        for (int k = 0; k < 6; k++)
+            y[k] += pd->dv[k];
+        mtv3(pd->Rt, y, tw); /* N components */
+        mtv3(pd->Rt, y + 3, tw + 3);
+        mtv3(pd->Rt, c, ip);
+        if (R)
+            memcpy(R, pd->Rn, sizeof pd->Rn);
+        return;
+    }
+    if (R)
+        memcpy(R, b->R, sizeof b->R);
     const double *pc = m->ports[j].pc;
     p[0] = -pc[0];
     p[1] = -pc[1];
@@ -85,6 +115,45 @@ static void port_kinematics(const titop_model *m, const bodydata *b, int j, real
     ip[0] = b->ip[0] + pc[0];
     ip[1] = b->ip[1] + pc[1];
     ip[2] = b->ip[2] + pc[2];
+}
+
+static real_t *flex_rec(const titop_model *m, real_t *data, int f);
+
+/* Acceleration ẋ' of child port j (its owner's acceleration known): τ_CP ẋ'_P (eq. 14); at a
+   flexible body's node, in N components, Rt^T (τ(-x_j) ẋ'_P + Ψ_j q̈ + c_j) (docs §6,
+   flex_kinematics: Ψ_j = [Φt,j; J_l(θ) Φr,j]). */
+static void port_acceleration(const titop_model *m, const real_t *data, int j, real_t *out)
+{
+    const int o = m->ports[j].owner;
+    const bodydata *b = (const bodydata *)data + o;
+    const int f = m->bodies[o].flex;
+    real_t p[3];
+    if (f < 0) {
+        const double *pc = m->ports[j].pc;
+        p[0] = -pc[0];
+        p[1] = -pc[1];
+        p[2] = -pc[2];
+        tau_motion(p, b->acc, out);
+        return;
+    }
+    const titop_flex *F = &m->flex[f];
+    const int n = F->n, k = j - m->bodies[o].port0;
+    const portdata *pd = (const portdata *)((const bodydata *)data + m->nbodies) + j;
+    const double *Phi = F->node_shapes + (size_t)6 * n * (k + 1);
+    const real_t *rec = flex_rec(m, (real_t *)data, f), *qdd = rec + 36 + 7 * n;
+    const real_t *Pr = rec + 36 + 8 * (size_t)n + (size_t)n * n + (size_t)3 * n * k;
+    real_t y[6];
+    for (int a = 0; a < 3; a++)
+        p[a] = -pd->x[a];
+    tau_motion(p, b->acc, y);
+    for (int r = 0; r < 6; r++) {
+        real_t s = pd->ca[r];
+        for (int l = 0; l < n; l++)
+            s += (r < 3 ? (real_t)Phi[n * r + l] : Pr[n * (r - 3) + l]) * qdd[l];
+        y[r] += s;
+    }
+    mtv3(pd->Rt, y, out);
+    mtv3(pd->Rt, y + 3, out + 3);
 }
 
 /* Joint transform (E, p) of a joint body at configuration q (eqs. 16, 24). */
@@ -190,9 +259,7 @@ static void body_kinematics(const titop_model *m, real_t *data, int i, const rea
             ipb[k] = parent[6 + k];
         Rbp = parent + 9;
     } else if (B->parent >= 0) {
-        const bodydata *pd = body_data(data, B->parent);
-        port_kinematics(m, pd, m->bodies[B->parent].port0 + B->slot, twb, ipb);
-        Rbp = pd->R;
+        port_kinematics(m, data, m->bodies[B->parent].port0 + B->slot, twb, ipb, Rb);
     } else { /* TITOP_PARENT_INPUT */
         const real_t *mv = in + B->pm0;
         for (int k = 0; k < 6; k++)
@@ -345,12 +412,10 @@ static void closure_wrenches(const titop_model *m, real_t *data, int c)
 {
     const titop_closure *C = &m->closures[c];
     int lp = C->left, rp = C->right;
-    const bodydata *dl = body_data(data, m->ports[lp].owner);
-    const bodydata *dr = body_data(data, m->ports[rp].owner);
-    real_t twl[6], ipl[3], twr[6], ipr[3];
-    port_kinematics(m, dl, lp, twl, ipl);
-    port_kinematics(m, dr, rp, twr, ipr);
-    cut_wrenches(C->K, C->Dm, twl, ipl, dl->R, twr, ipr, dr->R, port_data(m, data, lp)->kv,
+    real_t twl[6], ipl[3], twr[6], ipr[3], Rl[9], Rr[9];
+    port_kinematics(m, data, lp, twl, ipl, Rl);
+    port_kinematics(m, data, rp, twr, ipr, Rr);
+    cut_wrenches(C->K, C->Dm, twl, ipl, Rl, twr, ipr, Rr, port_data(m, data, lp)->kv,
                  port_data(m, data, rp)->kv);
 }
 
@@ -374,13 +439,10 @@ void TITOP_FN(body_motion)(const titop_model *m, const double *data_d, int i, do
 /* Motion vector (18) at child port j (Definition 1, eq. 14): [τ_CP ẋ'_P, τ_CP x'_P, IP + PC, Θ]. */
 void TITOP_FN(port_motion)(const titop_model *m, const double *data_d, int j, double *out_d)
 {
-    const bodydata *d = body_data((real_t *)data_d, m->ports[j].owner);
-    real_t *out = (real_t *)out_d;
-    const double *pc = m->ports[j].pc;
-    real_t p[3] = {-pc[0], -pc[1], -pc[2]};
-    tau_motion(p, d->acc, out);
-    port_kinematics(m, d, j, out + 6, out + 12);
-    dcm_euler(d->R, out + 15);
+    real_t *out = (real_t *)out_d, R[9];
+    port_acceleration(m, (const real_t *)data_d, j, out);
+    port_kinematics(m, (const real_t *)data_d, j, out + 6, out + 12, R);
+    dcm_euler(R, out + 15);
 }
 
 /* Joint motion [u̇, u, p] (3 nv) of joint body i (p: the coordinate of a 1-dof joint, the Euler
@@ -551,7 +613,8 @@ static void joint_acceleration(const titop_body *B, const bodydata *d, const rea
     }
 }
 
-static real_t *flex_rec(const titop_model *m, real_t *data, int f);
+static int flex_condense(const titop_model *m, real_t *data, int i);
+static void flex_accel(const titop_model *m, real_t *data, int f);
 
 /* Backward step of body i (its children done): the articulated inertia Ia = D_P + Σ τ_C^T Ma_C
    τ_C and bias ha = h + Σ τ_C^T ba_C - Σ τ_C^T W_known of its subtree, so that Newton-Euler
@@ -562,14 +625,17 @@ static int backward_step(const titop_model *m, real_t *data, int i)
     const titop_body *B = &m->bodies[i];
     bodydata *d = body_data(data, i);
     copy_d(B->D, d->Ia, 36);
+    for (int k = 0; k < 6; k++)
+        d->ha[k] = d->h[k];
+    const int nodes = B->flex >= 0 && B->nports > 0;
+    if (nodes && flex_condense(m, data, i)) /* children at its nodes: condensed with it */
+        return 1;
     if (B->flex >= 0) { /* its flexible part's M_P* (docs eq. T3) joins D_P */
         const real_t *Ms = flex_rec(m, data, B->flex);
         for (int k = 0; k < 36; k++)
             d->Ia[k] += Ms[k];
     }
-    for (int k = 0; k < 6; k++)
-        d->ha[k] = d->h[k];
-    for (int j = B->port0; j < B->port0 + B->nports; j++) {
+    for (int j = B->port0; j < B->port0 + B->nports && !nodes; j++) {
         const titop_port *P = &m->ports[j];
         real_t p[3] = {-P->pc[0], -P->pc[1], -P->pc[2]}; /* τ_CP = τ(CP) */
         real_t t[36], w[6];
@@ -723,9 +789,7 @@ static int forward_step(const titop_model *m, real_t *data, int i, const real_t 
             for (int k = 0; k < 6; k++)
                 d->accp[k] = accp[k];
         } else if (B->parent >= 0) {
-            const titop_port *P = &m->ports[m->bodies[B->parent].port0 + B->slot];
-            real_t p[3] = {-P->pc[0], -P->pc[1], -P->pc[2]};
-            tau_motion(p, body_data(data, B->parent)->acc, d->accp);
+            port_acceleration(m, data, m->bodies[B->parent].port0 + B->slot, d->accp);
         } else {
             for (int k = 0; k < 6; k++)
                 d->accp[k] = in[B->pm0 + k];
@@ -762,6 +826,8 @@ static int forward_step(const titop_model *m, real_t *data, int i, const real_t 
         break;
     }
     }
+    if (B->flex >= 0) /* q̈ of its flexible part (docs eq. T2), before its children */
+        flex_accel(m, data, B->flex);
     if (full) /* wrenches applied on the body at its ports */
         for (int j = B->port0; j < B->port0 + B->nports; j++) {
             portdata *pd = port_data(m, data, j);
@@ -771,8 +837,8 @@ static int forward_step(const titop_model *m, real_t *data, int i, const real_t 
                 continue;
             }
             const bodydata *c = body_data(data, P->child);
-            real_t p[3] = {-P->pc[0], -P->pc[1], -P->pc[2]}, ac[6];
-            tau_motion(p, d->acc, ac);
+            real_t ac[6];
+            port_acceleration(m, data, j, ac);
             mv6(c->Ma, ac, pd->w);
             for (int k = 0; k < 6; k++)
                 pd->w[k] = -(pd->w[k] + c->ba[k]);
@@ -844,13 +910,9 @@ void TITOP_FN(block_kinematics)(const titop_model *m, double *data_d, int i, con
     body_kinematics(m, data, i, (const real_t *)x_d, (const real_t *)in_d,
                     (const real_t *)parent_d);
     if (ports_d) {
-        const bodydata *d = body_data(data, i);
         real_t *o = (real_t *)ports_d;
-        for (int j = 0; j < B->nports; j++, o += 18) {
-            port_kinematics(m, d, B->port0 + j, o, o + 6);
-            for (int k = 0; k < 9; k++)
-                o[9 + k] = d->R[k];
-        }
+        for (int j = 0; j < B->nports; j++, o += 18)
+            port_kinematics(m, data, B->port0 + j, o, o + 6, o + 9);
     }
 }
 
@@ -1233,13 +1295,268 @@ static size_t flex_offset(const titop_model *m)
     return mimic_offset(m) + (k ? (size_t)m->nbodies * RESP_STRIDE + k * k + 2 * k : 0);
 }
 
-/* record of part f: M_P* (36), Y (n x 6), z (n), q̈ (n) */
+/* values of part f's record: M_P* (36), Y (n x 6), z (n), q̈ (n), LDL^T of Mee_eff (n x n),
+   then per child port k the rotational rows of its node's Jacobian J_l(θ) Φr,j (3 x n) */
+static size_t flex_rec_size(const titop_model *m, const titop_flex *F)
+{
+    size_t n = (size_t)F->n;
+    return 36 + 8 * n + n * n + 3 * n * (size_t)m->bodies[F->body].nports;
+}
+
 static real_t *flex_rec(const titop_model *m, real_t *data, int f)
 {
     size_t o = flex_offset(m);
     for (int g = 0; g < f; g++)
-        o += 36 + 8 * (size_t)m->flex[g].n;
+        o += flex_rec_size(m, &m->flex[g]);
     return data + o;
+}
+
+/* The coefficients of exp(θ~) = 1 + A θ~ + B θ~^2 and of its left Jacobian J_l(θ) = 1 + B θ~ +
+   C θ~^2 (the angular velocity of exp(θ~) is J_l θ̇, in the frame it turns from), and dB/ds,
+   dC/ds, functions of s = θ . θ (rad^2): by their series below s = 1e-2 (14 terms: exact to
+   rounding, and analytic at θ = 0 for the complex step), closed forms above. */
+static void rotation_coefficients(real_t s, real_t *c)
+{
+    if (RE(s) < 1e-2) {
+        real_t A = 0.0, B = 0.0, C = 0.0, dB = 0.0, dC = 0.0, pw = 1.0, pm = 0.0;
+        double f1 = 1.0, f2 = 2.0, f3 = 6.0; /* (2k + 1)!, (2k + 2)!, (2k + 3)! */
+        for (int k = 0; k < 7; k++) {
+            double sg = k % 2 ? -1.0 : 1.0;
+            A += sg * pw / f1;
+            B += sg * pw / f2;
+            C += sg * pw / f3;
+            dB += sg * k * pm / f2;
+            dC += sg * k * pm / f3;
+            pm = pw;
+            pw *= s;
+            f1 = f3;
+            f2 = f3 * (2 * k + 4);
+            f3 = f2 * (2 * k + 5);
+        }
+        c[0] = A;
+        c[1] = B;
+        c[2] = C;
+        c[3] = dB;
+        c[4] = dC;
+        return;
+    }
+    real_t t = r_sqrt(s), sn = r_sin(t), cs = r_cos(t);
+    c[0] = sn / t;
+    c[1] = (1.0 - cs) / s;
+    c[2] = (t - sn) / (s * t);
+    /* dB/ds = (dB/dt) / (2 t), dB/dt = sin t / t^2 - 2 (1 - cos t) / t^3; likewise C */
+    c[3] = (sn / s - 2.0 * (1.0 - cs) / (s * t)) / (2.0 * t);
+    c[4] = ((1.0 - cs) / (s * t) - 3.0 * (t - sn) / (s * s)) / (2.0 * t);
+}
+
+/* out = 1 + a θ~ + b θ~^2 (3 x 3) */
+static void rotation_series(const real_t *th, real_t a, real_t b, real_t *out)
+{
+    real_t K[9] = {0.0, -th[2], th[1], th[2], 0.0, -th[0], -th[1], th[0], 0.0}, K2[9];
+    mm3(K, K, K2);
+    for (int k = 0; k < 9; k++)
+        out[k] = a * K[k] + b * K2[k] + (k % 4 == 0 ? 1.0 : 0.0);
+}
+
+/* Node kinematics of part f's child ports (port k at node k + 1; docs §6). The node frame N:
+   at x_j = r_j + Φt,j q, turned by Rt = exp(θ~), θ = Φr,j q (R_a components). Its twist in R_a
+   components y = X_j x'_P + Ψ_j q̇ (X_j = τ(-x_j), Ψ_j = [Φt,j; J_l(θ) Φr,j]) and in N
+   components Rt^T y; its acceleration in N components Rt^T (X_j ẋ'_P + Ψ_j q̈ + c_j), the rate of
+   Rt^T y: c_j = [ω x Φt,j q̇; J̇_l θ̇] - [ω_r x y_v; ω_r x y_ω], ω_r = J_l θ̇ (the rate of N
+   relative to R_a). Exact rigid kinematics of the node frame (a child's dynamics conserve
+   energy with the body's), the linear model's x_j and θ. */
+static void flex_kinematics(const titop_model *m, real_t *data, int f, const real_t *x)
+{
+    const titop_flex *F = &m->flex[f];
+    const titop_body *B = &m->bodies[F->body];
+    const bodydata *d = body_data(data, F->body);
+    const int n = F->n;
+    const real_t *q = x + F->x0, *qd = q + n;
+    real_t *Pr0 = flex_rec(m, data, f) + 36 + 8 * (size_t)n + (size_t)n * n;
+    for (int k = 0; k < B->nports; k++) {
+        portdata *pd = port_data(m, data, B->port0 + k);
+        const double *r = F->node_positions + 3 * (k + 1);
+        const double *Phi = F->node_shapes + (size_t)6 * n * (k + 1);
+        real_t *Pr = Pr0 + (size_t)3 * n * k;
+        real_t th[3], thd[3], vt[3];
+        for (int a = 0; a < 3; a++) {
+            real_t s = 0.0, t = 0.0, u = 0.0, w = 0.0;
+            for (int l = 0; l < n; l++) {
+                s += Phi[n * a + l] * q[l];
+                t += Phi[n * a + l] * qd[l];
+                u += Phi[n * (3 + a) + l] * q[l];
+                w += Phi[n * (3 + a) + l] * qd[l];
+            }
+            pd->x[a] = r[a] + s;
+            vt[a] = t;
+            th[a] = u;
+            thd[a] = w;
+        }
+        real_t c[5], Jl[9], wr[3];
+        rotation_coefficients(th[0] * th[0] + th[1] * th[1] + th[2] * th[2], c);
+        rotation_series(th, c[0], c[1], pd->Rt);
+        mm3(d->R, pd->Rt, pd->Rn);
+        rotation_series(th, c[1], c[2], Jl);
+        for (int a = 0; a < 3; a++) /* J_l Φr,j */
+            for (int l = 0; l < n; l++)
+                Pr[n * a + l] = Jl[3 * a] * Phi[n * 3 + l] + Jl[3 * a + 1] * Phi[n * 4 + l] +
+                                Jl[3 * a + 2] * Phi[n * 5 + l];
+        mv3(Jl, thd, wr);
+        for (int a = 0; a < 3; a++) {
+            pd->dv[a] = vt[a];
+            pd->dv[3 + a] = wr[a];
+        }
+        /* J̇_l θ̇ = Ḃ θ x θ̇ + Ċ θ x (θ x θ̇) + C θ̇ x (θ x θ̇), Ḃ = dB/ds ṡ, ṡ = 2 θ . θ̇ */
+        real_t sd = 2.0 * (th[0] * thd[0] + th[1] * thd[1] + th[2] * thd[2]);
+        real_t e1[3], e2[3], e3[3], y[6], pp[3] = {-pd->x[0], -pd->x[1], -pd->x[2]};
+        cross3(th, thd, e1);
+        cross3(th, e1, e2);
+        cross3(thd, e1, e3);
+        tau_motion(pp, d->tw, y);
+        for (int a = 0; a < 6; a++)
+            y[a] += pd->dv[a];
+        real_t c1[3], c2[3], c3[3];
+        cross3(d->tw + 3, vt, c1);
+        cross3(wr, y, c2);
+        cross3(wr, y + 3, c3);
+        for (int a = 0; a < 3; a++) {
+            pd->ca[a] = c1[a] - c2[a];
+            pd->ca[3 + a] = c[3] * sd * e1[a] + c[4] * sd * e2[a] + c[2] * e3[a] - c3[a];
+        }
+    }
+}
+
+/* b := L^-1 b, b := L^-T D^-1 b with L D L^T on real_t (Mee_eff's factors) */
+static void flex_lower_r(const real_t *L, int n, real_t *b, int s)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < i; k++)
+            b[s * i] -= L[n * i + k] * b[s * k];
+}
+
+static void flex_upper_r(const real_t *L, int n, real_t *b, int s)
+{
+    for (int i = 0; i < n; i++)
+        b[s * i] /= L[n * i + i];
+    for (int i = n - 1; i >= 0; i--)
+        for (int k = i + 1; k < n; k++)
+            b[s * i] -= L[n * k + i] * b[s * k];
+}
+
+/* Backward step of a flexible body i with child ports (its children done): the flexible
+   articulated-body step. The body's equations (docs eq. E1 with the nodes' wrenches W_j =
+   -(Ma_j a_j + ba_j) by eq. E4, a_j = X_j ẋ'_P + Φ_j q̈ + c_j, X_j = τ(-x_j)) read
+     [M_rr + Σ X_j^T Ma_j X_j   M_re + Σ X_j^T Ma_j Φ_j] [ẋ'_P]   [r_r - Σ X_j^T (Ma_j c_j + ba_j)]
+     [  .                       Mee + Σ Φ_j^T Ma_j Φ_j ] [q̈   ] = [z_0 - Σ Φ_j^T (Ma_j c_j + ba_j)]
+   (known port wrenches: + X_j^T kv, + Φ_j^T kv); Mee_eff (SPD: Mee SPD, Ma_j PSD) is factored
+   (LDL^T) and the elastic rows condensed as in flex_bias: M_P* = A - W^T D^-1 W into the
+   record, W^T D^-1 L^-1 z into ha, Y = Mee_eff^-1 M_er and z = Mee_eff^-1 z for q̈ = z - Y ẋ'_P
+   (docs eq. T2). flex_bias left the raw M_rr, M_er and z_0 in the record. Returns 0, or 1 if
+   Mee_eff is not positive definite (a pivot at most 1e-14 of its diagonal entry). */
+static int flex_condense(const titop_model *m, real_t *data, int i)
+{
+    const titop_body *B = &m->bodies[i];
+    const titop_flex *F = &m->flex[B->flex];
+    bodydata *d = body_data(data, i);
+    const int n = F->n;
+    real_t *Ms = flex_rec(m, data, B->flex), *Y = Ms + 36, *z = Y + 6 * n, *Lf = z + 2 * n;
+    const real_t *Pr0 = Lf + (size_t)n * n;
+    copy_d(F->Mee, Lf, n * n);
+    for (int j = B->port0; j < B->port0 + B->nports; j++) {
+        const titop_port *P = &m->ports[j];
+        const portdata *pd = port_data(m, data, j);
+        const double *Phi = F->node_shapes + (size_t)6 * n * (j - B->port0 + 1);
+        const real_t *Pr = Pr0 + (size_t)3 * n * (j - B->port0);
+        real_t p[3] = {-pd->x[0], -pd->x[1], -pd->x[2]}, w[6], bb[6], kv[6];
+#define PSI(r, l) ((r) < 3 ? (real_t)Phi[n * (r) + (l)] : Pr[n * ((r) - 3) + (l)])
+        if (P->child < 0) { /* a known wrench kv (N components) at the node (docs eq. E4) */
+            mv3(pd->Rt, pd->kv, kv);
+            mv3(pd->Rt, pd->kv + 3, kv + 3);
+            tau_wrench(p, kv, w);
+            for (int k = 0; k < 6; k++)
+                d->ha[k] -= w[k];
+            for (int l = 0; l < n; l++)
+                for (int r = 0; r < 6; r++)
+                    z[l] += PSI(r, l) * kv[r];
+            continue;
+        }
+        const bodydata *c = body_data(data, P->child);
+        real_t Ma[36], t[36], col[6], Rt[9];
+        /* the child's Ma, ba in R_a components: diag(Rt, Rt) Ma diag(Rt, Rt)^T, Rt ba */
+        memcpy(Rt, pd->Rt, sizeof Rt);
+        for (int bi = 0; bi < 2; bi++)
+            for (int bj = 0; bj < 2; bj++) {
+                real_t blk[9], tmp[9];
+                for (int a = 0; a < 3; a++)
+                    for (int e = 0; e < 3; e++)
+                        blk[3 * a + e] = c->Ma[6 * (3 * bi + a) + 3 * bj + e];
+                mm3(Rt, blk, tmp);
+                for (int a = 0; a < 3; a++)
+                    for (int e = 0; e < 3; e++)
+                        Ma[6 * (3 * bi + a) + 3 * bj + e] =
+                            tmp[3 * a] * Rt[3 * e] + tmp[3 * a + 1] * Rt[3 * e + 1] +
+                            tmp[3 * a + 2] * Rt[3 * e + 2];
+            }
+        sym_transport(p, Ma, t); /* M_rr += X^T Ma X */
+        for (int k = 0; k < 36; k++)
+            Ms[k] += t[k];
+        mv3(Rt, c->ba, kv);
+        mv3(Rt, c->ba + 3, kv + 3);
+        mv6(Ma, pd->ca, bb); /* Ma c_j + ba_j */
+        for (int k = 0; k < 6; k++)
+            bb[k] += kv[k];
+        tau_wrench(p, bb, w);
+        for (int k = 0; k < 6; k++)
+            d->ha[k] += w[k];
+        for (int l = 0; l < n; l++) {
+            real_t phil[6];
+            for (int r = 0; r < 6; r++)
+                phil[r] = PSI(r, l);
+            mv6(Ma, phil, col); /* Ma Ψ_l */
+            tau_wrench(p, col, w); /* M_er row l += (X^T Ma Ψ_l)^T */
+            real_t s = 0.0;
+            for (int r = 0; r < 6; r++) {
+                Y[6 * l + r] += w[r];
+                s += phil[r] * bb[r];
+            }
+            z[l] -= s;
+            for (int l2 = 0; l2 <= l; l2++) { /* Mee_eff (lower triangle) += Ψ^T Ma Ψ */
+                real_t e = 0.0;
+                for (int r = 0; r < 6; r++)
+                    e += PSI(r, l2) * col[r];
+                Lf[n * l + l2] += e;
+            }
+        }
+#undef PSI
+    }
+    for (int l = 0; l < n; l++) /* the upper triangle, for a symmetric factor input */
+        for (int l2 = 0; l2 < l; l2++)
+            Lf[n * l2 + l] = Lf[n * l + l2];
+    /* SPD in exact arithmetic (Mee SPD, checked at init; Ma_j PSD): each pivot at least Mee's
+       own, judged against 1e-14 of Mee's diagonal entry */
+    if (ldl_factor(Lf, n, 0.0))
+        return 1;
+    for (int l = 0; l < n; l++)
+        if (!(RE(Lf[(n + 1) * l]) > 1e-14 * F->Mee[(n + 1) * l]))
+            return 1;
+    for (int c = 0; c < 6; c++)
+        flex_lower_r(Lf, n, Y + c, 6);
+    flex_lower_r(Lf, n, z, 1);
+    for (int l = 0; l < n; l++) {
+        real_t dl = Lf[n * l + l];
+        for (int r = 0; r < 6; r++) {
+            d->ha[r] += Y[6 * l + r] * z[l] / dl;
+            for (int c = 0; c <= r; c++)
+                Ms[6 * r + c] -= Y[6 * l + r] * Y[6 * l + c] / dl;
+        }
+    }
+    for (int r = 0; r < 6; r++)
+        for (int c = 0; c < r; c++)
+            Ms[6 * c + r] = Ms[6 * r + c];
+    for (int c = 0; c < 6; c++)
+        flex_upper_r(Lf, n, Y + c, 6);
+    flex_upper_r(Lf, n, z, 1);
+    return 0;
 }
 
 /* b := L^-1 b (L the unit lower factor of LDL^T, double), b of n values with stride s */
@@ -1379,10 +1696,6 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
     cross3(mc, ga, fr + 3);
     for (int a = 0; a < 3; a++)
         fr[a] = m0 * ga[a];
-    /* W = L^-1 M_er, t = L^-1 z; M_P* = M_rr - W^T D^-1 W, M_re Mee^-1 z = W^T D^-1 t */
-    for (int c = 0; c < 6; c++)
-        flex_lower(F->Lee, n, Y + c, 6);
-    flex_lower(F->Lee, n, z, 1);
     for (int r = 0; r < 36; r++)
         Ms[r] = 0.0;
     for (int a = 0; a < 3; a++) {
@@ -1396,6 +1709,15 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
             Ms[6 * a + 3 + b] = -sk[3 * a + b];
             Ms[6 * (3 + a) + b] = sk[3 * a + b];
         }
+    if (B->nports > 0) { /* children at its nodes: M_rr, M_er, z_0 raw for flex_condense */
+        for (int r = 0; r < 6; r++)
+            d->h[r] += hr[r] - fr[r];
+        return;
+    }
+    /* W = L^-1 M_er, t = L^-1 z; M_P* = M_rr - W^T D^-1 W, M_re Mee^-1 z = W^T D^-1 t */
+    for (int c = 0; c < 6; c++)
+        flex_lower(F->Lee, n, Y + c, 6);
+    flex_lower(F->Lee, n, z, 1);
     real_t bz[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     for (int l = 0; l < n; l++) {
         double dl = F->Lee[n * l + l];
@@ -1513,8 +1835,11 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
         body_data(data, Lw->dst)->effort[0] += spring_damper(Lw, q, qd); /* + its input */
     }
     /* pre-loop: kinematics (parents first), known port wrenches, biases */
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         body_kinematics(m, data, i, x, in, NULL);
+        if (m->bodies[i].flex >= 0) /* its nodes, before its children (docs §6) */
+            flex_kinematics(m, data, m->bodies[i].flex, x);
+    }
     for (int j = 0; j < m->nports; j++)
         if (m->ports[j].child < 0) {
             portdata *pd = port_data(m, data, j);
@@ -1544,8 +1869,7 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
             *bad_body = sb - 1;
         return TITOP_SINGULAR;
     }
-    for (int f = 0; f < m->nflex; f++) {
-        flex_accel(m, data, f);
+    for (int f = 0; f < m->nflex; f++) { /* q̈ (flex_accel in the forward sweep) */
         const real_t *qdd = flex_rec(m, data, f) + 36 + 7 * m->flex[f].n;
         for (int k = 0; k < m->flex[f].n; k++)
             if (!r_isfinite(qdd[k])) {
@@ -1629,7 +1953,7 @@ size_t titop_data_size(const titop_model *m)
 {
     size_t s = flex_offset(m);
     for (int f = 0; f < m->nflex; f++)
-        s += 36 + 8 * (size_t)m->flex[f].n;
+        s += flex_rec_size(m, &m->flex[f]);
     return s;
 }
 
@@ -1974,10 +2298,12 @@ int titop_check_axis(const double a[3], double unit[3])
 #if !TITOP_COMPLEX
 #include <stdio.h>
 
-size_t titop_flex_doubles(int n, int ncases)
+size_t titop_flex_doubles(int n, int ncases, int nnodes)
 {
     size_t N = n > 0 ? (size_t)n : 0, c = ncases > 0 ? (size_t)ncases : 0;
-    return 13 + 6 * N + 3 * N * N + 9 * N + 9 * N * N + 3 * N * N + c * N * N;
+    size_t k = nnodes > 0 ? (size_t)nnodes : 0;
+    return 13 + 6 * N + 3 * N * N + 9 * N + 9 * N * N + 3 * N * N + c * N * N + 3 * k +
+           6 * k * N;
 }
 
 void titop_flex_from_row(titop_flex *f, const double *row, double *Lee)
@@ -2001,6 +2327,9 @@ void titop_flex_from_row(titop_flex *f, const double *row, double *Lee)
     f->Cr1 = row;
     row += 3 * N * N;
     f->KG = row;
+    row += (size_t)(f->ncases > 0 ? f->ncases : 0) * N * N;
+    f->node_positions = row;
+    f->node_shapes = row + 3 * (size_t)(f->nnodes > 0 ? f->nnodes : 0);
     f->Lee = Lee;
 }
 
@@ -2032,7 +2361,7 @@ static int flex_symmetric(const double *A, int n, double *scale)
 int titop_check_flex(const titop_flex *f)
 {
     int n = f->n;
-    if (n < 1 || f->ncases < 0)
+    if (n < 1 || f->ncases < 0 || f->nnodes < 0)
         return TITOP_FLEX_SIZE;
     size_t N = (size_t)n;
     if (!(isfinite(f->mass[0]) && f->mass[0] > 0.0))
@@ -2040,7 +2369,9 @@ int titop_check_flex(const titop_flex *f)
     if (!all_finite(f->first_moment, 3) || !all_finite(f->inertia, 9) ||
         !all_finite(f->Ct, 3 * N) || !all_finite(f->Cr, 3 * N) || !all_finite(f->J1, 9 * N) ||
         !all_finite(f->J2, 9 * N * N) || !all_finite(f->Cr1, 3 * N * N) ||
-        !all_finite(f->KG, (size_t)f->ncases * N * N))
+        !all_finite(f->KG, (size_t)f->ncases * N * N) ||
+        !all_finite(f->node_positions, 3 * (size_t)f->nnodes) ||
+        !all_finite(f->node_shapes, 6 * (size_t)f->nnodes * N))
         return TITOP_FLEX_FINITE;
     for (int c = 0; c < f->ncases; c++)
         if (f->cases[c] < TITOP_FLEX_NODE || f->cases[c] > TITOP_FLEX_WXZ)
@@ -2310,9 +2641,29 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
         titop_flex *F = &m->flex[f];
         int i = F->body;
         char text[160];
-        if (m->bodies[i].nports > 0)
-            return bad(i, bad_body, msg, size, "a flexible body cannot have child ports yet (a "
-                                               "leaf in this version)");
+        const titop_body *Bf = &m->bodies[i];
+        if (Bf->nports > 0 && Bf->nports > F->nnodes - 1) {
+            snprintf(text, sizeof text, "a flexible body's %d child ports need %d nodes after "
+                     "the root, the reduced model has %d", Bf->nports, Bf->nports,
+                     F->nnodes > 0 ? F->nnodes - 1 : 0);
+            return bad(i, bad_body, msg, size, text);
+        }
+        if (Bf->nports > 0 && m->nmimics > 0)
+            return bad(i, bad_body, msg, size, "a flexible body with child ports and mimic "
+                                               "joints in one model are not supported");
+        for (int k = 0; k < Bf->nports && k + 1 < F->nnodes; k++) {
+            const double *pc = m->ports[Bf->port0 + k].pc, *r = F->node_positions + 3 * (k + 1);
+            double e = 0.0, s = 1.0;
+            for (int a = 0; a < 3; a++) {
+                e = fmax(e, fabs(pc[a] - r[a]));
+                s = fmax(s, fabs(r[a]));
+            }
+            if (!(e <= 1e-9 * s)) {
+                snprintf(text, sizeof text, "a flexible body's child port %d is not at node %d "
+                         "(%g m off)", k, k + 1, e);
+                return bad(i, bad_body, msg, size, text);
+            }
+        }
         if (F->n < 1 || F->x0 < 0 || F->x0 + 2 * F->n > m->nx)
             return bad(i, bad_body, msg, size, "flexible part: states out of range");
         int code = titop_check_flex(F); /* and Lee := LDL^T of Mee */
