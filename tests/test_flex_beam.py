@@ -9,6 +9,7 @@ refusals, each by its message.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -612,3 +613,22 @@ def test_timoshenko_simply_supported_frequencies() -> None:
             assert np.all(np.abs(err) < tol), err
         else:
             assert np.all(err > 0.02), err
+
+
+def test_nodal_approximation_is_exact_for_lumped_masses() -> None:
+    """Without Sbar, a lumped-mass model's component mass operator is exact: Sbar[a, b] couples
+    node i's a-translation with its b-translation by m_i (int rho u_a u_b over point masses),
+    for a != b too, and the Coriolis invariant Cr1 of two in-plane bending shapes follows."""
+    beam, _, _ = rotating_strip()
+    fe = dataclasses.replace(beam, n_elements=6).fe_model()
+    rng = np.random.default_rng(2)
+    masses = rng.uniform(0.5, 2.0, fe.n_nodes)
+    lumped = np.diag(np.repeat(masses, 6) * np.tile([1, 1, 1, 1e-3, 1e-3, 1e-3], fe.n_nodes))
+    user = FEModel("lumped", fe.node_positions, lumped, fe.K, 0, None)
+    S = user.component_mass()
+    exact = np.zeros_like(S)
+    for i, m in enumerate(masses):
+        for a in range(3):
+            for b in range(3):
+                exact[a, b, 6 * i + a, 6 * i + b] = m
+    np.testing.assert_array_equal(S, exact)

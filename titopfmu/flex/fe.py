@@ -71,7 +71,9 @@ class FEModel:
     :param Sbar: optional (3, 3, 6N, 6N) component mass operator of the translational field,
         ``Sbar[a, b] = int rho N_a^T N_b dV`` (Shabana's S_ab; N_a: the row of the shape
         functions giving displacement component a). None: the nodal approximation
-        ``Sbar[a, b][i_a, j_b] = M[i_a, j_b]`` (exact for lumped masses)
+        ``Sbar[a, b][i_a, j_b] = (M[i_a, j_a] + M[i_b, j_b]) / 2``, the components' own
+        translational mass between nodes i and j (exact for lumped masses, whose ``Sbar[a, b]``
+        couples a node's a- and b-translations by its mass)
     :param geometric_stiffness: ``(case) -> (6N, 6N)`` geometric stiffness per unit load value
         of a load case (:data:`BODY_LOAD_CASES`, ``node<j>.fx`` ...), or None when the model has
         none for it; None: no geometric stiffness at all
@@ -184,7 +186,10 @@ class FEModel:
         for a in range(3):
             for b in range(3):
                 ia, ib = np.flatnonzero(t == a), np.flatnonzero(t == b)
-                S[a, b][np.ix_(ia, ib)] = self.M[np.ix_(ia, ib)]
+                # int rho u_a u_b couples node i's a-translation with node j's b-translation by
+                # the translational mass between i and j (not M's a-b block, zero for a point
+                # mass although its S_ab is m e_a e_b^T)
+                S[a, b][np.ix_(ia, ib)] = 0.5 * (self.M[np.ix_(ia, ia)] + self.M[np.ix_(ib, ib)])
         return S
 
     def rigid_modes(self, positions: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
