@@ -23,7 +23,10 @@ Variables (docs/fmus.md, "Model FMUs"):
 - **outputs**: the model file's ``outputs:`` (one scalar per CSV column of ``titopfmu run``, by
   its column name) and any ``signals`` asked for (every component, ``pend1.joint.m[1]``..);
 - **states** (model exchange): ``block.state.NAME`` and their derivatives, in the engine's
-  order.
+  order; a flexible body's elastic coordinates and rates after its own
+  (``arm.state.q.mode1``, ``arm.state.qd.mode1``), their initial values the parameters
+  ``arm.elastic_q0[k]``, ``arm.elastic_qdot0[k]``; its reduced model's matrices are constant
+  tables of the configuration (:func:`_flex_tables`), not parameters.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@
  *
  *   parameters   every block parameter and initial condition by its model-file name
  *                ("pend1.mass"), checked with the core's checks (titop_check_*) and built into
- *                the core model (build);
+ *                the core model (build); a flexible part's reduced model is constant data
+ *                (fmu_model.h), its initial elastic state parameters;
  *   inputs       the System's inputs fed from outside (joint efforts, external wrenches, imposed
  *                motions) and, for a subsystem, its TITOP boundary ports (the parent port's
  *                motion vector, child ports' wrenches);
