@@ -13,6 +13,7 @@ arrays on revolute joints (one reduced model for both).
 
 from __future__ import annotations
 
+import zipfile
 from ctypes import c_double
 
 import numpy as np
@@ -173,6 +174,38 @@ def test_states_and_initial_values_are_declared(fmus, systems):
                     assert float(x.start) == values[k]
                 assert f"{b.name}.state.q.{red.coordinates[k]}" in v
         assert not [n for n in v if any(m in n for m in ("Mee", "Kee", "KG", "Ct"))]
+
+
+def _table(header: str, name: str) -> np.ndarray:
+    """The values of the constant table ``name`` of a generated fmu_config.h."""
+    body = header.split(f" {name}[]")[1].split("{", 1)[1].split("};", 1)[0]
+    body = body.replace("{", " ").replace("}", " ")
+    return np.array([float(v) for v in body.replace(",", " ").split()])
+
+
+def test_the_reduced_model_is_the_fmus_constant_data(fmus, systems):
+    """The FMU's tables hold the core's row of each reduced model (flex_row) to the last bit,
+    once for the two arrays that share one, and each part's ints (flex_ints)."""
+    from titopfmu.core.model import flex_ints, flex_row
+
+    for key, path in fmus.items():
+        s = systems[key]()
+        with zipfile.ZipFile(path) as z:
+            header = z.read("sources/fmu_config.h").decode()
+        flexible = [b for b in s.blocks.values() if getattr(b, "flexible", None) is not None]
+        row = flex_row(flexible[0].flexible)
+        np.testing.assert_array_equal(_table(header, "FMU_FLEX_ROW"), row)  # one row
+        parts = _table(header, "FMU_FLEX_PARTS").reshape(-1, 4)
+        assert len(parts) == len(flexible) and not parts[:, 1].any()
+        assert np.all(parts[:, 3] == row.size)
+        ints = _table(header, "FMU_FLEX_INTS")
+        e = t.Engine(s)
+        for k, b in enumerate(flexible):
+            i = e.native.blocks.index(b)
+            x0 = e.plan.state_slices[b.name].stop - 2 * b.flexible.n_modes
+            want = flex_ints(i, b.flexible, x0)
+            a = int(parts[k, 0])
+            np.testing.assert_array_equal(ints[a : a + len(want)], want)
 
 
 @pytest.mark.parametrize("key", ["pendulum", "hub"])

@@ -593,6 +593,9 @@ def _flex_tables(nt: NativeTree, defines: dict) -> list[str]:
     lee = 0
     for i, red, x0 in nt.flex:
         row = flex_row(red)
+        if not np.all(np.isfinite(row)):  # (the block's checks refuse it before)
+            raise ModelFmuError(f"block '{nt.blocks[i].name}', parameter 'flexible': the reduced "
+                                f"model '{red.name}' has a value that is not finite")  # fmt: skip
         for k, r in enumerate(rows):  # the same reduced model on several bodies: one row
             if r.shape == row.shape and np.array_equal(r, row):
                 d0 = row_at[k]
@@ -614,8 +617,6 @@ def _flex_tables(nt: NativeTree, defines: dict) -> list[str]:
     vals = [str(v) for v in ints] or ["0"]
     out += ["    " + ", ".join(vals[k : k + 16]) + "," for k in range(0, len(vals), 16)]
     out.append("};")
-    if not np.all(np.isfinite(data)):  # (the block's checks refuse it before)
-        raise ModelFmuError("a flexible part's reduced model has a value that is not finite")
     out.append("static const double FMU_FLEX_ROW[] = {")
     vals = [repr(float(v)) for v in data]  # shortest round trip: the same doubles in C
     out += ["    " + ", ".join(vals[k : k + 6]) + "," for k in range(0, len(vals), 6)]
