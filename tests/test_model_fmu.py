@@ -431,16 +431,35 @@ def test_blocks_a_model_fmu_cannot_compute_are_refused_by_name(tmp_path):
     assert not list(tmp_path.glob("*.fmu*"))  # nothing half-written
 
 
-def test_the_model_fmus_sources_run_clean_under_sanitizers_and_valgrind(tmp_path, balloon_fmu):
+def _flexible_pendulum_fmu(tmp_path: Path) -> tuple[Path, list[str]]:
+    """The model FMU of the flexible pendulum of tests/test_flex_model_fmu.py (a flexible strip
+    on a revolute joint, 6 modes, deflected and vibrating) and its state names."""
+    from test_flex_model_fmu import Q0, QD0, pendulum, state_names, strip
+
+    from titopfmu.flex import cantilever_modes
+
+    fe = strip().fe_model()
+    s = pendulum(cantilever_modes(fe, 6, [fe.n_nodes - 1], damping=0.01), Q0, QD0)
+    return export_fmu(s, tmp_path / "flexible_pendulum.fmu", win64=False), state_names(s)
+
+
+@pytest.mark.parametrize("which", ["balloon", "flexible_pendulum"])
+def test_the_model_fmus_sources_run_clean_under_sanitizers_and_valgrind(tmp_path, request, which):
     """``sources/`` compiles the model FMU on its own (one command, docs/fmus.md), here under
     AddressSanitizer and UBSan; the C host's run then reports no error and the plain binary's
-    numbers; valgrind finds no error and no leak in the plain binary."""
+    numbers; valgrind finds no error and no leak in the plain binary. The balloon, and a
+    flexible body (its reduced model in the FMU's constant tables, its elastic states)."""
     import shutil
 
-    cols = list(balloon().model_info.outputs)
-    plain, _ = _host(tmp_path, balloon_fmu, 1e-2, cols, t_final=2.0)
-    src = tmp_path / balloon_fmu.stem / "sources"
-    md = read_model_description(str(balloon_fmu))
+    if which == "balloon":
+        fmu = request.getfixturevalue("balloon_fmu")
+        cols, t_final = list(balloon().model_info.outputs), 2.0
+    else:
+        fmu, cols = _flexible_pendulum_fmu(tmp_path)
+        t_final = 0.2
+    plain, _ = _host(tmp_path, fmu, 1e-2, cols, t_final=t_final)
+    src = tmp_path / fmu.stem / "sources"
+    md = read_model_description(str(fmu))
     flags = ["-g", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
              "-fno-omit-frame-pointer"]  # fmt: skip
     lib = tmp_path / "san.so"
@@ -452,19 +471,21 @@ def test_the_model_fmus_sources_run_clean_under_sanitizers_and_valgrind(tmp_path
     subprocess.run([compiler(), "-std=c99", *flags, "-I", str(FMI_HEADERS), str(HOST), "-o",
                     str(exe), "-ldl", "-lm"], check=True)  # fmt: skip
     vr = {x.name: x.valueReference for x in md.modelVariables}
-    args = [md.guid, "2.0", "0.01", "10", *(str(vr[c]) for c in cols)]
+    args = [md.guid, repr(t_final), "0.01", "10", *(str(vr[c]) for c in cols)]
     p = subprocess.run([str(exe), str(lib), *args], capture_output=True, text=True,
                        env={"ASAN_OPTIONS": "detect_leaks=1"})  # fmt: skip
     assert p.returncode == 0, p.stderr[-3000:]
     assert "runtime error" not in p.stderr and "AddressSanitizer" not in p.stderr
     san = np.array([[float(x) for x in line.split()] for line in p.stdout.splitlines()])
+    assert san.shape == plain.shape and np.ptp(plain[:, 1:], axis=0).max() > 0
     assert np.allclose(san, plain, rtol=1e-12, atol=1e-13)
     if shutil.which("valgrind") is None:
         pytest.skip("valgrind is not installed")
-    so = next((tmp_path / balloon_fmu.stem / "binaries" / "linux64").glob("*.so"))
+    so = next((tmp_path / fmu.stem / "binaries" / "linux64").glob("*.so"))
     p = subprocess.run(["valgrind", "--error-exitcode=7", "--leak-check=full",
                         "--errors-for-leak-kinds=definite,indirect", str(tmp_path / "model_host"),
-                        str(so), md.guid, "0.3", "0.01", "10", *(str(vr[c]) for c in cols)],
+                        str(so), md.guid, "0.3" if which == "balloon" else "0.05", "0.01", "10",
+                        *(str(vr[c]) for c in cols)],
                        capture_output=True, text=True)  # fmt: skip
     assert p.returncode == 0, p.stderr[-3000:]
 

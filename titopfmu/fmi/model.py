@@ -23,7 +23,10 @@ Variables (docs/fmus.md, "Model FMUs"):
 - **outputs**: the model file's ``outputs:`` (one scalar per CSV column of ``titopfmu run``, by
   its column name) and any ``signals`` asked for (every component, ``pend1.joint.m[1]``..);
 - **states** (model exchange): ``block.state.NAME`` and their derivatives, in the engine's
-  order.
+  order; a flexible body's elastic coordinates and rates after its own
+  (``arm.state.q.mode1``, ``arm.state.qd.mode1``), their initial values the parameters
+  ``arm.elastic_q0[k]``, ``arm.elastic_qdot0[k]``; its reduced model's matrices are constant
+  tables of the configuration (:func:`_flex_tables`), not parameters.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from ..assembly.system import System, split_port
 from ..assembly.units import split_index, units_of
 from ..blocks.base import TitopError
 from ..blocks.declarations import BlockType
-from ..core.model import GROUND, IMPOSED, NativeTree, builtin_kind
+from ..core.model import GROUND, IMPOSED, NativeTree, builtin_kind, flex_ints, flex_row
 from ..spatial.rotations import dcm_from_quaternion, euler_from_dcm
 from .catalog import Param
 from .native.generate import (
@@ -153,10 +156,6 @@ def plan_model(
         raise ModelFmuError(f"'{system.name}': no body to export")
     _refuse_foreign(system, sorted(keep))
     blk = system.blocks
-    flexible = [n for n in tree if getattr(blk[n], "flexible", None) is not None]
-    if flexible:  # (the core has it; the FMU's configuration tables do not yet)
-        raise ModelFmuError(f"block '{flexible[0]}': a flexible body is not in whole-model FMUs "
-                            "yet (issue 34); run the model in process")  # fmt: skip
     # the root hanging from a boundary parent port goes first (the core's parent input)
     cut_roots = [n for n in tree if blk[n].has_parent and src[(n, "P")][0] not in keep]
     if len(cut_roots) > 1:
@@ -322,6 +321,12 @@ JOINT_LAW_PARAMS = (("damping", "PAR_JDAMPING"), ("stiffness", "PAR_JSTIFFNESS")
                      ("spring_ref", "PAR_JSPRING_REF"))  # fmt: skip
 
 
+#: a flexible body's initial elastic state [q(0), q̇(0)] (docs/flexible.md §6): model FMU
+#: parameters by their block names, roles of fmu_model.c (MPAR_*), argument the body
+ELASTIC_PARAMS = (("elastic_q0", "MPAR_ELASTIC_Q0", "coordinates q(0)"),
+                  ("elastic_qdot0", "MPAR_ELASTIC_QD0", "rates q̇(0)"))  # fmt: skip
+
+
 def _plan_params(mp: ModelPlan, closures, laws, mimics=()) -> None:
     blk = mp.system.blocks
     port, ext = 0, 0
@@ -353,6 +358,16 @@ def _plan_params(mp: ModelPlan, closures, laws, mimics=()) -> None:
                 p = _decl(b).parameter(name)
                 mp.params.append((Param(f"{n}.{name}", tuple(p.shape), p.unit,
                                         np.asarray(getattr(b, name), float), p.description,
+                                        role=role), i))  # fmt: skip
+        red = getattr(b, "flexible", None)
+        if red is not None:  # the flexible part's initial state (its matrices are constant data)
+            coords = ", ".join(red.coordinates)
+            for name, role, what in ELASTIC_PARAMS:
+                mp.params.append((Param(f"{n}.{name}", (red.n_modes,), "",
+                                        np.asarray(getattr(b, name), float).reshape(red.n_modes),
+                                        f"initial elastic {what} of the flexible part of '{n}' "
+                                        f"(reduced model '{red.name}'; coordinates {coords}; "
+                                        "units of the coordinates, per s for the rates)",
                                         role=role), i))  # fmt: skip
     for k, (lc, _, _) in enumerate(closures):
         for p in _decl(lc).fmu_parameters():
@@ -530,7 +545,8 @@ def describe_model(mp: ModelPlan, fmi_version: int = 2) -> NativeFmu:
                        FMU_NEXTS=len(st["exts"]), FMU_NCLOSURES=len(st["closures"]),
                        FMU_NLAWS=len(st["laws"]), FMU_NMIMICS=len(st["mimics"]),
                        FMU_NMOUT=len(mouts),
-                       MPAR_RTOL=100, MPAR_ATOL=101)  # fmt: skip
+                       MPAR_RTOL=100, MPAR_ATOL=101, MPAR_ELASTIC_Q0=102,
+                       MPAR_ELASTIC_QD0=103)  # fmt: skip
     lines = [f"#define {r} {k}" for k, r in enumerate(MODEL_OUT_ROLES)]
 
     def table(ctype: str, tname: str, rows, width: int) -> None:
@@ -550,6 +566,7 @@ def describe_model(mp: ModelPlan, fmi_version: int = 2) -> NativeFmu:
         "    {0, 0, 0, 0, 0},"
     ]
     lines.append("};")
+    lines += _flex_tables(nt, fmu.defines)
     lines.append("static const char *const FMU_BODY_NAME[] = {")
     lines += [f'    "{_c_string(n)}",' for n in mp.body_names]
     lines.append("};")
@@ -559,6 +576,52 @@ def describe_model(mp: ModelPlan, fmi_version: int = 2) -> NativeFmu:
     e = mp.experiment
     fmu.experiment = (0.0, float(e["t_final"]), float(e["output_interval"]), float(e["rtol"]))
     return fmu
+
+
+def _flex_tables(nt: NativeTree, defines: dict) -> list[str]:
+    """The flexible parts of the core model as constant tables of fmu_config.h (fmu_model.h):
+    per part its ints (:func:`~titopfmu.core.model.flex_ints`) and its reduced model's row
+    (:func:`~titopfmu.core.model.flex_row`, the core's ``titop_flex_doubles`` layout), a row
+    shared by the parts of one reduced model; FMU_FLEX_PARTS holds per part the offsets of its
+    ints, row and Lee (n n doubles, the instance's buffer), and the row's length, which the FMU
+    checks against the core's titop_flex_doubles. The matrices are constant data of the FMU, not
+    parameters."""
+    ints: list[int] = []
+    rows: list[np.ndarray] = []
+    row_at: list[int] = []
+    parts = []
+    lee = 0
+    for i, red, x0 in nt.flex:
+        row = flex_row(red)
+        if not np.all(np.isfinite(row)):  # (the block's checks refuse it before)
+            raise ModelFmuError(f"block '{nt.blocks[i].name}', parameter 'flexible': the reduced "
+                                f"model '{red.name}' has a value that is not finite")  # fmt: skip
+        for k, r in enumerate(rows):  # the same reduced model on several bodies: one row
+            if r.shape == row.shape and np.array_equal(r, row):
+                d0 = row_at[k]
+                break
+        else:
+            d0 = sum(r.size for r in rows)
+            rows.append(row)
+            row_at.append(d0)
+        parts.append((len(ints), d0, lee, row.size))
+        ints += [int(v) for v in flex_ints(i, red, x0)]
+        lee += red.n_modes**2
+    defines.update(FMU_NFLEX=len(parts), FMU_FLEX_NLEE=lee)
+    data = np.concatenate(rows) if rows else np.zeros(1)
+    out = ["/* flexible parts: (ints offset, row offset, Lee offset, row length) per part */",
+           "static const int FMU_FLEX_PARTS[][4] = {"]  # fmt: skip
+    out += [f"    {{{a}, {b}, {c}, {d}}}," for a, b, c, d in parts] or ["    {0, 0, 0, 0},"]
+    out.append("};")
+    out.append("static const int FMU_FLEX_INTS[] = {")
+    vals = [str(v) for v in ints] or ["0"]
+    out += ["    " + ", ".join(vals[k : k + 16]) + "," for k in range(0, len(vals), 16)]
+    out.append("};")
+    out.append("static const double FMU_FLEX_ROW[] = {")
+    vals = [repr(float(v)) for v in data]  # shortest round trip: the same doubles in C
+    out += ["    " + ", ".join(vals[k : k + 6]) + "," for k in range(0, len(vals), 6)]
+    out.append("};")
+    return out
 
 
 def _rate_unit(unit: str) -> str:

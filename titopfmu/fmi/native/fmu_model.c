@@ -6,7 +6,8 @@
  *
  *   parameters   every block parameter and initial condition by its model-file name
  *                ("pend1.mass"), checked with the core's checks (titop_check_*) and built into
- *                the core model (build);
+ *                the core model (build); a flexible part's reduced model is constant data
+ *                (fmu_model.h), its initial elastic state parameters;
  *   inputs       the System's inputs fed from outside (joint efforts, external wrenches, imposed
  *                motions) and, for a subsystem, its TITOP boundary ports (the parent port's
  *                motion vector, child ports' wrenches);
@@ -33,6 +34,7 @@
 
 static void clear(FmuInstance *c);
 static void gather_inputs(FmuInstance *c, double dt, double *in);
+static const char *body_name(int body);
 
 /* ---- building the core model from the parameters ---- */
 
@@ -80,6 +82,53 @@ static int put_state(FmuInstance *c, const titop_body *B, int at, const double *
         int i = k0 + k;
         if (i >= 0 && i < FMU_NX)
             c->x[i] = v[k];
+    }
+    return FMU_OK;
+}
+
+/* the flexible part of body i, or NULL */
+static const titop_flex *flex_of(const FmuModelData *b, int i)
+{
+    for (int k = 0; k < FMU_NFLEX; k++)
+        if (b->flex[k].body == i)
+            return &b->flex[k];
+    return NULL;
+}
+
+/* the flexible parts from the constant tables (fmu_model.h): ints as titopfmu.core.model's
+   flex_ints, arrays pointing into the reduced models' rows (titop_flex_from_row), Lee into the
+   instance's buffer; a table that does not match the core's row layout (titop_flex_doubles) is
+   refused, never read out of bounds */
+static int setup_flex(FmuInstance *c)
+{
+    FmuModelData *b = c->m;
+    const size_t nints = sizeof FMU_FLEX_INTS / sizeof FMU_FLEX_INTS[0];
+    const size_t nrow = sizeof FMU_FLEX_ROW / sizeof FMU_FLEX_ROW[0];
+    memset(b->flex, 0, sizeof b->flex);
+    for (int k = 0; k < FMU_NFLEX; k++) {
+        const int *p = FMU_FLEX_PARTS[k];
+        titop_flex *F = &b->flex[k];
+        if (p[0] < 0 || (size_t)p[0] + 5 > nints)
+            return fmu_refuse(c, "internal: flexible part %d out of its table", k);
+        /* [body, n, x0, ncases, nnodes, case codes (ncases)] */
+        const int *fi = FMU_FLEX_INTS + p[0];
+        F->body = fi[0];
+        F->n = fi[1];
+        F->x0 = fi[2];
+        F->ncases = fi[3];
+        F->nnodes = fi[4];
+        F->cases = fi + 5;
+        if (F->body < 0 || F->body >= FMU_NBODIES || F->n < 1 || F->ncases < 0 ||
+            F->nnodes < 1 || (size_t)p[0] + 5 + (size_t)F->ncases > nints || F->x0 < 0 ||
+            F->x0 + 2 * F->n > FMU_NX || p[1] < 0 || p[3] < 0 ||
+            (size_t)p[1] + (size_t)p[3] > nrow ||
+            titop_flex_doubles(F->n, F->ncases, F->nnodes) != (size_t)p[3] || p[2] < 0 ||
+            (size_t)p[2] + (size_t)F->n * (size_t)F->n > (size_t)FMU_FLEX_NLEE)
+            return fmu_refuse(c, "internal: the flexible part of '%s' does not match the "
+                                 "core's layout (titop_flex_doubles): rebuild the FMU",
+                              F->body >= 0 && F->body < FMU_NBODIES ? FMU_BODY_NAME[F->body]
+                                                                    : "?");
+        titop_flex_from_row(F, FMU_FLEX_ROW + p[1], b->lee + p[2]);
     }
     return FMU_OK;
 }
@@ -204,6 +253,14 @@ static int apply(FmuInstance *c, int role, int arg, int slot)
         return put_state(c, B, B->kind == TITOP_FREE ? 3 : 0, q, 4);
     case PAR_JVELOCITY0:
         return put_state(c, B, 7, v, 3);
+    case MPAR_ELASTIC_Q0: /* a flexible part's [q (n), q̇ (n)] from its first state x0 */
+    case MPAR_ELASTIC_QD0: {
+        const titop_flex *F = flex_of(b, arg);
+        if (!F)
+            return fmu_refuse(c, "internal: parameter '%s' of a body without a flexible part",
+                              n.s);
+        return put_state(c, B, F->x0 - B->x0 + (role == MPAR_ELASTIC_QD0 ? F->n : 0), v, F->n);
+    }
     case PAR_JOMEGA0:
         return put_state(c, B, B->kind == TITOP_FREE ? 10 : 4, v, 3);
     default: /* solver parameters: read by build */
@@ -307,6 +364,8 @@ static int build(FmuInstance *c)
         b->mimics[j].follower = FMU_MIMICS[j][0];
         b->mimics[j].leader = FMU_MIMICS[j][1];
     }
+    if (setup_flex(c) != FMU_OK)
+        return -1;
     for (size_t g = 0; g < NPARAMS; g++)
         if (apply(c, FMU_PARAMS[g][0], FMU_PARAMS[g][1], FMU_PARAMS[g][2]) != FMU_OK)
             return -1;
@@ -332,19 +391,22 @@ static int build(FmuInstance *c)
     m->laws = b->laws;
     m->nmimics = FMU_NMIMICS;
     m->mimics = b->mimics;
+    m->nflex = FMU_NFLEX;
+    m->flex = b->flex;
     m->nx = FMU_NX;
     m->nin = FMU_NIN;
     int bad;
     char msg[200];
     if (titop_model_init(m, &bad, msg, sizeof msg) != TITOP_OK) {
-        fmu_refuse(c, "invalid model (body %d): %s", bad, msg);
+        fmu_refuse(c, "invalid model, block '%s': %s", body_name(bad), msg);
         return -1;
     }
     /* the mimic followers' initial states from their leaders' (titop_mimic): the integration
        keeps the relation from there */
     titop_mimic_project(m, c->x);
     for (int i = 0; i < FMU_NBODIES; i++) /* a forward joint without child ports (a leaf): */
-        if (b->bodies[i].nports == 0 && /* its own inertia (eq. 20), as its Python block */
+        if (b->bodies[i].nports == 0 && /* its own inertia (eq. 20), as its Python block; */
+            !flex_of(b, i) && /* with a flexible part: judged by the evaluation below */
             check_apparent_inertia(c, prefix(i).s, &b->bodies[i]))
             return -1;
     if (!b->data) { /* every buffer, or none */

@@ -11,6 +11,13 @@
  *   the structure, fixed at export: FMU_BODIES (kind, inverse, parent, slot, port0, nports, ext0,
  *   next, x0, in0, pm0 as titop_body), FMU_PORTS (child, w0), FMU_EXTS (inertial, w0),
  *   FMU_CLOSURES (left, right), FMU_LAWS (src, dst), FMU_MIMICS (follower, leader);
+ *   the flexible parts (docs/flexible.md §6-§7), FMU_NFLEX of them: FMU_FLEX_PARTS (offset of
+ *   the part's ints in FMU_FLEX_INTS, of its reduced model's row in FMU_FLEX_ROW, of its Lee in
+ *   the instance's buffer of FMU_FLEX_NLEE doubles, the row's length), FMU_FLEX_INTS (per part
+ *   body, n, first state, number of load cases, their codes: titopfmu.core.model.flex_ints) and
+ *   FMU_FLEX_ROW (the rows of titopfmu.core.model.flex_row, in titop_flex_doubles' layout):
+ *   constant data of the FMU, not parameters; the initial elastic states are the parameters
+ *   MPAR_ELASTIC_Q0, MPAR_ELASTIC_QD0 (argument: the body);
  *   the parameters by role: FMU_PARAMS (role, argument: the body, port, external wrench,
  *   closure, law or mimic index, slot), each checked and built into the core model
  *   (fmu_model.c); the mimic joints' followers' initial states are set from their leaders'
@@ -50,6 +57,10 @@ struct FmuModelData {
     titop_closure closures[ONE(FMU_NCLOSURES)];
     titop_law laws[ONE(FMU_NLAWS)];
     titop_mimic mimics[ONE(FMU_NMIMICS)];
+    /* the flexible parts (titop_flex), their arrays pointing into the constant FMU_FLEX_ROW,
+       and the LDL^T factors of their Mee (n n doubles each), which titop_model_init fills */
+    titop_flex flex[ONE(FMU_NFLEX)];
+    double lee[ONE(FMU_FLEX_NLEE)];
     double *data;  /* titop_data_size doubles */
     double *zwork; /* complex step: data, x, inputs, dx */
     double in[ONE(FMU_NIN)];
