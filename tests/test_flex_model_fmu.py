@@ -81,6 +81,24 @@ def hub_with_arrays(red, hub_mass=40.0, hub_inertia=(4.0, 5.0, 6.0), arm=0.5) ->
     return s
 
 
+def linked(red) -> t.System:
+    """The flexible pendulum carrying a rigid link on a revolute joint at its tip node (a child
+    port at the reduced model's node 1: docs/flexible.md §6)."""
+    s = t.System("flexible_and_rigid_links")
+    tip = [float(v) for v in red.node_positions[1]]
+    s.add(t.Ground("ground", children={"P": (0.0, 0.0, 0.0)}))
+    s.add(t.RevoluteBody("arm", 0.2, np.diag([1e-4, 1e-4, 1e-4]), axis=(0.0, 1.0, 0.0),
+                         flexible=red, theta0=0.3, elastic_q0=Q0, children={"tip": tip}))
+    s.add(t.RevoluteBody("link", 0.5, np.diag([1e-3, 2e-3, 2e-3]), com=(0.2, 0.0, 0.0),
+                         axis=(0.0, 1.0, 0.0), theta0=-0.4, theta_dot0=1.0))  # fmt: skip
+    for b in ("arm", "link"):
+        s.add(t.Constant(f"tau_{b}", 0.0))
+        s.connect(f"tau_{b}.y", f"{b}.joint.tau")
+    s.connect("ground.P", "arm.P")
+    s.connect("arm.tip", "link.P")
+    return s
+
+
 @pytest.fixture(scope="module")
 def red():
     fe = strip().fe_model()
@@ -95,7 +113,8 @@ def red_array():
 
 @pytest.fixture(scope="module")
 def systems(red, red_array):
-    return {"pendulum": lambda: pendulum(red, Q0, QD0), "hub": lambda: hub_with_arrays(red_array)}
+    return {"pendulum": lambda: pendulum(red, Q0, QD0), "hub": lambda: hub_with_arrays(red_array),
+            "linked": lambda: linked(red)}
 
 
 @pytest.fixture(scope="module")
@@ -208,7 +227,7 @@ def test_the_reduced_model_is_the_fmus_constant_data(fmus, systems):
             np.testing.assert_array_equal(ints[a : a + len(want)], want)
 
 
-@pytest.mark.parametrize("key", ["pendulum", "hub"])
+@pytest.mark.parametrize("key", ["pendulum", "hub", "linked"])
 def test_model_exchange_derivatives_are_the_engines(fmus, systems, key):
     """At the initial state (the block's initial values) and at perturbed states, the FMU's
     state derivative equals the engine's (the same core on the same reduced model) to 1e-9
@@ -295,7 +314,7 @@ def _cosim_error(path, system: t.System, t_final: float, interval: float) -> tup
     return err, moved
 
 
-@pytest.mark.parametrize("key", ["pendulum", "hub"])
+@pytest.mark.parametrize("key", ["pendulum", "hub", "linked"])
 def test_co_simulation_matches_the_engine(fmus, systems, key):
     """A 0.2 s co-simulation run (fmpy, 10 ms communication steps) against the engine's run:
     every state within 1e-6 of its largest magnitude (measured: 4e-12 and 1e-12)."""
