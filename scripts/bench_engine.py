@@ -10,6 +10,9 @@
     of 10, 100 and 1000 revolute bodies under a RigidBody root (median of several repeats), and
     the per-body cost ratio 1000 vs 10. Pinocchio's ``aba`` on the same chains is shown for scale.
 
+(d) Cost of one evaluation of a 10-mode flexible body beside a rigid body's and Exudyn's
+    ObjectFFRFreducedOrder for the same beam and modes (scripts/bench_flex.py).
+
 Measurements of the different cases are interleaved (round-robin, rotating order) so that a slow
 period of the machine hits them all alike. ``--quick`` shortens everything.
 
@@ -433,7 +436,20 @@ def main(argv: list[str] | None = None) -> int:
     bench_chains(sorted(set(args.sizes)), rep_b, batch)
     if not args.chains_only:
         bench_cold_start(1 if args.quick else 3)
+        bench_flexible(3 if args.quick else 7, 2000 if args.quick else 20000)
     return 0
+
+
+def bench_flexible(repeats: int, calls: int) -> None:
+    """(d) One evaluation of a 10-mode flexible body beside a rigid body's and Exudyn's for the
+    same model (scripts/bench_flex.py, the same beam and modes as tests/test_flex_exudyn.py)."""
+    print("\n(d) flexible body: cost of one evaluation, 10 modes, vs rigid and Exudyn")
+    try:
+        import bench_flex  # scripts/ (this script's folder) is on sys.path
+    except SystemExit as exc:  # Exudyn missing: bench_flex says so
+        print(f"    skipped: {exc}")
+        return
+    bench_flex.bench(repeats, calls)
 
 
 if __name__ == "__main__":

@@ -112,6 +112,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--calls", type=int, default=20000)
     args = parser.parse_args()
+    bench(args.repeats, args.calls)
+
+
+def bench(repeats: int, calls: int) -> None:
+    """Print the table (also part (d) of scripts/bench_engine.py)."""
+    args = argparse.Namespace(repeats=repeats, calls=calls)
     (flex, xf), (rigid, xr), ex = models()
     solver = exudyn_python_solver(ex)
     cases = {
