@@ -516,3 +516,27 @@ def test_crosscheck_refuses_a_flexible_body_by_name(red, tmp_path) -> None:
 
     with pytest.raises(t.TitopError, match="block 'arm' is a flexible body: Pinocchio"):
         crosscheck(pendulum(red), tmp_path)
+
+
+def test_a_plate_spec_and_its_campaign_names() -> None:
+    """``flexible: {plate: ...}``: the scikit-fem panel (titopfmu.flex.plate) reduced as given,
+    its corner node kept as a child port; ``arm.flexible.thickness`` is a parameter (the
+    bending frequencies scale with it)."""
+    pytest.importorskip("skfem")
+    from titopfmu.flex.plate import Plate
+    from titopfmu.parameters import parameter_names, with_parameters
+
+    plate = {"a": 1.0, "b": 0.5, "thickness": 0.005, "E": 70e9, "rho": 2700.0, "nu": 0.3,
+             "nx": 4, "ny": 2}  # fmt: skip
+    spec = {"plate": plate, "modes": 4, "nodes": [[1.0, 0.25]]}
+    b = t.FlexibleBody("panel", spec, "welded", children={"corner": (1.0, 0.25, 0.0)})
+    p = Plate("panel", **plate)
+    fe = p.fe_model()
+    by_hand = cantilever_modes(fe, 4, [p.node_at(1.0, 0.25)])
+    np.testing.assert_allclose(b.flexible.frequencies(), by_hand.frequencies(), rtol=1e-12)
+    s = t.System("s")
+    s.add(t.Ground("g", children={"P": (0.0, 0.0, 0.0)}), b)
+    s.connect("g.P", "panel.P")
+    assert "panel.flexible.thickness" in parameter_names(s)
+    thin = with_parameters(s, {"panel.flexible.thickness": 0.0025}).blocks["panel"].flexible
+    assert thin.frequencies()[0] == pytest.approx(b.flexible.frequencies()[0] / 2, rel=2e-2)

@@ -1,18 +1,20 @@
 """A flexible part described by a mapping: what a model file's ``flexible:`` entry holds and what
 a campaign varies by name (``arm.flexible.E``, ``arm.flexible.modes``, ``arm.flexible.damping``).
 
-One of three sources, then the reduction (docs/flexible.md §1, §2, §8)::
+One of four sources, then the reduction (docs/flexible.md §1, §2, §8)::
 
     {"beam": {"length": 1.5, "E": 70e9, "rho": 2700, "nu": 0.3,
               "section": {"rectangle": [0.3, 0.01]}, "n_elements": 40},
      "modes": 8, "damping": 0.005, "method": "cantilever", "nodes": ["tip"]}
+    {"plate": {"a": 2.0, "b": 1.0, "thickness": 0.01, "E": 70e9, "rho": 2700, "nu": 0.3},
+     "modes": 10, "nodes": [[2.0, 0.5]]}                          # scikit-fem panel
     {"fe": "panel.npz", "modes": 12, "method": "craig_bampton"}   # titopfmu.flex.fe/1 file
     {"reduced": "array.npz"}                                      # titopfmu.flex.reduced/1 file
 
 ``section``: ``{"rectangle": [width_y, height_z]}``, ``{"circle": diameter}``, ``{"tube":
 [outer, inner]}`` or the properties ``{"A", "Iy", "Iz", "J"}`` (m^2, m^4). ``nodes``: the
-child-port nodes kept (a beam's ``"tip"`` or node indices; an ``fe`` file's interface by
-default). ``method``: ``"cantilever"`` (modal truncation, the default) or ``"craig_bampton"``.
+child-port nodes kept (a beam's ``"tip"``, a plate's node at ``[x, y]`` (m), or node
+indices; an ``fe`` file's interface by default). ``method``: ``"cantilever"`` (modal truncation, the default) or ``"craig_bampton"``.
 ``damping``: one modal damping ratio, or one per mode. Paths are relative to ``base``.
 """
 
@@ -29,13 +31,16 @@ from .io import read_fe_model, read_reduced_model
 from .reduce import ReducedModel, cantilever_modes, craig_bampton
 
 #: the keys of a spec and of its beam
-SPEC_KEYS = ("beam", "fe", "reduced", "modes", "method", "damping", "nodes")
+SPEC_KEYS = ("beam", "plate", "fe", "reduced", "modes", "method", "damping", "nodes")
 BEAM_KEYS = ("length", "E", "rho", "nu", "G", "section", "n_elements", "rotary_inertia",
              "shear_coefficient")  # fmt: skip
+PLATE_KEYS = ("a", "b", "thickness", "E", "rho", "nu", "nx", "ny", "element", "shear_coefficient",
+              "drilling")  # fmt: skip
 SECTIONS = ("rectangle", "circle", "tube")
 #: the numbers a campaign may vary, by name (``<block>.flexible.<name>``): the beam's, the
 #: number of modes and a single damping ratio
-SCALARS = ("length", "E", "rho", "nu", "G", "shear_coefficient", "n_elements", "modes", "damping")
+SCALARS = ("length", "a", "b", "thickness", "E", "rho", "nu", "G", "shear_coefficient",
+           "n_elements", "nx", "ny", "modes", "damping")  # fmt: skip
 
 
 def _section(body: str, spec: Any) -> Section:
@@ -75,10 +80,10 @@ def reduced_from_spec(body: str, spec: Mapping, base: str | Path | None = None) 
     unknown = sorted(set(spec) - set(SPEC_KEYS))
     if unknown:
         raise FlexModelError(body, f"'{unknown[0]}'", f"unknown key; keys: {', '.join(SPEC_KEYS)}")
-    sources = [k for k in ("beam", "fe", "reduced") if k in spec]
+    sources = [k for k in ("beam", "plate", "fe", "reduced") if k in spec]
     if len(sources) != 1:
-        raise FlexModelError(body, "'flexible'", "give exactly one of beam, fe, reduced (got "
-                             f"{sources or 'none'})")  # fmt: skip
+        raise FlexModelError(body, "'flexible'", "give exactly one of beam, plate, fe, reduced "
+                             f"(got {sources or 'none'})")  # fmt: skip
     base = None if base is None else Path(base)
     if "reduced" in spec:
         extra = sorted(set(spec) - {"reduced"})
@@ -104,6 +109,24 @@ def reduced_from_spec(body: str, spec: Mapping, base: str | Path | None = None) 
                 kw["n_elements"] = int(n_el)
         fe = Beam(body, section=_section(body, b["section"]), **kw).fe_model()
         nodes_default: tuple[int, ...] = ()
+    elif "plate" in spec:
+        from .plate import Plate
+
+        pl = spec["plate"]
+        if not isinstance(pl, Mapping):
+            raise FlexModelError(body, "'plate'", "a mapping of the plate's properties")
+        unknown = sorted(set(pl) - set(PLATE_KEYS))
+        if unknown:
+            raise FlexModelError(body, f"'plate.{unknown[0]}'",
+                                 f"unknown key; keys: {', '.join(PLATE_KEYS)}")  # fmt: skip
+        missing = [k for k in ("a", "b", "thickness", "E", "rho", "nu") if k not in pl]
+        if missing:
+            raise FlexModelError(body, f"'plate.{missing[0]}'", "missing")
+        kw = {k: int(v) if k in ("nx", "ny") and isinstance(v, float) and v.is_integer() else v
+              for k, v in pl.items()}  # fmt: skip
+        plate = Plate(body, **kw)
+        fe = plate.fe_model()
+        nodes_default = ()
     else:
         f = read_fe_model(_path(base, spec["fe"], body, "fe"), name=body)
         fe, nodes_default = f.model, tuple(f.child_nodes)
@@ -115,6 +138,8 @@ def reduced_from_spec(body: str, spec: Mapping, base: str | Path | None = None) 
         for v in nodes if isinstance(nodes, (list, tuple)) else [nodes]:
             if v == "tip" and "beam" in spec:
                 child.append(fe.n_nodes - 1)
+            elif "plate" in spec and isinstance(v, (list, tuple)) and len(v) == 2:
+                child.append(plate.node_at(float(v[0]), float(v[1])))
             elif isinstance(v, int) or (isinstance(v, float) and v.is_integer()):
                 child.append(int(v))
             else:
@@ -134,9 +159,9 @@ def reduced_from_spec(body: str, spec: Mapping, base: str | Path | None = None) 
 def spec_scalars(spec: Mapping) -> dict[str, float]:
     """The numbers of a spec a campaign may vary (:data:`SCALARS`), by name."""
     out: dict[str, float] = {}
-    beam = spec.get("beam") if isinstance(spec.get("beam"), Mapping) else {}
+    source = next((spec[k] for k in ("beam", "plate") if isinstance(spec.get(k), Mapping)), {})
     for k in SCALARS:
-        v = beam.get(k, spec.get(k) if k in ("modes", "damping") else None)
+        v = source.get(k, spec.get(k) if k in ("modes", "damping") else None)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             out[k] = float(v)
     return out
@@ -145,10 +170,11 @@ def spec_scalars(spec: Mapping) -> dict[str, float]:
 def spec_with(spec: Mapping, name: str, value: float) -> dict:
     """A copy of ``spec`` with the number ``name`` (one of :func:`spec_scalars`) set."""
     out = copy.deepcopy(dict(spec))
-    if name in ("modes", "n_elements"):
+    if name in ("modes", "n_elements", "nx", "ny"):
         value = int(round(value))
     if name in ("modes", "damping"):
         out[name] = value
     else:
-        out["beam"] = dict(out["beam"], **{name: value})
+        key = "beam" if "beam" in out else "plate"
+        out[key] = dict(out[key], **{name: value})
     return out
