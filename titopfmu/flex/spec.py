@@ -14,8 +14,9 @@ One of four sources, then the reduction (docs/flexible.md §1, §2, §8)::
 ``section``: ``{"rectangle": [width_y, height_z]}``, ``{"circle": diameter}``, ``{"tube":
 [outer, inner]}`` or the properties ``{"A", "Iy", "Iz", "J"}`` (m^2, m^4). ``nodes``: the
 child-port nodes kept (a beam's ``"tip"``, a plate's node at ``[x, y]`` (m), or node
-indices; an ``fe`` file's interface by default). ``method``: ``"cantilever"`` (modal truncation, the default) or ``"craig_bampton"``.
-``damping``: one modal damping ratio, or one per mode. Paths are relative to ``base``.
+indices; an ``fe`` file's interface by default). ``method``: ``"cantilever"`` (modal
+truncation, the default) or ``"craig_bampton"``. ``damping``: one modal damping ratio, or one
+per mode. Paths are relative to ``base``.
 """
 
 from __future__ import annotations
