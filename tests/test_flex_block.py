@@ -16,31 +16,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.linalg
+from flex_systems import Z3, hub_with_arrays, pendulum, rot_z, strip
 
 import titopfmu as t
 from titopfmu.flex import Beam, Section, cantilever_modes, write_reduced_model
 from titopfmu.reference import flexible as ref
-
-Z3 = np.zeros((3, 3))
-
-
-def strip(n_elements: int = 12, length: float = 1.0, section=None) -> Beam:
-    """An aluminium strip along x_a (30 x 8 mm by default)."""
-    return Beam("strip", length, 70e9, 2700.0, section or Section.rectangle(0.03, 0.008), nu=0.3,
-                n_elements=n_elements)  # fmt: skip
-
-
-def pendulum(red, q0=None, gravity=(0.0, 0.0, -9.81), theta0=0.3) -> t.System:
-    """A flexible strip on a revolute joint (axis y_a: it swings in the x-z plane) on Ground."""
-    s = t.System("flexible_pendulum")
-    s.add(t.Ground("ground", children={"P": (0.0, 0.0, 0.0)}))
-    s.add(t.RevoluteBody("arm", 0.2, np.diag([1e-4, 1e-4, 1e-4]), com=(0.01, 0.0, 0.02),
-                         axis=(0.0, 1.0, 0.0),
-                         flexible=red, theta0=theta0, elastic_q0=q0, gravity=gravity))
-    s.add(t.Constant("tau", 0.0))
-    s.connect("ground.P", "arm.P")
-    s.connect("tau.y", "arm.joint.tau")
-    return s
 
 
 @pytest.fixture(scope="module")
@@ -194,26 +174,6 @@ def test_spinning_cantilever_family_against_the_tables(hub: float) -> None:
         for expected in np.concatenate([flap, lag]):
             k = np.argmin(np.abs(w - expected))
             assert w[k] == pytest.approx(expected, rel=1e-3), (spin, expected, w[:6])
-
-
-def rot_z(angle: float) -> np.ndarray:
-    c, s = np.cos(angle), np.sin(angle)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-
-
-def hub_with_arrays(red, hub_mass=40.0, hub_inertia=(4.0, 5.0, 6.0), arm=0.5) -> t.System:
-    """A free-floating rigid hub carrying two flexible arrays on revolute joints (axis z),
-    one along +x at (arm, 0, 0), the other along -x at (-arm, 0, 0); no gravity."""
-    s = t.System("hub_and_arrays")
-    s.add(t.RigidBody("hub", hub_mass, np.diag(hub_inertia), gravity=(0.0, 0.0, 0.0),
-                      children={"left": (arm, 0.0, 0.0), "right": (-arm, 0.0, 0.0)}))
-    for side, angle in (("left", 0.0), ("right", np.pi)):
-        s.add(t.RevoluteBody(f"array_{side}", 0.0, Z3, axis=(0.0, 0.0, 1.0), P_a0b=rot_z(angle),
-                             flexible=red, gravity=(0.0, 0.0, 0.0)))  # fmt: skip
-        s.add(t.Constant(f"tau_{side}", 0.0))
-        s.connect(f"hub.{side}", f"array_{side}.P")
-        s.connect(f"tau_{side}.y", f"array_{side}.joint.tau")
-    return s
 
 
 def direct_fe_frequencies(fe, hub_mass, hub_inertia, arm) -> np.ndarray:
@@ -390,7 +350,7 @@ def test_a_bad_spec_names_the_block_and_key() -> None:
     bad = [({"beam": {**SPEC["beam"], "E": -1.0}}, r"'E': must be"),
            ({"beam": SPEC["beam"], "modes": 0}, r"'modes': a number of modes >= 1"),
            ({"beam": SPEC["beam"], "modes": 400}, r"'n_modes'"),
-           ({"beam": SPEC["beam"], "reduced": "x.npz"}, r"exactly one of beam, fe, reduced"),
+           ({"beam": SPEC["beam"], "reduced": "x.npz"}, r"exactly one of beam, plate, fe, reduced"),
            ({"beam": {**SPEC["beam"], "section": {"square": 1}}}, r"'beam.section'"),
            ({"beam": SPEC["beam"], "colour": 1}, r"'colour': unknown key")]  # fmt: skip
     for spec, match in bad:
@@ -428,33 +388,6 @@ def test_flexible_body_goes_wherever_a_rigid_body_goes(red) -> None:
             np.testing.assert_allclose(dx[-n:], 0.0, atol=1e-9)
     with pytest.raises(t.TitopError, match=r"block 'arm', parameter 'joint': 'hinge'"):
         t.FlexibleBody("arm", red, "hinge")
-
-
-def tumbling(red, flexible: bool = True) -> t.System:
-    """The hub and two arrays of :func:`hub_with_arrays`, tumbling: the hub's twist, the joints'
-    rates and (flexible) the arrays' deflections and rates all non-zero; rigid: each array
-    replaced by the rigid body of its undeformed mass, centre of mass and inertia."""
-    s = t.System("tumbling")
-    s.add(t.RigidBody("hub", 40.0, np.diag([4.0, 5.0, 6.0]), gravity=(0.0, 0.0, 0.0),
-                      children={"left": (0.5, 0.0, 0.0), "right": (-0.5, 0.0, 0.0)},
-                      twist=[0.1, -0.2, 0.05, 0.3, -0.2, 0.5]))  # fmt: skip
-    n = red.n_modes
-    for k, (side, angle) in enumerate((("left", 0.0), ("right", np.pi))):
-        if flexible:
-            kw = {"flexible": red, "elastic_q0": 2e-3 * np.cos(np.arange(n) + k),
-                  "elastic_qdot0": 2e-2 * np.sin(np.arange(n) + k)}  # fmt: skip
-            m, inertia, com = 0.0, Z3, np.zeros(3)
-        else:
-            kw = {}
-            m, com = red.mass, red.first_moment / red.mass
-            inertia = red.inertia - m * (com @ com * np.eye(3) - np.outer(com, com))
-        s.add(t.RevoluteBody(f"array_{side}", m, inertia, com=com, axis=(0.0, 0.0, 1.0),
-                             P_a0b=rot_z(angle), theta_dot0=0.4 * (1 - 2 * k),
-                             gravity=(0.0, 0.0, 0.0), **kw))  # fmt: skip
-        s.add(t.Constant(f"tau_{side}", 0.0))
-        s.connect(f"hub.{side}", f"array_{side}.P")
-        s.connect(f"tau_{side}.y", f"array_{side}.joint.tau")
-    return s
 
 
 def momentum_drift(s: t.System, t_final: float) -> float:
@@ -506,8 +439,8 @@ def test_free_floating_momentum_drift_is_that_of_a_rigid_system() -> None:
     2.7e-13 relative."""
     beam = Beam("array", 1.5, 70e9, 2700.0, Section.rectangle(0.3, 0.01), nu=0.3, n_elements=6)
     red = cantilever_modes(beam.fe_model(), 3)
-    flexible = momentum_drift(tumbling(red), 0.5)
-    rigid = momentum_drift(tumbling(red, flexible=False), 0.5)
+    flexible = momentum_drift(hub_with_arrays(red, moving=True), 0.5)
+    rigid = momentum_drift(hub_with_arrays(red, moving=True, rigid=True), 0.5)
     assert flexible <= max(rigid, 1e-13), (flexible, rigid)
 
 

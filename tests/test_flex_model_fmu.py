@@ -23,62 +23,17 @@ import titopfmu as t
 from titopfmu.flex import Beam, Section, cantilever_modes
 
 fmpy = pytest.importorskip("fmpy")
+from flex_systems import hub_with_arrays, pendulum, strip  # noqa: E402
 from fmpy import extract, read_model_description, simulate_fmu  # noqa: E402
 from fmpy.fmi2 import FMU2Model  # noqa: E402
 from fmpy.validation import validate_fmu  # noqa: E402
 
-Z3 = np.zeros((3, 3))
 #: the initial elastic state of the pendulum's strip: small deflections and rates of its 6 modes
 #: (mass-normalised coordinates, sqrt(kg) m)
 Q0 = np.linspace(1e-4, 6e-4, 6)
 QD0 = np.linspace(-2e-3, 3e-3, 6)
 #: tight tolerances both sides (the FMU's solver.rtol / solver.atol and the engine's)
 RTOL, ATOL = 1e-10, 1e-12
-
-
-def strip(n_elements: int = 12, length: float = 1.0) -> Beam:
-    """An aluminium strip along x_a, 30 x 8 mm."""
-    return Beam("strip", length, 70e9, 2700.0, Section.rectangle(0.03, 0.008), nu=0.3,
-                n_elements=n_elements)  # fmt: skip
-
-
-def pendulum(red, q0=None, qd0=None, gravity=(0.0, 0.0, -9.81), theta0=0.3) -> t.System:
-    """A flexible strip on a revolute joint (axis y_a: it swings in the x-z plane) on Ground
-    (tests/test_flex_block.py's, with initial elastic rates)."""
-    s = t.System("flexible_pendulum")
-    s.add(t.Ground("ground", children={"P": (0.0, 0.0, 0.0)}))
-    s.add(t.RevoluteBody("arm", 0.2, np.diag([1e-4, 1e-4, 1e-4]), com=(0.01, 0.0, 0.02),
-                         axis=(0.0, 1.0, 0.0), flexible=red, theta0=theta0, elastic_q0=q0,
-                         elastic_qdot0=qd0, gravity=gravity))  # fmt: skip
-    s.add(t.Constant("tau", 0.0))
-    s.connect("ground.P", "arm.P")
-    s.connect("tau.y", "arm.joint.tau")
-    return s
-
-
-def rot_z(angle: float) -> np.ndarray:
-    c, s = np.cos(angle), np.sin(angle)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-
-
-def hub_with_arrays(red, hub_mass=40.0, hub_inertia=(4.0, 5.0, 6.0), arm=0.5) -> t.System:
-    """A free-floating rigid hub carrying two flexible arrays on revolute joints (axis z), one
-    along +x at (arm, 0, 0), the other along -x (tests/test_flex_block.py's), set in motion: the
-    hub spinning and tumbling, the arrays deflected and vibrating, one joint turning."""
-    s = t.System("hub_and_arrays")
-    s.add(t.RigidBody("hub", hub_mass, np.diag(hub_inertia), gravity=(0.0, 0.0, 0.0),
-                      children={"left": (arm, 0.0, 0.0), "right": (-arm, 0.0, 0.0)},
-                      twist=(0.01, 0.0, -0.02, 0.05, -0.03, 0.4)))  # fmt: skip
-    n = red.n_modes
-    for k, (side, angle) in enumerate((("left", 0.0), ("right", np.pi))):
-        s.add(t.RevoluteBody(f"array_{side}", 0.0, Z3, axis=(0.0, 0.0, 1.0), P_a0b=rot_z(angle),
-                             flexible=red, gravity=(0.0, 0.0, 0.0), theta_dot0=0.1 * k,
-                             elastic_q0=2e-3 * np.cos(np.arange(n) + k),
-                             elastic_qdot0=1e-2 * np.sin(np.arange(n) - k)))  # fmt: skip
-        s.add(t.Constant(f"tau_{side}", 0.0))
-        s.connect(f"hub.{side}", f"array_{side}.P")
-        s.connect(f"tau_{side}.y", f"array_{side}.joint.tau")
-    return s
 
 
 def linked(red) -> t.System:
@@ -113,7 +68,8 @@ def red_array():
 
 @pytest.fixture(scope="module")
 def systems(red, red_array):
-    return {"pendulum": lambda: pendulum(red, Q0, QD0), "hub": lambda: hub_with_arrays(red_array),
+    return {"pendulum": lambda: pendulum(red, Q0, QD0),
+            "hub": lambda: hub_with_arrays(red_array, moving=True),
             "linked": lambda: linked(red)}
 
 
