@@ -312,10 +312,12 @@ def _block_values(block) -> dict:
     return out
 
 
-#: a forward ball or free joint body's damping, stiffness and spring reference (titop_body's):
-#: model FMU parameters by their block names (not parameters of the block FMUs)
+#: a forward ball or free joint body's or a free-flying root's damping, stiffness and spring
+#: references (titop_body's): model FMU parameters by their block names (not parameters of the
+#: block FMUs)
 JOINT_LAW_PARAMS = (("damping", "PAR_JDAMPING"), ("stiffness", "PAR_JSTIFFNESS"),
-                     ("spring_ref", "PAR_JSPRING_REF"))  # fmt: skip
+                     ("spring_ref", "PAR_JSPRING_REF"),
+                     ("spring_position", "PAR_JSPRING_POS"))  # fmt: skip
 
 
 def _plan_params(mp: ModelPlan, closures, laws, mimics=()) -> None:
