@@ -418,3 +418,46 @@ def test_a_model_fmu_of_the_free_joint_laws_equals_the_engine(tmp_path, capfd):
         err = np.max(np.abs(np.interp(res.time, r["time"], r[c]) - res[c]))
         print(f"{c}: co-simulation vs engine {err:.2g}")
         assert err < 1e-7, c
+
+
+def test_the_object_path_refuses_the_laws_by_name():
+    """A system the core cannot run (a user's block subclass) runs the object path, which has
+    no joint damping or springs: refused naming the block, not run without them."""
+    from titopfmu.assembly.engine import AssemblyError
+
+    class MyBody(RigidBody):
+        pass
+
+    s = System("mine")
+    s.add(MyBody("box", 1.0, np.eye(3), damping=0.5))
+    with pytest.raises(AssemblyError, match=r"block 'box': its joint damping needs the core"):
+        Engine(s)
+    s = System("mine")
+    s.add(MyBody("box", 1.0, np.eye(3)))
+    Engine(s).derivative(0.0, Engine(s).initial_state())  # without them: the object path runs
+
+
+@pytest.mark.parametrize("root", [True, False], ids=["RigidBody", "FreeBody"])
+def test_complex_step_jacobian_matches_central_differences(root):
+    """The core's complex build (titopz_eval) carries the free joint's laws: its Jacobian
+    against central differences at a random state."""
+    s = free_box(root=root, gravity=(0.3, -0.2, -9.81))
+    engine = Engine(s)
+    sl = engine.plan.state_slices["box"]
+    rng = np.random.default_rng(9)
+    x = engine.initial_state()
+    q = Rotation.random(random_state=rng).as_quat()[[3, 0, 1, 2]]
+    x[sl] = np.concatenate([rng.uniform(-1, 1, 3), q, rng.uniform(-2, 2, 6)])
+    Jc = engine.jacobian(0.0, x)
+    h = 1e-6
+    Jd = np.zeros_like(Jc)
+    for k in range(len(x)):
+        e = np.zeros_like(x)
+        e[k] = h
+        Jd[:, k] = (engine.derivative(0.0, x + e) - engine.derivative(0.0, x - e)) / (2 * h)
+    err = np.max(np.abs(Jc - Jd)) / max(1.0, np.max(np.abs(Jc)))
+    print(f"free joint laws: complex-step Jacobian vs central differences {err:.2g}")
+    assert err < 1e-7
+    # without the laws the Jacobian differs (the comparison sees them)
+    s0 = free_box(root=root, damping=0.0, stiffness=0.0, gravity=(0.3, -0.2, -9.81))
+    assert np.max(np.abs(Engine(s0).jacobian(0.0, x) - Jc)) > 0.1
