@@ -693,10 +693,13 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
     joint coordinates and the free root's pose (None: zero, the root at the origin);
     ``ground_pose`` the Ground's ``position`` and ``euler`` (fixed base; None: the origin).
     ``laws(joint name, link name)``: the joint's spring-damper law from the file, or None; a
-    law on a 1-dof joint feeds its effort (a JointSpringDamper), one on a multi-dof joint (ball,
-    free) is added to ``unimported``. ``mimics``: follower joint name -> (leader joint name,
-    multiplier, offset): the follower's effort is then a JointMimic's. ``rotors``: joint name
-    -> rotor inertia added to its armature (a 1-dof joint's; URDF transmissions)."""
+    law on a 1-dof joint feeds its effort (a JointSpringDamper); the damping and stiffness of a
+    ball joint and of the free-flying root's free joint are their SphericalBody's and
+    RigidBody's parameters (MuJoCo's ball and free joint laws); the rest of a law on a
+    multi-dof joint is added to ``unimported``. ``mimics``: follower joint name -> (leader
+    joint name, multiplier, offset): the follower's effort is then a JointMimic's.
+    ``rotors``: joint name -> rotor inertia added to its armature (a 1-dof joint's; URDF
+    transmissions)."""
     mimics = mimics or {}
     rotors = rotors or {}
     g = np.asarray(gravity, dtype=float)

@@ -328,11 +328,11 @@ def _joint_springs(kind: str) -> tuple[Parameter, ...]:
     if kind == "free":
         speed, att, pos = ("joint speed, effort -d u added to the joint's (N s/m on v_r, "
                            "N m s/rad on ω_r)", "P_{a/a0}", "[OP]_{R_b}")
-        mjcf = "MJCF's free joint"
+        mjcf, src = "MuJoCo's free joint", "MuJoCo's qpos_spring"
     else:
         speed, att, pos = ("speed, the wrench -d x'_P applied at P (N s/m on v_P, N m s/rad "
                            "on ω)", "P_{a/i}", "[IP]_{R_i}")
-        mjcf = "MJCF's free joint of the top-level body"
+        mjcf, src = "MJCF's free joint of the top-level body", "MJCF: the body's {}, qpos0"
     return (
         Parameter("damping", (), "", 0.0, f"viscous damping d on every {speed} ({mjcf} "
                   "damping, -damping qvel); >= 0", "nonnegative", fmu=False),
@@ -341,10 +341,10 @@ def _joint_springs(kind: str) -> tuple[Parameter, ...]:
                   f"θ the rotation vector of spring_ref^-1 {att} in R_a ({mjcf} stiffness); "
                   ">= 0", "nonnegative", fmu=False),
         Parameter("spring_ref", (4,), "", (1.0, 0.0, 0.0, 0.0), f"the spring's rest attitude "
-                  f"{att} as a unit quaternion [w, x, y, z] (MJCF: the body's quat, qpos0)",
+                  f"{att} as a unit quaternion [w, x, y, z] ({src.format('quat')})",
                   "unit_quaternion", fmu=False),
         Parameter("spring_position", (3,), "m", _Z3, f"the spring's rest position {pos} of P "
-                  "(MJCF: the body's pos, qpos0)", "vector", fmu=False),
+                  f"({src.format('pos')})", "vector", fmu=False),
     )  # fmt: skip
 
 
