@@ -461,3 +461,60 @@ def test_complex_step_jacobian_matches_central_differences(root):
     # without the laws the Jacobian differs (the comparison sees them)
     s0 = free_box(root=root, damping=0.0, stiffness=0.0, gravity=(0.3, -0.2, -9.81))
     assert np.max(np.abs(Engine(s0).jacobian(0.0, x) - Jc)) > 0.1
+
+
+def rotated_free_body() -> System:
+    """free_box's body as a FreeBody under a Ground at a port off the origin, with a rotated
+    P_a0b (the joint's position in R_b, its placement in Pinocchio's R_a0)."""
+    b = free_box(root=False, gravity=(0.3, -0.2, -9.81)).blocks["box"]
+    R0 = Rotation.from_euler("xyz", [0.3, -0.5, 0.7]).as_matrix()
+    s = System("rotated")
+    s.add(
+        Ground("ground", children={"O": (0.1, 0.2, 0.3)}),
+        FreeBody("box", mass=b.mass, inertia=b.inertia, com=b.com, gravity=b.gravity, P_a0b=R0,
+                 damping=b.damping, stiffness=b.stiffness, spring_ref=b.spring_ref,
+                 spring_position=b.spring_position),
+        Constant("tau", np.zeros(6)),
+    )  # fmt: skip
+    s.connect("ground.O", "box.P")
+    s.connect("tau.y", "box.joint.tau")
+    return s
+
+
+@pytest.mark.parametrize("case", ["root", "free", "mjcf free", "mjcf ball"])
+def test_the_pinocchio_reference_carries_the_laws(tmp_path, case):
+    """The Pinocchio reference (titopfmu crosscheck's) adds the ball and free joints' and the
+    root's laws to its generalised forces: its accelerations equal the engine's at random
+    states (and differ without the laws)."""
+    pytest.importorskip("pinocchio")
+    from test_ball_joint_laws import SPRUNG
+
+    from titopfmu.crosscheck import engine_accelerations
+    from titopfmu.reference.pinocchio_model import to_pinocchio
+
+    rng = np.random.default_rng(21)
+    if case.startswith("mjcf"):
+        _, s = imported(tmp_path, FREE if case == "mjcf free" else SPRUNG)
+        engine = Engine(s)
+        states = [MuJoCoOf(tmp_path / "free.xml", s).random_state(rng) for _ in range(5)]
+    else:
+        s = free_box(gravity=(0.3, -0.2, -9.81)) if case == "root" else rotated_free_body()
+        engine = Engine(s)
+        sl = engine.plan.state_slices["box"]
+        states = []
+        for _ in range(5):
+            x = engine.initial_state()
+            q = Rotation.random(random_state=rng).as_quat()[[3, 0, 1, 2]]
+            x[sl] = np.concatenate([rng.uniform(-1, 1, 3), q, rng.uniform(-2, 2, 6)])
+            states.append(x)
+    ref = to_pinocchio(s)
+    worst, gap = 0.0, 0.0
+    for x in states:
+        ours = engine_accelerations(engine, ref, engine.derivative(0.0, x))
+        theirs = ref.accelerations(x)
+        worst = max(worst, np.max(np.abs(ours - theirs)) / max(1.0, np.max(np.abs(theirs))))
+        q, v = ref.q_v(x)
+        gap = max(gap, float(np.max(np.abs(ref.passive(q, v)))))
+    print(f"{case}: Pinocchio reference with the laws vs engine {worst:.2g}")
+    assert worst < 1e-12
+    assert gap > 0.1  # the laws act at these states
