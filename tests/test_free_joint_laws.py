@@ -522,3 +522,22 @@ def test_the_pinocchio_reference_carries_the_laws(tmp_path, case):
     print(f"{case}: Pinocchio reference with the laws vs engine {worst:.2g}")
     assert worst < 1e-12
     assert gap > 0.1  # the laws act at these states
+
+
+def test_the_crosscheck_of_a_sprung_damped_free_body_passes(tmp_path):
+    """``titopfmu crosscheck`` of the imported free body: Pinocchio with the laws (accelerations
+    and a trajectory) and, one FMU per block refusing the root's laws, the whole-model FMU (its
+    outputs named apart from the root's 'position' parameter)."""
+    pytest.importorskip("pinocchio")
+    pytest.importorskip("fmpy")
+    from titopfmu.crosscheck import crosscheck
+
+    _, system = imported(tmp_path)
+    r = crosscheck(system, tmp_path / "cc", cosim=True, t_final=1.0)
+    print(r.summary())
+    assert r.passed and r.verdict == "PASS", r.summary()
+    assert r.acc_error < 1e-12 and r.traj_error < 1e-6
+    assert r.cosim_label == "model FMU"
+    assert "joint damping (RigidBody damping)" in r.cosim
+    assert r.cosim_acc_error is not None and r.cosim_acc_error < 1e-12
+    assert r.cosim_traj_error is not None and r.cosim_traj_error < 1e-6

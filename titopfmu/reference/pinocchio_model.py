@@ -809,6 +809,7 @@ class PinocchioReference:
         tau = self._tau_const.copy()
         for sl, _, fn in self._tau_dyn:
             tau[sl] = fn(t, q, v)
+        tau += self.passive(q, v)  # the ball and free joints' and the root's laws
         a = self.aba(q, v, tau, self.external_forces(t, q, v) if self._externals else None)
         dy = np.empty(len(y))
         if self.floating:
