@@ -423,7 +423,7 @@ def test_joint_couplings_and_hidden_bodies_are_refused_inactive_ones_listed(tmp_
     refused(tmp_path, mesh, "body 'a'", "mesh geom", "<inertial>", line=4)
 
 
-def test_springs_dampers_on_the_free_root_not_imported_are_listed_negative_refused(tmp_path):
+def test_springs_dampers_on_the_free_root_imported_negative_refused(tmp_path):
     text = f"""<mujoco>
   <default><joint damping="0.5"/></default>
   <worldbody>
@@ -433,10 +433,12 @@ def test_springs_dampers_on_the_free_root_not_imported_are_listed_negative_refus
     </body>
   </worldbody>
 </mujoco>"""
-    with pytest.warns(MjcfWarning) as record:
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
         system = titopfmu.import_mjcf(write(tmp_path, text))
-    got = [(u.what, u.note.split(":")[0], u.line) for u in record[0].message.unimported]
-    assert got == [("<joint damping>", "on the free-flying root", 4)], got
+    got = [(u.what, u.line) for w in record for u in getattr(w.message, "unimported", [])]
+    assert got == [], got
+    assert system.blocks["torso"].damping == 0.5  # tests/test_free_joint_laws.py
     assert system.blocks["head"].damping == 0.5  # imported (tests/test_ball_joint_laws.py)
     assert system.blocks["head"].stiffness == 3.0  # imported (tests/test_ball_joint_laws.py)
     assert isinstance(system.blocks["tail_tau"], titopfmu.JointSpringDamper)
@@ -446,6 +448,8 @@ def test_springs_dampers_on_the_free_root_not_imported_are_listed_negative_refus
             "stiffness -3 is negative", line=5)  # fmt: skip
     refused(tmp_path, text.replace('stiffness="3"', 'stiffness="stiff"'), "joint 'neck'",
             "<joint stiffness> 'stiff' is not a finite number", line=5)  # fmt: skip
+    refused(tmp_path, text.replace('type="free"', 'type="free" damping="-1"'),
+            "joint 'root'", "damping -1 is negative", line=4)  # fmt: skip
 
 
 def test_the_documented_table_is_the_imports_table():

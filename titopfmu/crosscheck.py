@@ -630,7 +630,11 @@ def model_leg(system: System, engine: Engine, t_final: float, interval: float, s
 
     from .fmi.model import build_model_fmu
 
-    path = build_model_fmu(system, out / f"{system.name}.fmu", outputs={c: c for c in columns})
+    # outputs named apart from the parameters (a root's 'position' is both a parameter, its
+    # initial value, and the signal compared)
+    names = {c: f"crosscheck.{c}" for c in columns}
+    path = build_model_fmu(system, out / f"{system.name}.fmu",
+                           outputs={names[c]: c for c in columns})  # fmt: skip
     md = read_model_description(str(path))
     unzipped = extract(str(path))
     try:
@@ -661,10 +665,10 @@ def model_leg(system: System, engine: Engine, t_final: float, interval: float, s
     n = max(1, int(round(t_final / step)))
     every = max(1, int(round(interval / step)))
     r = simulate_fmu(str(path), fmi_type="CoSimulation", stop_time=n * step, step_size=step,
-                     output_interval=every * step, output=list(columns))  # fmt: skip
+                     output_interval=every * step, output=[names[c] for c in columns])  # fmt: skip
     res = SimulationResult(list(columns))
     for row in r:
-        res.append(float(row["time"]), [float(row[c]) for c in columns])
+        res.append(float(row["time"]), [float(row[names[c]]) for c in columns])
     return err, res
 
 

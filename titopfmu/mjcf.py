@@ -38,9 +38,15 @@ respected); a joint without any of these has a ``Constant`` (0). A ball joint's 
 its SphericalBody's ``damping`` (``-damping ω`` on its 3 dof, ω in the child's frame, as
 MuJoCo's ``-damping qvel``), its stiffness the SphericalBody's ``stiffness`` (``-stiffness θ``,
 θ the rotation vector of the joint's attitude from qpos0, the identity, in the child's frame,
-as MuJoCo's ``mj_springdamper``; MuJoCo reads no ``springref`` on a ball joint); friction or a
-range on a ball joint and any of these on the free-flying root are not imported (listed in the
-warning): the law is for 1-dof joints.
+as MuJoCo's ``mj_springdamper``; MuJoCo reads no ``springref`` on a ball joint). A free joint
+(``<joint type="free">``; ``<freejoint/>`` takes none) gives its damping and stiffness to the
+free-flying root RigidBody's ``damping``, ``stiffness``, ``spring_ref`` and
+``spring_position``: the wrench ``-damping`` x the twist at the body's origin and the spring
+``-stiffness (p - p0)`` (world frame), ``-stiffness θ`` (θ the rotation vector from the body's
+written attitude, its frame), p0 and the attitude MuJoCo's ``qpos_spring`` of a free joint (its
+``qpos0``, the body's ``pos`` and ``quat``; no ``springref``). Friction or a range on a ball
+joint and friction on the free joint are not imported (listed in the warning): the law is for
+1-dof joints.
 
 A joint's ``armature`` (rotor inertia, with the ``<default>`` classes) is the joint body's
 ``armature`` parameter, added to the joint's apparent inertia (eq. 20) as in MuJoCo and
@@ -142,7 +148,9 @@ _LAW = ("a JointSpringDamper law tau = -stiffness (q - springref) - damping q_do
         "joint's effort (hinge, slide; springref in degrees for a hinge under angle='degree'); "
         "on a ball joint: the SphericalBody's damping and stiffness, -damping ω - stiffness "
         "θ on its 3 dof (θ the rotation vector from qpos0, the identity; springref not read, "
-        "as in MuJoCo); either on the free-flying root: listed")
+        "as in MuJoCo); on the free joint of the free-flying root: the RigidBody's damping and "
+        "stiffness, -damping on its twist at the body's origin, -stiffness (p - p0) and "
+        "-stiffness θ toward qpos0, the body's pos and quat (springref not read, as in MuJoCo)")
 _FRICTION = ("Coulomb friction f_c of the joint law (hinge, slide), regularised: "
              "-f_c tanh(q_dot / v_c), v_c = 1e-3 rad/s or m/s (MuJoCo: a soft friction "
              "constraint); on a ball joint: listed")

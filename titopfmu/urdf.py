@@ -693,10 +693,13 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
     joint coordinates and the free root's pose (None: zero, the root at the origin);
     ``ground_pose`` the Ground's ``position`` and ``euler`` (fixed base; None: the origin).
     ``laws(joint name, link name)``: the joint's spring-damper law from the file, or None; a
-    law on a 1-dof joint feeds its effort (a JointSpringDamper), one on a multi-dof joint (ball,
-    free) is added to ``unimported``. ``mimics``: follower joint name -> (leader joint name,
-    multiplier, offset): the follower's effort is then a JointMimic's. ``rotors``: joint name
-    -> rotor inertia added to its armature (a 1-dof joint's; URDF transmissions)."""
+    law on a 1-dof joint feeds its effort (a JointSpringDamper); the damping and stiffness of a
+    ball joint and of the free-flying root's free joint are their SphericalBody's and
+    RigidBody's parameters (MuJoCo's ball and free joint laws); the rest of a law on a
+    multi-dof joint is added to ``unimported``. ``mimics``: follower joint name -> (leader
+    joint name, multiplier, offset): the follower's effort is then a JointMimic's.
+    ``rotors``: joint name -> rotor inertia added to its armature (a 1-dof joint's; URDF
+    transmissions)."""
     mimics = mimics or {}
     rotors = rotors or {}
     g = np.asarray(gravity, dtype=float)
@@ -859,6 +862,21 @@ def _system_from_model(pin, model, text, file, floating_base, gravity, name,
                 what = what.replace(a, "")
             law = replace(law, d=0.0, k=0.0, q_ref=0.0, what=what)
             law = None if law.empty else law  # what is left (friction, a range)
+        if law is not None and j < first and isinstance(block, RigidBody):
+            # MJCF's free joint of the top-level body: -d qvel on its 6 dof and the spring
+            # -k (p - p0), -k θ toward qpos0, the body's pose as written (MuJoCo's qpos_spring of
+            # a free joint; springref not read): the RigidBody's damping and springs (the core's
+            # titop_body.damping, stiffness, spring_ref, spring_pos)
+            block.damping, block.stiffness = law.d, law.k
+            if q is not None:
+                block.spring_position = np.array(q[0:3], dtype=float)
+                block.spring_ref = np.array(q[[6, 3, 4, 5]], dtype=float)  # [w, x, y, z]
+                block.spring_ref /= np.linalg.norm(block.spring_ref)
+            what = law.what
+            for a in (" damping", " stiffness", " springref"):
+                what = what.replace(a, "")
+            law = replace(law, d=0.0, k=0.0, q_ref=0.0, what=what)
+            law = None if law.empty else law  # what is left (friction)
         if law is not None and not one_dof:
             if unimported is not None:
                 what = "the free-flying root" if j < first else f"a {block.joint.dof}-dof joint"

@@ -151,6 +151,30 @@ def mimics():
     return s
 
 
+def joint_springs():
+    """A damped, sprung free-flying root (titop_body.damping, stiffness, spring_ref,
+    spring_pos) carrying a damped, sprung free joint body and ball joint body."""
+    from titopfmu import Constant, FreeBody, RigidBody, SphericalBody, System
+
+    q0 = (0.9, 0.1, -0.3, 0.2)
+    inertia = np.diag([0.02, 0.03, 0.01])
+    s = System("springs")
+    s.add(RigidBody("root", 2.0, np.diag([0.5, 0.4, 0.3]), com=(0.05, 0.0, -0.1),
+                    twist=(0.1, -0.2, 0.3, 0.4, -0.1, 0.2), damping=0.3, stiffness=2.0,
+                    spring_ref=np.array(q0) / np.linalg.norm(q0), spring_position=(0.1, 0, 0),
+                    children={"A": (0.2, 0, 0), "B": (0, 0.3, 0)}),
+          FreeBody("free", 0.7, inertia, com=(0.1, 0.0, 0.0), position0=(0.1, 0.2, 0.0),
+                   euler0=(0.3, -0.2, 0.1), omega0=(0.5, 0.0, -0.3), damping=0.2, stiffness=1.5,
+                   spring_position=(0.0, 0.1, 0.0)),
+          SphericalBody("ball", 0.5, inertia, com=(0.0, 0.0, -0.2), euler0=(0.2, 0.1, 0.0),
+                        damping=0.1, stiffness=0.8),
+          Constant("t6", np.zeros(6)), Constant("t3", [0.1, 0.0, -0.1]))  # fmt: skip
+    for a, b in (("root.A", "free.P"), ("root.B", "ball.P"), ("t6.y", "free.joint.tau"),
+                 ("t3.y", "ball.joint.tau")):  # fmt: skip
+        s.connect(a, b)
+    return s
+
+
 systems = {
     "balloon": build_balloon,
     "tree": lambda: random_tree(3)[0],
@@ -162,6 +186,7 @@ systems = {
     "rotors": rotors,
     "stops": stops,
     "mimics": mimics,
+    "joint_springs": joint_springs,
 }
 rng = np.random.default_rng(0)
 for name, build in systems.items():

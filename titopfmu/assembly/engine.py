@@ -272,6 +272,13 @@ class Engine:
                 f"flexible body '{self.flexible[0].name}' needs the core, which cannot run this "
                 f"system: {self.native_reason}"
             )
+        sprung = [(b.name, a) for b in self.tree_blocks for a in ("damping", "stiffness")
+                  if getattr(b, a, 0.0)]  # fmt: skip
+        if sprung and self.native_reason is not None:  # titop_body's, the core's only
+            raise AssemblyError(
+                f"block '{sprung[0][0]}': its joint {sprung[0][1]} needs the core, which cannot "
+                f"run this system: {self.native_reason}"
+            )
         if self.native_reason is not None or not self.tree_blocks:
             return
         parents = [

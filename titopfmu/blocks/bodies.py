@@ -561,6 +561,8 @@ class DeclaredBody(BodyBlock, DeclaredBlock):
                 continue  # set by _setup_flex
             if not p.structural and p.name not in ("mass", "inertia", "com", "gravity"):
                 setattr(self, p.name, values[p.name])
+        if "spring_ref" in type(self).declaration.names:  # a ball or free joint's, a root's
+            self.spring_ref = unit_quaternion(self.name, "spring_ref", values.get("spring_ref"))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -813,8 +815,6 @@ class DeclaredJointBody(JointBody, DeclaredBody):
         if "quaternion0" in type(self).declaration.names:
             self.quaternion0 = initial_quaternion(self.name, values.get("euler0"),
                                                   values.get("quaternion0"))  # fmt: skip
-        if "spring_ref" in type(self).declaration.names:
-            self.spring_ref = unit_quaternion(self.name, "spring_ref", values.get("spring_ref"))
 
     def initial_state(self) -> FloatArray:
         """The declared initial conditions, in declared order (empty for an inverse type)."""

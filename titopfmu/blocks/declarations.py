@@ -328,6 +328,47 @@ def _ball_ports(free: bool, inverse: bool) -> tuple[PortDecl, ...]:
     return (m, tau) if inverse else (tau, m)
 
 
+def _joint_springs(kind: str) -> tuple[Parameter, ...]:
+    """The damping and springs of a forward ball joint body (``kind`` 'ball'), free joint body
+    ('free') or free-flying root ('root'): the core's titop_body.damping, stiffness, spring_ref
+    and (free, root) spring_pos, as MuJoCo's ball and free joint damping and stiffness
+    (mj_springdamper); parameters of the whole-model FMU (fmi/model.py JOINT_LAW_PARAMS), not
+    of the block FMUs."""
+    if kind == "ball":
+        return (
+            Parameter("damping", (), "", 0.0, "viscous joint damping d on every joint speed, "
+                      "effort -d u added to the joint's (N m s/rad on ω_r; MJCF's ball joint "
+                      "damping); >= 0", "nonnegative", fmu=False),
+            Parameter("stiffness", (), "", 0.0, "rotational joint spring k (N m/rad), effort -k θ "
+                      "added to the joint's, θ the rotation vector of spring_ref^-1 P_{a/a0} in "
+                      "R_a (MJCF's ball joint stiffness); >= 0", "nonnegative", fmu=False),
+            Parameter("spring_ref", (4,), "", (1.0, 0.0, 0.0, 0.0), "the spring's rest "
+                      "attitude P_{a/a0} as a unit quaternion [w, x, y, z] (MJCF: qpos0, the "
+                      "identity)", "unit_quaternion", fmu=False),
+        )
+    if kind == "free":
+        speed, att, pos = ("joint speed, effort -d u added to the joint's (N s/m on v_r, "
+                           "N m s/rad on ω_r)", "P_{a/a0}", "[OP]_{R_b}")
+        mjcf, src = "MuJoCo's free joint", "MuJoCo's qpos_spring"
+    else:
+        speed, att, pos = ("speed, the wrench -d x'_P applied at P (N s/m on v_P, N m s/rad "
+                           "on ω)", "P_{a/i}", "[IP]_{R_i}")
+        mjcf, src = "MJCF's free joint of the top-level body", "MJCF: the body's {}, qpos0"
+    return (
+        Parameter("damping", (), "", 0.0, f"viscous damping d on every {speed} ({mjcf} "
+                  "damping, -damping qvel); >= 0", "nonnegative", fmu=False),
+        Parameter("stiffness", (), "", 0.0, "spring k (N/m on translation, N m/rad on "
+                  f"rotation): the force -k ({pos} - spring_position) at P and the torque -k θ, "
+                  f"θ the rotation vector of spring_ref^-1 {att} in R_a ({mjcf} stiffness); "
+                  ">= 0", "nonnegative", fmu=False),
+        Parameter("spring_ref", (4,), "", (1.0, 0.0, 0.0, 0.0), f"the spring's rest attitude "
+                  f"{att} as a unit quaternion [w, x, y, z] ({src.format('quat')})",
+                  "unit_quaternion", fmu=False),
+        Parameter("spring_position", (3,), "m", _Z3, f"the spring's rest position {pos} of P "
+                  f"({src.format('pos')})", "vector", fmu=False),
+    )  # fmt: skip
+
+
 # -- the block types -------------------------------------------------------------------------------
 
 RIGID_BODY = BlockType(
@@ -341,7 +382,7 @@ RIGID_BODY = BlockType(
         Parameter("twist", (6,), "", (0.0,) * 6,
                   "initial twist [v_P (m/s); ω (rad/s)] at P, in the body frame R_a",
                   initial=True, role="PAR_TWIST0", units=("m/s",) * 3 + ("rad/s",) * 3),
-    ) + _FLEX,
+    ) + _joint_springs("root") + _FLEX,
     states=_ROOT_STATES, core_kind=RIGID,
     fmu=FmuDecl("TitopRigidBody",
                 "root rigid body, forward dynamics G^B (Alazard et al. 2025, eqs. 11-13)",
@@ -475,20 +516,8 @@ def _ball(free: bool, inverse: bool) -> BlockType:
                           inverse) if free else
                 _armature((3,), "kg.m2", "per joint speed ω_r (x, y, z in R_a)", inverse))
     tail: tuple[Parameter, ...] = (armature,)
-    if not inverse:  # the core's titop_body.damping; a model FMU parameter (fmi/model.py)
-        tail += (Parameter("damping", (), "", 0.0, "viscous joint damping d on every joint "
-                               "speed, effort -d u added to the joint's (N s/m on v_r, N m s/rad "
-                               "on ω_r; MJCF's ball and free joint damping); >= 0",
-                               "nonnegative", fmu=False),)
-    if not inverse and not free:  # the core's titop_body.stiffness, spring_ref (the same)
-        tail += (
-            Parameter("stiffness", (), "", 0.0, "rotational joint spring k (N m/rad), effort -k θ "
-                      "added to the joint's, θ the rotation vector of spring_ref^-1 P_{a/a0} in "
-                      "R_a (MJCF's ball joint stiffness); >= 0", "nonnegative", fmu=False),
-            Parameter("spring_ref", (4,), "", (1.0, 0.0, 0.0, 0.0), "the spring's rest "
-                      "attitude P_{a/a0} as a unit quaternion [w, x, y, z] (MJCF: qpos0, the "
-                      "identity)", "unit_quaternion", fmu=False),
-        )  # fmt: skip
+    if not inverse:  # the core's titop_body.damping, stiffness, spring_ref (, spring_pos)
+        tail += _joint_springs("free" if free else "ball")
     return BlockType(
         name, key, title, "joint",
         _mass(root=False, joint=True) + own + _BODY_TAIL + tail + (() if inverse else _FLEX),

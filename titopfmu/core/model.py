@@ -190,7 +190,7 @@ class NativeTree:
         law_dst = {dst for _, _, dst in laws} | {f for _, f, _ in mimics}
         n = len(blocks)
         bi = np.zeros((n, 11), dtype=np.intc)
-        bd = np.zeros((n, 43))
+        bd = np.zeros((n, 46))
         port_i, port_d, ext_i, ext_d = [], [], [], []
         port0 = []
         #: (block index, port, width, offset) of the inputs the caller passes
@@ -244,9 +244,12 @@ class NativeTree:
                 bd[i, 19:28] = R0.reshape(9)
                 if dof:  # rotor inertia per joint speed (titop_body.armature), zero by default
                     bd[i, 31 : 31 + dof] = np.broadcast_to(getattr(b, "armature", 0.0), (dof,))
-                bd[i, 37] = getattr(b, "damping", 0.0)  # ball, free: -d u (titop_body.damping)
-                bd[i, 38] = getattr(b, "stiffness", 0.0)  # ball: -k θ (titop_body.stiffness)
-                bd[i, 39:43] = getattr(b, "spring_ref", (1.0, 0.0, 0.0, 0.0))
+            # ball, free, free-flying root: -d u (titop_body.damping), -k θ and, free and root,
+            # -k (r - r_ref) (titop_body.stiffness, spring_ref, spring_pos)
+            bd[i, 37] = getattr(b, "damping", 0.0)
+            bd[i, 38] = getattr(b, "stiffness", 0.0)
+            bd[i, 39:43] = getattr(b, "spring_ref", (1.0, 0.0, 0.0, 0.0))
+            bd[i, 43:46] = getattr(b, "spring_position", (0.0, 0.0, 0.0))
         #: offset of the parent motion vector input (or None) and of each boundary port wrench
         self.parent_input: int | None = None
         self.port_inputs: list[int] = []

@@ -315,10 +315,12 @@ def _block_values(block) -> dict:
     return out
 
 
-#: a forward ball or free joint body's damping, stiffness and spring reference (titop_body's):
-#: model FMU parameters by their block names (not parameters of the block FMUs)
+#: a forward ball or free joint body's or a free-flying root's damping, stiffness and spring
+#: references (titop_body's): model FMU parameters by their block names (not parameters of the
+#: block FMUs)
 JOINT_LAW_PARAMS = (("damping", "PAR_JDAMPING"), ("stiffness", "PAR_JSTIFFNESS"),
-                     ("spring_ref", "PAR_JSPRING_REF"))  # fmt: skip
+                     ("spring_ref", "PAR_JSPRING_REF"),
+                     ("spring_position", "PAR_JSPRING_POS"))  # fmt: skip
 
 
 #: a flexible body's initial elastic state [q(0), q̇(0)] (docs/flexible.md §6): model FMU

@@ -276,10 +276,11 @@ def system_mapping(system: System, fold_laws: bool = True) -> SystemMapping:
                                   "(run it in process)")  # fmt: skip
         if type(b) not in FMU_TYPE_OF:
             raise _no_fmu(b)
-        for a in ("damping", "stiffness"):  # titop_body's: not FMU parameters (yet)
+        for a in ("damping", "stiffness"):  # titop_body's: not block FMU parameters (yet)
             if getattr(b, a, 0.0):
-                raise FromSystemError(f"block '{b.name}': its joint {a} (SphericalBody {a}) "
-                                      "is not in the block FMU yet; run it in process")
+                raise FromSystemError(f"block '{b.name}': its joint {a} ({type(b).__name__} "
+                                      f"{a}) is not in the block FMU yet; run it in process "
+                                      "or as one model FMU: titopfmu export --fmu")
         own = getattr(b, "own_apparent_inertia", None)
         if own is not None and not b.inverse and own() is not None:
             raise FromSystemError(f"block '{b.name}': its body alone has no inertia about its "

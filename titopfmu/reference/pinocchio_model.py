@@ -38,6 +38,11 @@ Mapping of the conventions (seed 004 / titopfmu -> Pinocchio):
   its own axis and placement, its coordinate and velocity are the leader's scaled, and it has
   none in Pinocchio's reduced ``q, v``); the follower's ``joint.tau`` there is the constraint
   effort, which the mimic joint itself provides: no applied effort on the follower;
+* a ball or free joint body's and a floating root's ``damping`` d and ``stiffness`` k (MuJoCo's
+  ball and free joint laws) add to the joint's generalised force, in Pinocchio's terms:
+  ``-d v - k [t_R; θ]``, θ the rotation vector of ``spring_ref^-1 q`` and, free joint and
+  root, ``t_R = R^T (p - spring_position)`` with p the position in the parent's frame (free
+  joint: ``P_a0b t``; root: the inertial position) and R the body's attitude in that frame;
 * gravity: ``model.gravity = Motion(g, 0)`` (all blocks must share the same g);
 * an external wrench ``[F, T]`` about the point p (vector from P, body frame), given in the body
   or the inertial frame, becomes a force about the joint-frame origin, in the joint frame, added
@@ -634,7 +639,36 @@ class PinocchioReference:
                 tau[sl] = fn(t, q, v)
         for name, val in given.items():
             tau[self._joint_slice(name)] = val
-        return tau
+        return tau + self.passive(q, v)
+
+    def passive(self, q: FloatArray, v: FloatArray) -> FloatArray:
+        """The generalised force (nv) of the ball and free joints' and the floating root's
+        damping and springs (MuJoCo's mj_springdamper and -damping qvel), from the blocks'
+        ``damping``, ``stiffness``, ``spring_ref``, ``spring_position``: ``-d v - k [t_R; θ]``
+        on each such joint's Pinocchio velocity (local frame), see the module docstring."""
+        out = np.zeros(self.nv)
+        for name, info in self.bodies.items():
+            b = self.system.blocks[name]
+            d, k = float(getattr(b, "damping", 0.0)), float(getattr(b, "stiffness", 0.0))
+            if info.kind not in ("root", "spherical", "free") or not (d or k):
+                continue
+            iq, iv, nv = info.idx_q, info.idx_v, info.nv
+            out[iv : iv + nv] -= d * v[iv : iv + nv]
+            if not k:
+                continue
+            q0 = np.asarray(b.spring_ref, dtype=float)[[1, 2, 3, 0]]
+            quat = q[iq + (0 if info.kind == "spherical" else 3) :][:4]
+            rel = Rotation.from_quat(q0).inv() * Rotation.from_quat(quat)
+            out[iv + nv - 3 : iv + nv] -= k * rel.as_rotvec()
+            if info.kind == "spherical":
+                continue
+            R = Rotation.from_quat(quat).as_matrix()  # the body's attitude in the parent's frame
+            p = q[iq : iq + 3]
+            if info.kind == "free":  # Pinocchio's t is in R_a0: [OP]_{R_b} = P_a0b t
+                R0 = np.asarray(b.joint.R_a0b, dtype=float)
+                p, R = R0 @ p, R0 @ R
+            out[iv : iv + 3] -= k * (R.T @ (p - np.asarray(b.spring_position, dtype=float)))
+        return out
 
     def external_forces(
         self,
@@ -781,6 +815,7 @@ class PinocchioReference:
         tau = self._tau_const.copy()
         for sl, _, fn in self._tau_dyn:
             tau[sl] = fn(t, q, v)
+        tau += self.passive(q, v)  # the ball and free joints' and the root's laws
         a = self.aba(q, v, tau, self.external_forces(t, q, v) if self._externals else None)
         dy = np.empty(len(y))
         if self.floating:

@@ -13,7 +13,7 @@
 #include "titop.h"
 
 #define BODY_INTS 11
-#define BODY_DOUBLES 43 /* ..., pos (3), armature (6), damping, stiffness, spring_ref (4) */
+#define BODY_DOUBLES 46 /* ..., armature (6), damping, stiffness, spring_ref (4), spring_pos (3) */
 #define CLOSURE_DOUBLES 72
 
 typedef struct {
@@ -184,6 +184,7 @@ static int Model_init(ModelObject *self, PyObject *args, PyObject *kwds)
         B->damping = bd[37];
         B->stiffness = bd[38];
         memcpy(B->spring_ref, bd + 39, 4 * sizeof(double));
+        memcpy(B->spring_pos, bd + 43, 3 * sizeof(double));
     }
     for (Py_ssize_t j = 0; j < np_; j++) {
         memcpy(m->ports[j].pc, (const double *)b[3].buf + 3 * j, 3 * sizeof(double));

@@ -94,16 +94,23 @@ typedef struct titop_body {
                            (rotational) or kg (translational), added to the joint's apparent
                            inertia S^T Ia S (eq. 20) as Pinocchio's model.armature; zero unless
                            set */
-    double damping;     /* forward spherical and free joint bodies: viscous damping d >= 0 on
-                           every joint speed, effort -d u added to the joint's (N s/m on v_r,
-                           N m s/rad on ω_r: MuJoCo's joint damping, -d qvel, the same vector
-                           in any frame); zero unless set, zero on other bodies */
-    double stiffness;   /* forward spherical joint bodies: rotational spring k >= 0, effort
+    double damping;     /* forward spherical and free joint bodies and free-flying (rigid)
+                           roots: viscous damping d >= 0 on every joint speed, effort -d u added
+                           to the joint's (N s/m on v_r, N m s/rad on ω_r: MuJoCo's joint
+                           damping, -d qvel, the same vector in any frame); on a rigid root the
+                           wrench -d x'_P applied at P (MuJoCo's free joint of a top-level
+                           body); zero unless set, zero on other bodies */
+    double stiffness;   /* forward spherical and free joint bodies and rigid roots: spring
+                           k >= 0 (N m/rad on rotation; N/m on translation, free and root), effort
                            -k θ added to the joint's, θ the rotation vector of q_ref^-1 q (the
-                           child's frame; MuJoCo's ball joint stiffness, mj_springdamper); zero
+                           child's frame; MuJoCo's ball and free joint stiffness, mj_springdamper);
+                           free joint: also the force -k (r - r_ref), r = [OP]_{R_b}, applied at P;
+                           rigid root: -k (IP - r_ref), [IP]_{R_i}, q its attitude P_{b/i}; zero
                            unless set, zero on other bodies */
     double spring_ref[4]; /* its reference attitude q_ref, a quaternion [w, x, y, z] (finite,
                            not zero; read only when stiffness is not zero) */
+    double spring_pos[3]; /* free joint: reference position r_ref, [OP]_{R_b}; rigid root:
+                           [IP]_{R_i} (m, finite; read only when stiffness is not zero) */
     /* set by titop_model_init: */
     int nq, nv;         /* configuration and speed counts of the joint (root rigid: 7, 6) */
     double D[36];       /* D_P = τ_BP^T diag(m 1, I_B) τ_BP (eq. 4) */

@@ -1787,6 +1787,29 @@ static void ball_spring_angle(const double *r, const real_t *q, real_t *th)
         th[k] = f * v[k];
 }
 
+/* The spring of a free joint body or a rigid root (titop_body.stiffness, MuJoCo's free joint
+   in mj_springdamper), its kinematics done: -k θ on ω (θ of q_ref^-1 q, the body's frame) and
+   the force -k (r - r_ref) at P, r = [OP]_{R_b} (free joint: the force in R_a is
+   -k P_{a/b}^T (r - r_ref)) or [IP]_{R_i} (rigid root: -k P_{b/i}^T (IP - r_ref)), added to the
+   body's effort (a rigid root's: the wrench applied at P, R_a; eval adds it to h). */
+static void free_spring(const titop_model *m, real_t *data, int i, const real_t *x)
+{
+    const titop_body *B = &m->bodies[i];
+    if (B->stiffness == 0.0 || B->inverse || (B->kind != TITOP_FREE && B->kind != TITOP_RIGID))
+        return;
+    bodydata *d = body_data(data, i);
+    const real_t *xs = x + B->x0;
+    real_t dr[3], f[3], th[3];
+    for (int k = 0; k < 3; k++)
+        dr[k] = xs[k] - B->spring_pos[k];
+    mtv3(B->kind == TITOP_FREE ? d->E : d->R, dr, f); /* into the body's frame R_a */
+    ball_spring_angle(B->spring_ref, xs + 3, th);
+    for (int k = 0; k < 3; k++) {
+        d->effort[k] -= B->stiffness * f[k];
+        d->effort[3 + k] -= B->stiffness * th[k];
+    }
+}
+
 int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double *x_d,
                    const double *in_d, int full, double *dx_d, int *bad_body)
 {
@@ -1811,7 +1834,7 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
         if (B->nv && !B->inverse)
             for (int k = 0; k < B->nv; k++)
                 d->effort[k] = B->in0 >= 0 ? in[B->in0 + k] : 0.0;
-        if (B->damping != 0.0 && !B->inverse) /* ball, free: -d u (titop_body.damping) */
+        if (B->damping != 0.0 && !B->inverse) /* ball, free, rigid root: -d u (-d x'_P) */
             for (int k = 0; k < B->nv; k++)
                 d->effort[k] -= B->damping * x[B->x0 + B->nq + k];
         if (B->stiffness != 0.0 && !B->inverse && B->kind == TITOP_SPHERICAL) {
@@ -1839,6 +1862,7 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
         body_kinematics(m, data, i, x, in, NULL);
         if (m->bodies[i].flex >= 0) /* its nodes, before its children (docs §6) */
             flex_kinematics(m, data, m->bodies[i].flex, x);
+        free_spring(m, data, i, x);
     }
     for (int j = 0; j < m->nports; j++)
         if (m->ports[j].child < 0) {
@@ -1848,8 +1872,14 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
         }
     for (int c = 0; c < m->nclosures; c++)
         closure_wrenches(m, data, c);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         body_bias(m, data, i, in);
+        if (m->bodies[i].kind == TITOP_RIGID) { /* a rigid root's damping, spring: applied at P */
+            bodydata *d = body_data(data, i);
+            for (int k = 0; k < 6; k++)
+                d->h[k] -= d->effort[k];
+        }
+    }
     for (int f = 0; f < m->nflex; f++)
         flex_bias(m, data, f, x);
     /* the algebraic loop: backward, then forward sweep; with mimic joints, the constraint
@@ -2471,15 +2501,22 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
                 ((root || k >= B->nv) && B->armature[k] != 0.0))
                 return bad(i, bad_body, msg, size, "armature must be >= 0 and finite, one per "
                                                    "joint speed (none on a root)");
+        int sprung = B->kind == TITOP_SPHERICAL || B->kind == TITOP_FREE ||
+                     B->kind == TITOP_RIGID; /* the bodies with damping, stiffness */
         if (!(isfinite(B->damping) && B->damping >= 0.0) ||
-            (B->damping != 0.0 && (B->inverse || (B->kind != TITOP_SPHERICAL &&
-                                                   B->kind != TITOP_FREE))))
+            (B->damping != 0.0 && (B->inverse || !sprung)))
             return bad(i, bad_body, msg, size, "damping must be >= 0 and finite (only on a "
-                                               "forward spherical or free joint body)");
+                                               "forward spherical or free joint body or a "
+                                               "free-flying root)");
         if (!(isfinite(B->stiffness) && B->stiffness >= 0.0) ||
-            (B->stiffness != 0.0 && (B->inverse || B->kind != TITOP_SPHERICAL)))
+            (B->stiffness != 0.0 && (B->inverse || !sprung)))
             return bad(i, bad_body, msg, size, "stiffness must be >= 0 and finite (only on a "
-                                               "forward spherical joint body)");
+                                               "forward spherical or free joint body or a "
+                                               "free-flying root)");
+        if (B->stiffness != 0.0 && B->kind != TITOP_SPHERICAL &&
+            !(isfinite(B->spring_pos[0]) && isfinite(B->spring_pos[1]) &&
+              isfinite(B->spring_pos[2])))
+            return bad(i, bad_body, msg, size, "spring_position must be finite");
         if (B->stiffness != 0.0) {
             double n2 = 0.0;
             for (int k = 0; k < 4; k++)

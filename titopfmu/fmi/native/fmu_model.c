@@ -178,7 +178,8 @@ static int apply(FmuInstance *c, int role, int arg, int slot)
     case PAR_EXT_POINT:
         memcpy(b->exts[arg].point, v, 3 * sizeof(double));
         return FMU_OK;
-    case PAR_JDAMPING: /* ball, free: -d u; ball: -k θ (titop_body; the core checks them) */
+    case PAR_JDAMPING: /* ball, free, free-flying root: -d u, -k θ, free and root: -k (r - r_ref)
+                          (titop_body; the core checks them) */
         if (!(v[0] >= 0))
             return fmu_refuse(c, "parameter '%s' = %s must be >= 0", n.s, fmu_num(v[0]).s);
         B->damping = v[0];
@@ -187,6 +188,9 @@ static int apply(FmuInstance *c, int role, int arg, int slot)
         if (!(v[0] >= 0))
             return fmu_refuse(c, "parameter '%s' = %s must be >= 0", n.s, fmu_num(v[0]).s);
         B->stiffness = v[0];
+        return FMU_OK;
+    case PAR_JSPRING_POS: /* finite (build: the parameters' finiteness check) */
+        memcpy(B->spring_pos, v, sizeof B->spring_pos);
         return FMU_OK;
     case PAR_JSPRING_REF: { /* a unit quaternion [w, x, y, z] (to 1e-6, normalised here) */
         double n2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3];
