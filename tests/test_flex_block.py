@@ -283,6 +283,8 @@ def test_bad_input_names_the_block_and_parameter(red, tmp_path) -> None:
     with pytest.raises(t.TitopError,
                        match=r"block 'b', parameter 'flexible': '.*missing.npz'.*cannot be read"):
         t.WeldedBody("b", 0.0, Z3, flexible=tmp_path / "missing.npz")
+    with pytest.raises(t.TitopError, match=r"block 'b', parameter 'elastic_q0': given without"):
+        t.WeldedBody("b", 1.0, np.eye(3), elastic_q0=[0.1])
     with pytest.raises(t.TitopError, match=r"block 'b', parameter 'flexible': a titopfmu"):
         t.WeldedBody("b", 0.0, Z3, flexible=42)
     with pytest.raises(t.TitopError, match=r"parameter 'children\[tip\]': at \[0.5"):

@@ -489,10 +489,14 @@ class DeclaredBody(BodyBlock, DeclaredBlock):
         return out
 
     def _setup_flex(self, flexible, q0, qd0) -> None:
-        """The flexible part (``flexible``: a ReducedModel or a reduced-model file's path) and
-        its initial elastic coordinates and rates (empty: zeros), checked; the refusals name
-        this block and the parameter."""
+        """The flexible part (``flexible``: a ReducedModel, a reduced-model file's path or a
+        spec, :mod:`titopfmu.flex.spec`) and its initial elastic coordinates and rates (empty:
+        zeros), checked; the refusals name this block and the parameter."""
         if flexible is None:
+            for pname, v in (("elastic_q0", q0), ("elastic_qdot0", qd0)):
+                if v is not None and np.size(v):
+                    raise ParameterError(self.name, pname, "given without a flexible part "
+                                         "(flexible=...): a rigid body has no elastic state")
             self.elastic_q0 = np.zeros(0)
             self.elastic_qdot0 = np.zeros(0)
             return
