@@ -43,25 +43,31 @@ def tip(red) -> tuple[float, ...]:
     return tuple(float(v) for v in red.node_positions[1])
 
 
-def cantilever(red, *, via_child: bool = False, frame: str = "body", joint: float | None = None,
-               wrench=WRENCH) -> t.System:  # fmt: skip
-    """The strip clamped at P: welded on Ground (``joint`` None) or on a revolute joint about
-    z_a turned by ``joint`` rad; a constant wrench ``wrench`` at its tip node, as an external
-    wrench of the beam (``via_child`` False) or of a massless rigid body welded at the tip node
-    (its frame the node frame N_1), given in ``frame``; no gravity."""
+def cantilever(red, *, via_child: bool = False, frame: str = "body",
+               joint: float | str | None = None, wrench=WRENCH) -> t.System:  # fmt: skip
+    """The strip clamped at P: welded on Ground (``joint`` None), on a revolute joint about z_a
+    turned by ``joint`` rad, or (``joint`` "free") a free-floating root with a rigid hub at P,
+    tumbling; a constant wrench ``wrench`` at its tip node, as an external wrench of the beam
+    (``via_child`` False) or of a massless rigid body welded at the tip node (its frame the node
+    frame N_1), given in ``frame``; no gravity."""
     s = t.System("tip_wrench")
-    s.add(t.Ground("ground", children={"P": (0.0, 0.0, 0.0)}))
     ext = {"w": {"point": tip(red), "frame": frame}}
     kw: dict = {"children": {"tip": tip(red)}} if via_child else {"external": ext}
-    if joint is None:
+    if joint == "free":
+        s.add(t.RigidBody("beam", 2.0, np.diag([0.1, 0.2, 0.3]), flexible=red, gravity=NO_G,
+                          euler=(0.3, -0.2, 0.5), twist=(0.1, -0.2, 0.05, 0.3, -0.2, 0.5),
+                          **kw))  # fmt: skip
+    elif joint is None:
         s.add(t.WeldedBody("beam", 0.0, Z3, flexible=red, gravity=NO_G, **kw))
     else:
         s.add(t.RevoluteBody("beam", 0.0, Z3, axis=(0.0, 0.0, 1.0), theta0=joint, flexible=red,
                              gravity=NO_G, **kw))  # fmt: skip
         s.add(t.Constant("tau", 0.0))
         s.connect("tau.y", "beam.joint.tau")
+    if joint != "free":
+        s.add(t.Ground("ground", children={"P": (0.0, 0.0, 0.0)}))
+        s.connect("ground.P", "beam.P")
     s.add(t.Constant("wrench", list(wrench)))
-    s.connect("ground.P", "beam.P")
     if via_child:
         s.add(t.WeldedBody("tipb", 0.0, Z3, gravity=NO_G,
                            external={"w": {"point": (0.0, 0.0, 0.0), "frame": frame}}))
@@ -81,6 +87,22 @@ def states(rng, red, n_joint: int = 0) -> list[np.ndarray]:
         j = np.concatenate([[0.4], rng.normal(size=n_joint - 1)]) if n_joint else np.zeros(0)
         out.append(np.concatenate([j, amp * rng.normal(size=n), 30 * amp * rng.normal(size=n)]))
     return out
+
+
+@pytest.mark.parametrize("frame", ["body", "inertial"])
+def test_free_floating_root(red, frame: str) -> None:
+    """(1b) On a tumbling free-floating root (a rigid hub at P beside the strip), a tip wrench
+    equals the massless welded child's, at the initial and at deflected, vibrating states."""
+    rng = np.random.default_rng(12)
+    e_node = t.Engine(cantilever(red, frame=frame, joint="free"))
+    e_child = t.Engine(cantilever(red, via_child=True, frame=frame, joint="free"))
+    x0 = e_node.initial_state()
+    n = red.n_modes
+    for x in [x0, *(np.concatenate([x0[:13], z]) for z in states(rng, red)[1:])]:
+        assert x.size == 13 + 2 * n
+        want = e_child.derivative(0.0, x)
+        np.testing.assert_allclose(e_node.derivative(0.0, x), want, rtol=0,
+                                   atol=1e-10 * np.abs(want).max())  # fmt: skip
 
 
 def test_tip_wrench_equals_a_massless_child_and_the_reference(red) -> None:
@@ -211,3 +233,27 @@ def test_model_fmu_derivative_is_the_engines(red, tmp_path) -> None:
                                        atol=1e-9 * np.abs(want).max())  # fmt: skip
     finally:
         me.close()
+
+
+def test_a_point_off_the_nodes_stays_on_the_floating_frame(red) -> None:
+    """(1c) A wrench at a point that is not a node (here 0.3 m along the strip, off its nodes
+    0 and 1; and a point 1e-6 m off the tip node: beyond the 1e-9 tolerance) acts on the
+    floating frame, as on a rigid body: the reference's q̈ with the generalised forces
+    [F; PE x F + T; 0] (no elastic part), at q = 0 (the strip is welded on Ground: what the
+    floating frame takes goes to the ground; a node's wrench would have moved q̈)."""
+    n = red.n_modes
+    W = np.array(WRENCH)
+    for point in ((0.3, 0.0, 0.0), (tip(red)[0] + 1e-6, 0.0, 0.0)):
+        s = t.System("off_node")
+        s.add(t.Ground("ground", children={"P": (0.0, 0.0, 0.0)}))
+        s.add(t.WeldedBody("beam", 0.0, Z3, flexible=red, gravity=NO_G,
+                           external={"w": {"point": point, "frame": "body"}}))  # fmt: skip
+        s.add(t.Constant("wrench", list(W)))
+        s.connect("ground.P", "beam.P")
+        s.connect("wrench.y", "beam.w")
+        qd = np.linspace(-0.2, 0.3, n)
+        dx = t.Engine(s).derivative(0.0, np.concatenate([np.zeros(n), qd]))
+        f = np.concatenate([W[:3], np.cross(point, W[:3]) + W[3:], np.zeros(n)])
+        u = np.concatenate([np.zeros(6), qd])
+        qdd, _ = ref.titop_direct(red, np.zeros(n), u, np.zeros(3), np.zeros(3), f, {})
+        np.testing.assert_allclose(dx[n:], qdd, rtol=0, atol=1e-10 * np.abs(qdd).max())
