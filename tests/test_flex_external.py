@@ -114,6 +114,8 @@ def test_tip_wrench_equals_a_massless_child_and_the_reference(red) -> None:
     rng = np.random.default_rng(34)
     e_node, e_child = t.Engine(cantilever(red)), t.Engine(cantilever(red, via_child=True))
     e_free = t.Engine(cantilever(red, wrench=(0.0,) * 6))
+    desc = cantilever(red).blocks["beam"].ports["w"].description  # the block says where
+    assert "about node 1 of the flexible part" in desc and "frame N_1" in desc, desc
     n = red.n_modes
     for x in states(rng, red):
         dx = e_node.derivative(0.0, x)
@@ -251,6 +253,7 @@ def test_a_point_off_the_nodes_stays_on_the_floating_frame(red) -> None:
         s.add(t.Constant("wrench", list(W)))
         s.connect("ground.P", "beam.P")
         s.connect("wrench.y", "beam.w")
+        assert "node" not in s.blocks["beam"].ports["w"].description
         qd = np.linspace(-0.2, 0.3, n)
         dx = t.Engine(s).derivative(0.0, np.concatenate([np.zeros(n), qd]))
         f = np.concatenate([W[:3], np.cross(point, W[:3]) + W[3:], np.zeros(n)])
