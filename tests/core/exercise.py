@@ -283,11 +283,17 @@ def flexible_models():
     red = Red()
     root = ImposedMotionBody("root", 2.0, np.diag([0.1, 0.2, 0.3]),
                              children={"C": (0.2, -0.1, 0.3)})  # fmt: skip
-    arm = RevoluteBody("beam", 0.0, np.zeros((3, 3)), axis=(0.0, 0.0, 1.0), armature=1e-3)
+    # external wrenches at its nodes 1 (body: node frame) and 2 (inertial; a node without a
+    # child port) and one off the nodes (on the floating frame): titop_ext.node
+    arm = RevoluteBody("beam", 0.0, np.zeros((3, 3)), axis=(0.0, 0.0, 1.0), armature=1e-3,
+                       external={"tip": {"point": (1.0, 0.0, 0.0), "frame": "body"},
+                                 "mid": {"point": (0.5, 0.1, 0.0), "frame": "inertial"},
+                                 "off": {"point": (0.3, 0.0, 0.0), "frame": "body"}})  # fmt: skip
     free = RigidBody("free", 0.5, np.diag([0.01, 0.02, 0.03]))
     q = 1e-2 * np.arange(1, 2 * n + 1)
     yield "flex_revolute", NativeTree([root, arm], [None, (0, 0)], [0, 0], flex=[(1, red, 2)]), (
-        np.concatenate([[0.3, 1.0], q]), np.concatenate([0.1 * np.arange(18), [0.2]]))
+        np.concatenate([[0.3, 1.0], q]),
+        np.concatenate([0.1 * np.arange(18), [0.2], 0.1 * np.sin(np.arange(18))]))
     x = np.concatenate([[0.1, 0.2, 0.3, 1.0, 0.0, 0.0, 0.0, 0.1, -0.2, 0.3, 0.5, -0.4, 0.2], q])
     yield "flex_root", NativeTree([free], [None], [0], flex=[(0, red, 13)]), (x, np.zeros(0))
     beam = RevoluteBody("beam", 0.0, np.zeros((3, 3)), axis=(0.0, 0.0, 1.0), armature=1e-3,

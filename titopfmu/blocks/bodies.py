@@ -399,13 +399,18 @@ class BodyBlock(CoreBlock):
                 f"(6, in R_{name})",
             )
         for ename, spec in self.external.items():
-            self._add_port(
-                ename,
-                "signal_in",
-                6,
-                f"external wrench [F (N), T (N m) about the point {list(spec.point)}] on {name}, "
-                f"in the {spec.frame} frame",
-            )
+            text = (f"external wrench [F (N), T (N m) about the point {list(spec.point)}] on "
+                    f"{name}, in the {spec.frame} frame")  # fmt: skip
+            red = getattr(self, "flexible", None)
+            if red is not None:  # at a node of the flexible part: there (docs/flexible.md §6)
+                from ..core.model import flex_external_node
+
+                k = flex_external_node(spec.point, red)
+                if k:
+                    frame = f"node {k}'s frame N_{k}" if spec.frame == "body" else "inertial frame"
+                    text = (f"external wrench [F (N), T (N m) about node {k} of the flexible "
+                            f"part, at {list(spec.point)} undeformed] on {name}, in the {frame}")
+            self._add_port(ename, "signal_in", 6, text)
 
     @property
     def n_children(self) -> int:

@@ -140,6 +140,21 @@ def flex_port_fault(points, red) -> tuple[int, str] | None:
     return None
 
 
+def flex_external_node(point, red) -> int:
+    """The node k >= 1 of the reduced model ``red`` at ``point`` (R_a, m) within 1e-9 of the
+    body's size (its largest node coordinate, at least 1 m), or 0: where the core applies a
+    flexible body's external wrench (at node k, in its frame N_k for ``frame: body``; 0: on the
+    floating frame). The core decides (titop_ext.node, set by titop_model_init); this mirrors
+    its rule for the block's port descriptions (docs/flexible.md §6)."""
+    nodes = np.asarray(red.node_positions, dtype=float).reshape(-1, 3)
+    size = max(1.0, float(np.max(np.abs(nodes))))
+    p = np.asarray(point, dtype=float)
+    for k in range(1, len(nodes)):
+        if np.max(np.abs(p - nodes[k])) <= 1e-9 * size:
+            return k
+    return 0
+
+
 def check_flex_ports(block, red) -> None:
     """:func:`flex_port_fault` as a one-line ValueError naming the block and the port."""
     fault = flex_port_fault(list(block.child_points), red)

@@ -135,6 +135,10 @@ typedef struct titop_ext {
     double point[3]; /* vector P -> E, body frame, m */
     int inertial;    /* 1: given in R_i, 0: in R_a */
     int w0;          /* first input of its 6 values */
+    int node;        /* set by titop_model_init: on a flexible body, the node k >= 1 of its
+                        reduced model at the point (within 1e-9 of the body's size), where the
+                        wrench acts (docs/flexible.md §6, eq. E4 with Ψ_k; inertial == 0: in the
+                        node frame N_k's components); 0: on the (floating) frame, at the point */
 } titop_ext;
 
 /* Loop closure L^A_C (Fig. 14): spring-damper between two child ports. */

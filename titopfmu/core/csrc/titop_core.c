@@ -345,6 +345,8 @@ static void body_bias(const titop_model *m, real_t *data, int i, const real_t *i
     }
     for (int j = 0; j < B->next; j++) {
         const titop_ext *X = &m->exts[B->ext0 + j];
+        if (X->node > 0) /* at a flexible body's node: flex_bias (docs §6) */
+            continue;
         const real_t *wi = in + X->w0;
         real_t W[6], pt[3], tp[3];
         if (X->inertial) { /* [F; T]_{R_a} = P^{x2}_{i/a} [F; T]_{R_i} */
@@ -1296,11 +1298,13 @@ static size_t flex_offset(const titop_model *m)
 }
 
 /* values of part f's record: M_P* (36), Y (n x 6), z (n), q̈ (n), LDL^T of Mee_eff (n x n),
-   then per child port k the rotational rows of its node's Jacobian J_l(θ) Φr,j (3 x n) */
+   then per node k >= 1 the rotational rows of its Jacobian J_l(θ) Φr,k (3 x n; child port
+   k - 1's node, or an external wrench's: titop_ext.node) */
 static size_t flex_rec_size(const titop_model *m, const titop_flex *F)
 {
     size_t n = (size_t)F->n;
-    return 36 + 8 * n + n * n + 3 * n * (size_t)m->bodies[F->body].nports;
+    (void)m;
+    return 36 + 8 * n + n * n + 3 * n * (size_t)(F->nnodes > 1 ? F->nnodes - 1 : 0);
 }
 
 static real_t *flex_rec(const titop_model *m, real_t *data, int f)
@@ -1365,6 +1369,40 @@ static void rotation_series(const real_t *th, real_t a, real_t b, real_t *out)
    Rt^T y: c_j = [ω x Φt,j q̇; J̇_l θ̇] - [ω_r x y_v; ω_r x y_ω], ω_r = J_l θ̇ (the rate of N
    relative to R_a). Exact rigid kinematics of the node frame (a child's dynamics conserve
    energy with the body's), the linear model's x_j and θ. */
+/* Node k's frame of part F at its elastic coordinates q (docs §6, N1): x = r_k + Φt,k q
+   (R_a), Rt = exp(θ~) with θ = Φr,k q, Jl = J_l(θ), Pr = J_l Φr,k (3 x n; Ψ_k's rotational
+   rows), c the coefficients of rotation_coefficients at θ . θ. */
+static void node_frame(const titop_flex *F, int k, const real_t *q, real_t *x, real_t *th,
+                       real_t *c, real_t *Rt, real_t *Jl, real_t *Pr)
+{
+    const int n = F->n;
+    const double *r = F->node_positions + 3 * k;
+    const double *Phi = F->node_shapes + (size_t)6 * n * k;
+    for (int a = 0; a < 3; a++) {
+        real_t s = 0.0, u = 0.0;
+        for (int l = 0; l < n; l++) {
+            s += Phi[n * a + l] * q[l];
+            u += Phi[n * (3 + a) + l] * q[l];
+        }
+        x[a] = r[a] + s;
+        th[a] = u;
+    }
+    rotation_coefficients(th[0] * th[0] + th[1] * th[1] + th[2] * th[2], c);
+    rotation_series(th, c[0], c[1], Rt);
+    rotation_series(th, c[1], c[2], Jl);
+    for (int a = 0; a < 3; a++) /* J_l Φr,k */
+        for (int l = 0; l < n; l++)
+            Pr[n * a + l] = Jl[3 * a] * Phi[n * 3 + l] + Jl[3 * a + 1] * Phi[n * 4 + l] +
+                            Jl[3 * a + 2] * Phi[n * 5 + l];
+}
+
+/* Node kinematics of part f's child ports (port k at node k + 1; docs §6). The node frame N:
+   at x_j = r_j + Φt,j q, turned by Rt = exp(θ~), θ = Φr,j q (R_a components; node_frame). Its
+   twist in R_a components y = X_j x'_P + Ψ_j q̇ (X_j = τ(-x_j), Ψ_j = [Φt,j; J_l(θ) Φr,j]) and
+   in N components Rt^T y; its acceleration in N components Rt^T (X_j ẋ'_P + Ψ_j q̈ + c_j), the
+   rate of Rt^T y: c_j = [ω x Φt,j q̇; J̇_l θ̇] - [ω_r x y_v; ω_r x y_ω], ω_r = J_l θ̇ (the rate of
+   N relative to R_a). Exact rigid kinematics of the node frame (a child's dynamics conserve
+   energy with the body's), the linear model's x_j and θ. */
 static void flex_kinematics(const titop_model *m, real_t *data, int f, const real_t *x)
 {
     const titop_flex *F = &m->flex[f];
@@ -1375,32 +1413,19 @@ static void flex_kinematics(const titop_model *m, real_t *data, int f, const rea
     real_t *Pr0 = flex_rec(m, data, f) + 36 + 8 * (size_t)n + (size_t)n * n;
     for (int k = 0; k < B->nports; k++) {
         portdata *pd = port_data(m, data, B->port0 + k);
-        const double *r = F->node_positions + 3 * (k + 1);
         const double *Phi = F->node_shapes + (size_t)6 * n * (k + 1);
-        real_t *Pr = Pr0 + (size_t)3 * n * k;
-        real_t th[3], thd[3], vt[3];
+        real_t th[3], thd[3], vt[3], c[5], Jl[9], wr[3];
+        node_frame(F, k + 1, q, pd->x, th, c, pd->Rt, Jl, Pr0 + (size_t)3 * n * k);
+        mm3(d->R, pd->Rt, pd->Rn);
         for (int a = 0; a < 3; a++) {
-            real_t s = 0.0, t = 0.0, u = 0.0, w = 0.0;
+            real_t t = 0.0, w = 0.0;
             for (int l = 0; l < n; l++) {
-                s += Phi[n * a + l] * q[l];
                 t += Phi[n * a + l] * qd[l];
-                u += Phi[n * (3 + a) + l] * q[l];
                 w += Phi[n * (3 + a) + l] * qd[l];
             }
-            pd->x[a] = r[a] + s;
             vt[a] = t;
-            th[a] = u;
             thd[a] = w;
         }
-        real_t c[5], Jl[9], wr[3];
-        rotation_coefficients(th[0] * th[0] + th[1] * th[1] + th[2] * th[2], c);
-        rotation_series(th, c[0], c[1], pd->Rt);
-        mm3(d->R, pd->Rt, pd->Rn);
-        rotation_series(th, c[1], c[2], Jl);
-        for (int a = 0; a < 3; a++) /* J_l Φr,j */
-            for (int l = 0; l < n; l++)
-                Pr[n * a + l] = Jl[3 * a] * Phi[n * 3 + l] + Jl[3 * a + 1] * Phi[n * 4 + l] +
-                                Jl[3 * a + 2] * Phi[n * 5 + l];
         mv3(Jl, thd, wr);
         for (int a = 0; a < 3; a++) {
             pd->dv[a] = vt[a];
@@ -1443,6 +1468,25 @@ static void flex_upper_r(const real_t *L, int n, real_t *b, int s)
             b[s * i] -= L[n * k + i] * b[s * k];
 }
 
+/* A known wrench W (force; moment about the node; R_a components) at node k of part F, x its
+   position x_k(q) and Pr = J_l(θ) Φr,k (node_frame): its generalised forces by the power
+   W . y_k (docs eqs. N1, E4 with Ψ_k = [Φt,k; Pr]): the rigid rows into the body's bias, h -=
+   X_k^T W (X_k = τ(-x_k)), the elastic ones into the right-hand side z += Ψ_k^T W. A child
+   port's known wrench (a closure's, an input) and an external wrench at a node both go here. */
+static void flex_node_wrench(const titop_flex *F, int k, const real_t *x, const real_t *Pr,
+                             const real_t *W, real_t *h, real_t *z)
+{
+    const int n = F->n;
+    const double *Phi = F->node_shapes + (size_t)6 * n * k;
+    real_t p[3] = {-x[0], -x[1], -x[2]}, w[6];
+    tau_wrench(p, W, w);
+    for (int r = 0; r < 6; r++)
+        h[r] -= w[r];
+    for (int l = 0; l < n; l++)
+        for (int r = 0; r < 6; r++)
+            z[l] += (r < 3 ? (real_t)Phi[n * r + l] : Pr[n * (r - 3) + l]) * W[r];
+}
+
 /* Backward step of a flexible body i with child ports (its children done): the flexible
    articulated-body step. The body's equations (docs eq. E1 with the nodes' wrenches W_j =
    -(Ma_j a_j + ba_j) by eq. E4, a_j = X_j ẋ'_P + Φ_j q̈ + c_j, X_j = τ(-x_j)) read
@@ -1472,12 +1516,7 @@ static int flex_condense(const titop_model *m, real_t *data, int i)
         if (P->child < 0) { /* a known wrench kv (N components) at the node (docs eq. E4) */
             mv3(pd->Rt, pd->kv, kv);
             mv3(pd->Rt, pd->kv + 3, kv + 3);
-            tau_wrench(p, kv, w);
-            for (int k = 0; k < 6; k++)
-                d->ha[k] -= w[k];
-            for (int l = 0; l < n; l++)
-                for (int r = 0; r < 6; r++)
-                    z[l] += PSI(r, l) * kv[r];
+            flex_node_wrench(F, j - B->port0 + 1, pd->x, Pr, kv, d->ha, z);
             continue;
         }
         const bodydata *c = body_data(data, P->child);
@@ -1582,7 +1621,8 @@ static void flex_upper(const double *L, int n, real_t *b, int s)
    its bias b_P = h_r - f_r + M_re Mee^-1 (f_e - h_e - K_eff q - De q̇) (docs §6) to the body's h
    (seed eqs. 7, 11: Ia ẋ'_P + ha = W_{B/A,P}). Mee^-1 through its LDL^T factors (Lee): with
    W = L^-1 M_er, M_re Mee^-1 M_er = W^T D^-1 W, symmetric and PSD by construction. */
-static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x)
+static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x,
+                      const real_t *in)
 {
     const titop_flex *F = &m->flex[f];
     const titop_body *B = &m->bodies[F->body];
@@ -1709,6 +1749,26 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
             Ms[6 * a + 3 + b] = -sk[3 * a + b];
             Ms[6 * (3 + a) + b] = sk[3 * a + b];
         }
+    /* external wrenches at its nodes (titop_ext.node): at the node, by eq. (E4) with Ψ_k
+       (flex_node_wrench); 'body' components are the node frame N_k's: W_a = Rt W_N; inertial
+       ones W_a = P_{a/i}^T W_i */
+    real_t *Pr0 = Ms + 36 + 8 * (size_t)n + (size_t)n * n;
+    for (int j = 0; j < B->next; j++) {
+        const titop_ext *X = &m->exts[B->ext0 + j];
+        if (X->node <= 0)
+            continue;
+        const real_t *wi = in + X->w0;
+        real_t xk[3], th[3], c[5], Rt[9], Jl[9], W[6], *Pr = Pr0 + (size_t)3 * n * (X->node - 1);
+        node_frame(F, X->node, q, xk, th, c, Rt, Jl, Pr);
+        if (X->inertial) {
+            mtv3(d->R, wi, W);
+            mtv3(d->R, wi + 3, W + 3);
+        } else {
+            mv3(Rt, wi, W);
+            mv3(Rt, wi + 3, W + 3);
+        }
+        flex_node_wrench(F, X->node, xk, Pr, W, d->h, z);
+    }
     if (B->nports > 0) { /* children at its nodes: M_rr, M_er, z_0 raw for flex_condense */
         for (int r = 0; r < 6; r++)
             d->h[r] += hr[r] - fr[r];
@@ -1881,7 +1941,7 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
         }
     }
     for (int f = 0; f < m->nflex; f++)
-        flex_bias(m, data, f, x);
+        flex_bias(m, data, f, x, in);
     /* the algebraic loop: backward, then forward sweep; with mimic joints, the constraint
        efforts from that sweep's accelerations and a second sweep with them (titop_mimic) */
     int sb = sweep(m, data, in, full && !m->nmimics);
@@ -2610,9 +2670,11 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
         if (B->parent >= 0 && m->ports[m->bodies[B->parent].port0 + B->slot].child != i)
             return bad(i, bad_body, msg, size, "its parent's port does not name it as its child");
     }
-    for (int j = 0; j < m->nexts; j++)
+    for (int j = 0; j < m->nexts; j++) {
         if (m->exts[j].w0 < 0 || m->exts[j].w0 + 6 > m->nin)
             return bad(-1, bad_body, msg, size, "external wrench input out of range");
+        m->exts[j].node = 0; /* a flexible body's below */
+    }
     for (int c = 0; c < m->nclosures; c++) {
         const titop_closure *C = &m->closures[c];
         if (C->left < 0 || C->left >= m->nports || C->right < 0 || C->right >= m->nports ||
@@ -2703,6 +2765,18 @@ int titop_model_init(titop_model *m, int *bad_body, char *msg, size_t size)
         }
         if (F->n < 1 || F->x0 < 0 || F->x0 + 2 * F->n > m->nx)
             return bad(i, bad_body, msg, size, "flexible part: states out of range");
+        /* its external wrenches at nodes k >= 1 (within 1e-9 of the body's size, the largest
+           node coordinate, at least 1 m): acting at the node (titop_ext.node, flex_bias) */
+        double size_b = 1.0;
+        for (int e = 0; e < 3 * F->nnodes; e++)
+            size_b = fmax(size_b, fabs(F->node_positions[e]));
+        for (int j = Bf->ext0; j < Bf->ext0 + Bf->next; j++)
+            for (int k = 1; k < F->nnodes && !m->exts[j].node; k++) {
+                const double *r = F->node_positions + 3 * k, *pt = m->exts[j].point;
+                double e = fmax(fabs(pt[0] - r[0]), fmax(fabs(pt[1] - r[1]), fabs(pt[2] - r[2])));
+                if (e <= 1e-9 * size_b)
+                    m->exts[j].node = k;
+            }
         int code = titop_check_flex(F); /* and Lee := LDL^T of Mee */
         if (code != TITOP_FLEX_OK) {
             snprintf(text, sizeof text, "flexible part, %s: %s", titop_flex_parameter(code),
