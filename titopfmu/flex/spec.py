@@ -73,6 +73,24 @@ def _path(base: Path | None, value: Any, body: str, key: str) -> Path:
     return p if p.is_absolute() or base is None else base / p
 
 
+def _properties(body: str, spec: Mapping, source: str, keys: tuple[str, ...],
+                required: tuple[str, ...], integers: tuple[str, ...]) -> dict:  # fmt: skip
+    """The properties of a beam or plate spec (``spec[source]``), checked: a mapping of known
+    keys with the required ones; whole floats of the integer keys as ints (JSON, YAML)."""
+    props = spec[source]
+    if not isinstance(props, Mapping):
+        raise FlexModelError(body, f"'{source}'", f"a mapping of the {source}'s properties")
+    unknown = sorted(set(props) - set(keys))
+    if unknown:
+        raise FlexModelError(body, f"'{source}.{unknown[0]}'",
+                             f"unknown key; keys: {', '.join(keys)}")  # fmt: skip
+    missing = [k for k in required if k not in props]
+    if missing:
+        raise FlexModelError(body, f"'{source}.{missing[0]}'", "missing")
+    return {k: int(v) if k in integers and isinstance(v, float) and v.is_integer() else v
+            for k, v in props.items()}  # fmt: skip
+
+
 def reduced_from_spec(body: str, spec: Mapping, base: str | Path | None = None) -> ReducedModel:
     """The reduced model a spec describes (see the module's docstring); every refusal a
     :class:`FlexModelError` naming ``body`` and the key."""
@@ -93,38 +111,16 @@ def reduced_from_spec(body: str, spec: Mapping, base: str | Path | None = None) 
                                  "modes, method, damping and nodes apply to beam or fe")
         return read_reduced_model(_path(base, spec["reduced"], body, "reduced"))
     if "beam" in spec:
-        b = spec["beam"]
-        if not isinstance(b, Mapping):
-            raise FlexModelError(body, "'beam'", "a mapping of the beam's properties")
-        unknown = sorted(set(b) - set(BEAM_KEYS))
-        if unknown:
-            raise FlexModelError(body, f"'beam.{unknown[0]}'",
-                                 f"unknown key; keys: {', '.join(BEAM_KEYS)}")  # fmt: skip
-        missing = [k for k in ("length", "E", "rho", "section") if k not in b]
-        if missing:
-            raise FlexModelError(body, f"'beam.{missing[0]}'", "missing")
-        kw = {k: v for k, v in b.items() if k != "section"}
-        if "n_elements" in kw:
-            n_el = kw["n_elements"]
-            if isinstance(n_el, float) and n_el.is_integer():
-                kw["n_elements"] = int(n_el)
-        fe = Beam(body, section=_section(body, b["section"]), **kw).fe_model()
+        kw = _properties(body, spec, "beam", BEAM_KEYS, ("length", "E", "rho", "section"),
+                         ("n_elements",))  # fmt: skip
+        kw["section"] = _section(body, kw["section"])
+        fe = Beam(body, **kw).fe_model()
         nodes_default: tuple[int, ...] = ()
     elif "plate" in spec:
         from .plate import Plate
 
-        pl = spec["plate"]
-        if not isinstance(pl, Mapping):
-            raise FlexModelError(body, "'plate'", "a mapping of the plate's properties")
-        unknown = sorted(set(pl) - set(PLATE_KEYS))
-        if unknown:
-            raise FlexModelError(body, f"'plate.{unknown[0]}'",
-                                 f"unknown key; keys: {', '.join(PLATE_KEYS)}")  # fmt: skip
-        missing = [k for k in ("a", "b", "thickness", "E", "rho", "nu") if k not in pl]
-        if missing:
-            raise FlexModelError(body, f"'plate.{missing[0]}'", "missing")
-        kw = {k: int(v) if k in ("nx", "ny") and isinstance(v, float) and v.is_integer() else v
-              for k, v in pl.items()}  # fmt: skip
+        kw = _properties(body, spec, "plate", PLATE_KEYS, ("a", "b", "thickness", "E", "rho", "nu"),
+                         ("nx", "ny"))  # fmt: skip
         plate = Plate(body, **kw)
         fe = plate.fe_model()
         nodes_default = ()
