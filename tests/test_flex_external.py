@@ -220,7 +220,7 @@ def test_model_fmu_derivative_is_the_engines(red, tmp_path) -> None:
     """(5) The whole-model FMU (model exchange) of the turned strip with an inertial tip wrench:
     its state derivative equals the engine's at the initial and at deflected states (1e-9)."""
     pytest.importorskip("fmpy")
-    from test_flex_model_fmu import MeInstance
+    from fmu_helpers import MeInstance
 
     s = cantilever(red, frame="inertial", joint=0.7)
     e = t.Engine(s)

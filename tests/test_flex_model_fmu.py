@@ -14,7 +14,6 @@ arrays on revolute joints (one reduced model for both).
 from __future__ import annotations
 
 import zipfile
-from ctypes import c_double
 
 import numpy as np
 import pytest
@@ -24,9 +23,9 @@ from titopfmu.flex import Beam, Section, cantilever_modes
 
 fmpy = pytest.importorskip("fmpy")
 from flex_systems import hub_with_arrays, pendulum, strip  # noqa: E402
-from fmpy import extract, read_model_description, simulate_fmu  # noqa: E402
-from fmpy.fmi2 import FMU2Model  # noqa: E402
+from fmpy import read_model_description, simulate_fmu  # noqa: E402
 from fmpy.validation import validate_fmu  # noqa: E402
+from fmu_helpers import MeInstance  # noqa: E402
 
 #: the initial elastic state of the pendulum's strip: small deflections and rates of its 6 modes
 #: (mass-normalised coordinates, sqrt(kg) m)
@@ -87,43 +86,6 @@ def state_names(system: t.System) -> list[str]:
         for k, n in enumerate(b.state_names):
             names[sl.start + k] = f"{b.name}.state.{n}"
     return names
-
-
-class MeInstance:
-    """An fmpy FMI 2.0 model-exchange instance of a model FMU, initialised with its start
-    values (``start``: more, by name)."""
-
-    def __init__(self, path, start=None) -> None:
-        md = read_model_description(str(path))
-        self.vr = {v.name: v.valueReference for v in md.modelVariables}
-        self.names = [v.name for v in md.modelVariables]
-        self.nx = md.numberOfContinuousStates
-        self.fmu = FMU2Model(guid=md.guid, unzipDirectory=extract(str(path)),
-                             modelIdentifier=md.modelExchange.modelIdentifier,
-                             instanceName="flex")  # fmt: skip
-        self.fmu.instantiate()
-        self.fmu.setupExperiment(startTime=0.0)
-        self.fmu.enterInitializationMode()
-        for name, v in (start or {}).items():
-            self.fmu.setReal([self.vr[name]], [v])
-        self.fmu.exitInitializationMode()
-        self.fmu.enterContinuousTimeMode()
-
-    def state(self) -> np.ndarray:
-        x = (c_double * self.nx)()
-        self.fmu.getContinuousStates(x, self.nx)
-        return np.array(x)
-
-    def derivative(self, x=None) -> np.ndarray:
-        if x is not None:
-            self.fmu.setContinuousStates((c_double * self.nx)(*x), self.nx)
-        dx = (c_double * self.nx)()
-        self.fmu.getDerivatives(dx, self.nx)
-        return np.array(dx)
-
-    def close(self) -> None:
-        self.fmu.terminate()
-        self.fmu.freeInstance()
 
 
 def test_states_and_initial_values_are_declared(fmus, systems):
