@@ -20,6 +20,7 @@ import argparse
 import numpy as np
 
 from titopfmu import Engine, JointSpringDamper, RevoluteBody, RigidBody, System, TimeFunction
+from titopfmu.spatial.algebra import kinematic_model
 
 NO_GRAVITY = [0.0, 0.0, 0.0]
 #: the arrays' flexible part: a 6 m x 1 m x 10 mm panel (20 kg) as a beam along x_a
@@ -38,21 +39,18 @@ def rot_z(angle: float) -> np.ndarray:
 
 
 def rigid_roll_inertia(system: System) -> float:
-    """I_xx (kg m²) about the hub's centre of hub + undeformed arrays (their reduced models'
-    mass, first moment and inertia about P, moved to the hub's frame)."""
+    """I_xx (kg m²) about the hub's origin of hub + undeformed arrays: each array's rigid 6 x 6
+    mass matrix at its P (its reduced model's M(0), docs/flexible.md eq. 5) turned to the hub's
+    axes and moved to the hub's origin, D_O = τ_PO^T D_P τ_PO (eq. 4), added to the hub's D."""
     hub = system.blocks["hub"]
-    total = hub.inertia[0, 0]
+    total = hub.D[3, 3]
     for side in ("left", "right"):
         arr = system.blocks[f"{side}_array"]
         red = arr.flexible
-        R = arr.joint.R_a0b  # array frame -> hub frame
-        p = np.asarray(hub.child_points[hub.child_names.index(side)])
-        J = R @ red.inertia @ R.T  # about P, hub axes
-        mc = R @ red.first_moment
-        # parallel axis from P to the hub's origin: J_O = J_P + m(|p|² I - p pᵀ) + cross terms
-        J_O = J + red.mass * (p @ p * np.eye(3) - np.outer(p, p)) \
-            + (2 * (p @ mc) * np.eye(3) - np.outer(p, mc) - np.outer(mc, p))  # fmt: skip
-        total += J_O[0, 0]
+        R6 = np.kron(np.eye(2), arr.joint.R_a0b)  # array frame -> hub frame, both halves
+        D_P = R6 @ red.mass_matrix(np.zeros(red.n_modes))[:6, :6] @ R6.T
+        tau = kinematic_model(-np.asarray(hub.child_points[hub.child_names.index(side)]))
+        total += (tau.T @ D_P @ tau)[3, 3]
     return float(total)
 
 
