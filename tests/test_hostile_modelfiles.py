@@ -51,16 +51,18 @@ blocks:
 """
 EXPRESSION_LINE = 7
 
-#: a refusal (or a load) takes less than this; today's worst case is far below (tenths of s)
+#: a refusal (or a load) takes less than this much CPU time of this process (time.process_time:
+#: what else runs on the machine does not count, unlike a wall clock); today's worst case is far
+#: below (tenths of s); a document that hangs the reader (9**9**9, a billion laughs) takes minutes
 SECONDS = 5.0
 
 
 def refused(text: str, fmt: str | None = None, file: str = "m.yaml") -> ModelFileError:
     """The ModelFileError of ``text``, checked to be quick and on one line."""
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     with pytest.raises(ModelFileError) as exc:
         loads(text, file=file, fmt=fmt)
-    assert time.perf_counter() - t0 < SECONDS
+    assert time.process_time() - t0 < SECONDS
     msg = str(exc.value)
     assert "\n" not in msg and msg.startswith(file), msg
     return exc.value
@@ -323,10 +325,10 @@ def test_a_long_but_balanced_expression_is_bounded_in_cost():
     text = terms[0]
     assert len(text) < MAX_LENGTH
     f = TimeExpression(text)
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU time: other work on the machine does not count
     for _ in range(100):
         y = f(0.7)
-    assert (time.perf_counter() - t0) / 100 < 0.01
+    assert (time.process_time() - t0) / 100 < 0.01
     assert np.isclose(y[0], sum(k * np.sin(k * 0.7) for k in range(150)))
 
 
@@ -440,15 +442,16 @@ def json_documents(draw) -> str:
 
 
 def _outcome(read) -> None:
-    """``read()`` gives a System or a one-line TitopError, within SECONDS; nothing else."""
-    t0 = time.perf_counter()
+    """``read()`` gives a System or a one-line TitopError, within SECONDS of CPU time; nothing
+    else."""
+    t0 = time.process_time()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             read()
     except TitopError as exc:  # ModelFileError among them
         assert "\n" not in str(exc), str(exc)
-    assert time.perf_counter() - t0 < SECONDS
+    assert time.process_time() - t0 < SECONDS
 
 
 _MEMORY_BOUND_KB = 400_000  # growth of the peak resident memory over a whole fuzz test
