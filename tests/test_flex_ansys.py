@@ -251,3 +251,28 @@ connections:
     again = t.load(out / "copy.yaml").blocks["bar"].flexible
     for key in ("Kee", "Mee", "Ct", "Cr", "inertia", "S", "R"):
         np.testing.assert_array_equal(getattr(again, key), getattr(cantilever.flexible, key))
+
+
+def test_a_reduced_model_path_is_saved_relative_to_the_file(tmp_path) -> None:
+    """``flexible: arm.npz`` in a model file: saved in another folder, written relative to it
+    (``../models/arm.npz``); loaded back, the same reduced model."""
+    from titopfmu.flex import write_reduced_model
+
+    beam = Beam("arm", 1.0, 70e9, 2700.0, Section.rectangle(0.03, 0.008), nu=0.3, n_elements=6)
+    red = cantilever_modes(beam.fe_model(), 3)
+    models = tmp_path / "models"
+    models.mkdir()
+    write_reduced_model(models / "arm.npz", red)
+    s = t.System("s")
+    s.add(t.Ground("g", children={"P": (0.0, 0.0, 0.0)}))
+    s.add(t.WeldedBody("arm", 0.0, Z3, flexible=str(models / "arm.npz")))
+    s.connect("g.P", "arm.P")
+    s.save(models / "m.yaml")
+    assert "flexible: arm.npz" in (models / "m.yaml").read_text()
+    moved = t.load(models / "m.yaml")
+    (tmp_path / "out").mkdir()
+    moved.save(tmp_path / "out" / "m.json")
+    assert '"flexible": "../models/arm.npz"' in (tmp_path / "out" / "m.json").read_text()
+    again = t.load(tmp_path / "out" / "m.json").blocks["arm"].flexible
+    np.testing.assert_array_equal(again.Kee, red.Kee)
+    np.testing.assert_array_equal(again.S, red.S)
