@@ -26,6 +26,7 @@ import scipy.sparse.linalg
 import titopfmu as t
 from titopfmu.flex import Beam, FlexModelError, Section, cantilever_modes
 from titopfmu.flex.ansys import read_ansys
+from titopfmu.flex.fe import skew
 
 reader = pytest.importorskip("ansys.mapdl.reader")  # the ansys extra (in the test extra)
 from ansys.mapdl.reader import examples  # noqa: E402
@@ -200,6 +201,7 @@ def test_bad_input_names_the_body_and_the_fault(tmp_path, tip_labels) -> None:
     refused(r"'nodes': node 321 carries 3 of the 6 dofs .* a rigid spider", nodes=[321])
     refused(r"'nodes': node 1 is constrained in the file", nodes=[[1, 2]])
     refused(r"'root': node 321 is free in the file", root=321)
+    refused(r"'total_mass': a mass in kg > 0, not 'heavy'", total_mass="heavy")
     refused(r"'units': \{'length': 'furlong'.*declare the model's consistent system",
             units={"length": "furlong", "mass": "kg", "time": "s"})
     with pytest.raises(t.TitopError, match=r"'units': missing: ANSYS files have no units"):
@@ -276,3 +278,34 @@ def test_a_reduced_model_path_is_saved_relative_to_the_file(tmp_path) -> None:
     again = t.load(tmp_path / "out" / "m.json").blocks["arm"].flexible
     np.testing.assert_array_equal(again.Kee, red.Kee)
     np.testing.assert_array_equal(again.S, red.S)
+
+
+def test_a_dof_map_is_checked_by_name() -> None:
+    """``FEModel.dof_map``: a point mass on springs at (2, 0, 0) (node 0 = P clamped in the
+    file, no dofs; node 1 its translations, listed in the order z, x, y) is accepted: its
+    rigid-mode rows those of a translation and of -r~, its frequencies sqrt(k / m), Shabana's
+    S_ab its m e_a e_b^T; pairs repeated, components out of 0..5, a node with some of the
+    translations and a root with some of its dofs are refused."""
+    from titopfmu.flex import FEModel
+
+    pos = np.array([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
+    fe = FEModel("s", pos, M=3.0 * np.eye(3), K=np.diag([48.0, 12.0, 27.0]),
+                 dof_map=[[1, 2], [1, 0], [1, 1]])  # fmt: skip
+    Tt, Tr = fe.rigid_modes()
+    np.testing.assert_array_equal(Tt, np.eye(3)[[2, 0, 1]])
+    np.testing.assert_array_equal(Tr, -skew(pos[1])[[2, 0, 1]])
+    red = cantilever_modes(fe, 3)
+    np.testing.assert_allclose(red.frequencies(), [2.0, 3.0, 4.0], rtol=1e-12)
+    Sbar = fe.component_mass()
+    for a in range(3):
+        for b in range(3):
+            expect = np.zeros((3, 3))
+            expect[[2, 0, 1].index(a), [2, 0, 1].index(b)] = 3.0
+            np.testing.assert_array_equal(Sbar[a, b], expect)
+    M2, K2 = np.eye(3), np.eye(3)
+    for dmap, match in (([[1, 0], [1, 0], [1, 1]], "appears twice"),
+                        ([[1, 0], [1, 1], [1, 6]], "components"),
+                        ([[1, 0], [1, 1], [1, 3]], "node 1 carries some of the three"),
+                        ([[0, 3], [0, 4], [0, 5]], "root node 0 carries 3 dofs")):  # fmt: skip
+        with pytest.raises(FlexModelError, match=r"body 's', 'dof_map': .*" + match):
+            FEModel("s", pos, M=M2, K=K2, dof_map=dmap)

@@ -115,14 +115,24 @@ def read_ansys(
     """
     body = str(name)
     lu, mu, tu = _units(body, units)
+    if total_mass is not None and (isinstance(total_mass, bool) or not isinstance(
+            total_mass, (int, float)) or not np.isfinite(total_mass) or total_mass <= 0):
+        raise FlexModelError(body, "'total_mass'", f"a mass in kg > 0, not {total_mass!r}")
     reader = _reader(body)
     path = Path(full)
     if not path.is_file():
         raise FlexModelError(body, "'ansys'", f"'{path}': no such file")
     try:
+        from ansys.mapdl.reader.common import read_table
+
         ff = reader.read_binary(str(path))
         dof_ref, k, m = ff.load_km(sort=True)
         const = np.asarray(ff.const, dtype=int).reshape(-1, 2)
+        per_node = np.asarray(ff.ndof, dtype=int)
+        with open(path, "rb") as f:  # the file's third record: its DOF reference numbers
+            read_table(f, skip=True)  # (1..6: UX, UY, UZ, ROTX, ROTY, ROTZ), fdfull.inc
+            read_table(f, skip=True)
+            dof_types = np.asarray(read_table(f), dtype=int).reshape(-1)
     except Exception as exc:  # the reader raises assorted errors on a bad file
         raise FlexModelError(body, "'ansys'", f"'{path}' cannot be read as a .full file: {exc}"
                              ) from None  # fmt: skip
@@ -133,13 +143,23 @@ def read_ansys(
     K = (K + sp.triu(K, 1, format="csr").T).tocsr()
     M = sp.triu(m, format="csr")
     M = (M + sp.triu(M, 1, format="csr").T).tocsr()
+    # the reader numbers a node's dofs by position (0, 1, ...): position j is the DOF type
+    # dof_types[j] when every node carries all the model's dofs
+    if np.any(dof_types < 1) or np.any(dof_types > 6):
+        raise FlexModelError(body, "'ansys'", f"'{path}' has DOF types {dof_types.tolist()}: "
+                             "structural ones only (1..6: UX, UY, UZ, ROTX, ROTY, ROTZ)")
+    if np.any(per_node != dof_types.size):
+        raise FlexModelError(body, "'ansys'", f"'{path}': nodes carry different sets of dofs "
+                             f"(from {per_node.min()} to {per_node.max()} of "
+                             f"{dof_types.size}); not read yet")  # fmt: skip
     dof_ref = np.asarray(dof_ref, dtype=int)
+    const = np.asarray(const, dtype=int)
+    dof_ref[:, 1] = dof_types[dof_ref[:, 1]] - 1
+    if const.size:
+        const[:, 1] = dof_types[const[:, 1]] - 1
     constrained = {(int(n), int(c)) for n, c in const}
     keep = np.array([(int(n), int(c)) not in constrained for n, c in dof_ref], dtype=bool)
     dof_ref, K, M = dof_ref[keep], K[keep][:, keep], M[keep][:, keep]
-    if dof_ref[:, 1].max() > 5:
-        raise FlexModelError(body, "'ansys'", f"'{path}' has dofs other than UX..ROTZ "
-                             "(structural dofs only)")  # fmt: skip
 
     # node coordinates, by label
     if (mesh is None) == (coordinates is None):

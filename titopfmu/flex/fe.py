@@ -220,10 +220,15 @@ class FEModel:
             return self.Sbar
         n = self.n_dofs
         S = np.zeros((3, 3, n, n))
-        t = self.dofs()[:, 1]
+        dofs = self.dofs()
+        # each component's translation dofs by node, in one node order (every node carries the
+        # three translations or none: _check_dof_map)
+        order = [dofs[dofs[:, 1] == a] for a in range(3)]
+        index = [np.flatnonzero(dofs[:, 1] == a)[np.argsort(order[a][:, 0], kind="stable")]
+                 for a in range(3)]  # fmt: skip
         for a in range(3):
             for b in range(3):
-                ia, ib = np.flatnonzero(t == a), np.flatnonzero(t == b)
+                ia, ib = index[a], index[b]
                 # int rho u_a u_b couples node i's a-translation with node j's b-translation by
                 # the translational mass between i and j (not M's a-b block, zero for a point
                 # mass although its S_ab is m e_a e_b^T)
@@ -263,6 +268,10 @@ def _check_dof_map(body: str, dof_map: object, n_nodes: int, root: int) -> np.nd
         raise FlexModelError(body, "'dof_map'", f"nodes 0..{n_nodes - 1}, components 0..5")
     if np.unique(d, axis=0).shape[0] != d.shape[0]:
         raise FlexModelError(body, "'dof_map'", "a (node, component) pair appears twice")
+    for node in np.unique(d[:, 0]):
+        if np.sum((d[:, 0] == node) & (d[:, 1] < 3)) not in (0, 3):
+            raise FlexModelError(body, "'dof_map'", f"node {node} carries some of the three "
+                                 "translations: all three or none")  # fmt: skip
     n_root = int(np.sum(d[:, 0] == root))
     if n_root not in (0, 6):
         raise FlexModelError(body, "'dof_map'", f"the root node {root} carries {n_root} dofs: "
