@@ -245,7 +245,8 @@ class FEModel:
         Tr = np.zeros((node.size, 3))
         tr = comp < 3
         Tt[tr, comp[tr]] = 1.0
-        # -x~ row c: (x e_c)... the row of -skew(x_i) for component c
+        # a small rotation theta about P moves node i by theta x x_i = -x_i~ theta: the
+        # translation dof (i, c) is row c of -x_i~; the rotation dof (i, 3 + c) is theta_c
         sk = np.stack([-skew(xi) for xi in x]) if len(x) else np.zeros((0, 3, 3))
         Tr[tr] = sk[node[tr], comp[tr]]
         Tr[~tr, comp[~tr] - 3] = 1.0
