@@ -541,7 +541,9 @@ def from_dict(
             if isinstance(flexible, str):
                 kwargs["flexible"] = str(here / flexible)
             elif isinstance(flexible, dict):
-                kwargs["flexible"] = {k: str(here / v) if k in ("fe", "reduced")
+                from .flex.spec import PATH_KEYS
+
+                kwargs["flexible"] = {k: str(here / v) if k in PATH_KEYS
                                       and isinstance(v, str) else v
                                       for k, v in flexible.items()}  # fmt: skip
         if cls is TimeFunction:

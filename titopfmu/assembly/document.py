@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,8 +118,21 @@ def _plain(v):
     raise TypeError(f"not a model file's value: {v!r}")
 
 
-def _file_value(p: Parameter, v):
-    """A parameter value as a model file holds it (plain lists and floats)."""
+def _relative(v: str, base: Path | None) -> str:
+    """A flexible part's file path as a model file in the folder ``base`` holds it: relative
+    to ``base`` (so that the folder can move), or as given when there is no base or the path is
+    on another drive."""
+    if base is None:
+        return v
+    try:
+        return Path(os.path.relpath(os.path.abspath(v), os.path.abspath(base))).as_posix()
+    except ValueError:  # another drive (Windows)
+        return v
+
+
+def _file_value(p: Parameter, v, base: Path | None = None):
+    """A parameter value as a model file holds it (plain lists and floats); a flexible part's
+    file paths relative to ``base``, the folder of the file written (None: as given)."""
     if p.check == "children":
         return {c: _vec(x) for c, x in v.items()}
     if p.check == "external":
@@ -126,7 +140,13 @@ def _file_value(p: Parameter, v):
     if p.check == "axis":
         return _exact_axis(np.asarray(v, dtype=float))
     if p.check == "flexible":  # a path or a spec (block_to_dict refuses anything else)
-        return v if isinstance(v, str) else json.loads(json.dumps(v, default=_plain))
+        if isinstance(v, str):
+            return _relative(v, base)
+        from ..flex.spec import PATH_KEYS
+
+        spec = json.loads(json.dumps(v, default=_plain))
+        return {k: _relative(x, base) if k in PATH_KEYS and isinstance(x, str) else x
+                for k, x in spec.items()}  # fmt: skip
     if p.check == "free_vector":
         a = np.asarray(v, dtype=float).reshape(-1)
         return float(a[0]) if a.size == 1 else a.tolist()
@@ -137,10 +157,11 @@ def _file_value(p: Parameter, v):
     return _vec(v)
 
 
-def block_to_dict(block, gravity=None) -> dict:
+def block_to_dict(block, gravity=None, base: Path | None = None) -> dict:
     """One block as a file entry, from its type's declaration: every stored parameter, except
     those equal to their declared default (the axis of a joint and the required ones are always
-    written) and ``gravity`` equal to the file-level one."""
+    written) and ``gravity`` equal to the file-level one; a flexible part's file paths relative
+    to the folder ``base`` of the file written (None: as given)."""
     t = type(block).__name__
     if BLOCK_TYPES.get(t) is not type(block):
         if isinstance(block, Function):
@@ -175,12 +196,13 @@ def block_to_dict(block, gravity=None) -> dict:
                 "its flexible part is a ReducedModel built in Python, which a model file names "
                 "by its file: write it with titopfmu.flex.write_reduced_model and give the "
                 "block flexible=<that path>", "<system>", f"block '{block.name}'")  # fmt: skip
-        d[p.name] = _file_value(p, v)
+        d[p.name] = _file_value(p, v, base)
     return d
 
 
-def to_dict(system) -> dict:
-    """The model-file document of ``system`` (plain lists, floats and strings)."""
+def to_dict(system, base: Path | None = None) -> dict:
+    """The model-file document of ``system`` (plain lists, floats and strings); file paths
+    relative to the folder ``base`` the document is written in (None: as given)."""
     bodies = [b for b in system.blocks.values() if isinstance(b, BodyBlock)]
     gravity = None
     if bodies and all(np.array_equal(b.gravity, bodies[0].gravity) for b in bodies):
@@ -191,7 +213,7 @@ def to_dict(system) -> dict:
         doc["description"] = info.description
     if gravity is not None:
         doc["gravity"] = _vec(gravity)
-    doc["blocks"] = [block_to_dict(b, gravity) for b in system.blocks.values()]
+    doc["blocks"] = [block_to_dict(b, gravity, base) for b in system.blocks.values()]
     doc["connections"] = [[a, b] for a, b in system.connections]
     if info is not None:
         for key in ("outputs", "units", "experiment"):
@@ -200,9 +222,10 @@ def to_dict(system) -> dict:
     return doc
 
 
-def dumps(system, fmt: str = "yaml") -> str:
-    """The model file of ``system`` as text, ``fmt`` = ``"yaml"`` or ``"json"``."""
-    doc = to_dict(system)
+def dumps(system, fmt: str = "yaml", base: Path | None = None) -> str:
+    """The model file of ``system`` as text, ``fmt`` = ``"yaml"`` or ``"json"``; file paths
+    relative to the folder ``base`` (None: as given)."""
+    doc = to_dict(system, base)
     if fmt == "json":
         return json.dumps(doc, indent=2) + "\n"
     if fmt != "yaml":
@@ -231,9 +254,9 @@ def dumps(system, fmt: str = "yaml") -> str:
 
 
 def save(system, path: str | Path) -> Path:
-    """Write ``system`` to ``path`` (JSON if it ends in ``.json``, YAML otherwise)."""
+    """Write ``system`` to ``path`` (JSON if it ends in ``.json``, YAML otherwise); a flexible
+    part's files named relative to the folder of ``path``."""
     path = Path(path)
-    path.write_text(
-        dumps(system, "json" if path.suffix.lower() == ".json" else "yaml"), encoding="utf-8"
-    )
+    fmt = "json" if path.suffix.lower() == ".json" else "yaml"
+    path.write_text(dumps(system, fmt, base=path.parent), encoding="utf-8")
     return path

@@ -233,7 +233,9 @@ _FLEX = (
     Parameter("flexible", None, "", None,
               "flexible part at P (docs/flexible.md): a reduced model (titopfmu.flex."
               "ReducedModel) or the path of a reduced-model file (.npz, format "
-              "titopfmu.flex.reduced/1; in a model file, relative to the file); the block's "
+              "titopfmu.flex.reduced/1), or a mapping of a source (beam, plate, fe, reduced or "
+              "ansys: an ANSYS MAPDL .full file) and its reduction (titopfmu.flex.spec); in a "
+              "model file, file paths relative to the file; the block's "
               "mass, inertia and com are then a rigid part beside it (zero allowed); its child "
               "ports sit at the model's nodes; none: a rigid body", "flexible", fmu=False,
               json="string"),

@@ -2,7 +2,9 @@
 
 Degrees of freedom: 6 per node, node-major, in the body frame R_a (origin at the root node P,
 the parent port): ``[ux, uy, uz, rx, ry, rz]`` of node 0, then node 1, ... (m and rad; the
-rotations are small rotation vectors). SI units throughout: m, kg, s, N, rad.
+rotations are small rotation vectors); or any list of (node, component) pairs (``dof_map``: a
+solid's nodes carry translations only, and a root node without dofs is clamped in the file
+itself, as a model exported clamped at its base). SI units throughout: m, kg, s, N, rad.
 """
 
 from __future__ import annotations
@@ -77,6 +79,12 @@ class FEModel:
     :param geometric_stiffness: ``(case) -> (6N, 6N)`` geometric stiffness per unit load value
         of a load case (:data:`BODY_LOAD_CASES`, ``node<j>.fx`` ...), or None when the model has
         none for it; None: no geometric stiffness at all
+    :param dof_map: optional (n, 2) integers, the (node index, component 0..5 = ux, uy, uz, rx,
+        ry, rz) of each of M's and K's n rows; None: 6 per node, node-major (then n = 6N and
+        the shapes above). A node may carry any components (a solid's node: the translations);
+        the root node all six, or none: then the file's model is already clamped at P (its
+        constrained dofs removed, as a ``.full`` file of a model fixed at its base), P a point
+        that moves rigidly with the clamped part. Child ports need all six (docs/flexible.md)
     """
 
     name: str
@@ -86,6 +94,7 @@ class FEModel:
     root: int = 0
     Sbar: FloatArray | None = None
     geometric_stiffness: GeometricStiffnessProvider | None = field(default=None, repr=False)
+    dof_map: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         body = str(self.name)
@@ -114,7 +123,10 @@ class FEModel:
                 f"the root node {self.root} is at {pos[self.root].tolist()}, not at the origin "
                 "of R_a (the body frame's origin is the parent port P)",
             )
-        ndof = 6 * n_nodes
+        if self.dof_map is not None:
+            object.__setattr__(self, "dof_map", _check_dof_map(body, self.dof_map, n_nodes,
+                                                              self.root))  # fmt: skip
+        ndof = 6 * n_nodes if self.dof_map is None else self.dof_map.shape[0]
         M = checks.square(body, "M", self.M, ndof)
         K = checks.square(body, "K", self.K, ndof)
         checks.positive_definite(body, "M", M)
@@ -153,17 +165,43 @@ class FEModel:
 
     @property
     def n_dofs(self) -> int:
-        """Number of degrees of freedom (6 per node)."""
-        return 6 * self.n_nodes
+        """Number of degrees of freedom (6 per node, or the rows of ``dof_map``)."""
+        return 6 * self.n_nodes if self.dof_map is None else int(self.dof_map.shape[0])
+
+    def dofs(self, n_nodes: int | None = None) -> np.ndarray:
+        """(n_dofs, 2): the (node index, component 0..5) of each dof."""
+        if self.dof_map is not None:
+            return self.dof_map
+        n = self.n_nodes if n_nodes is None else n_nodes
+        return np.stack([np.repeat(np.arange(n), 6), np.tile(np.arange(6), n)], axis=1)
 
     def free_dofs(self, n_nodes: int | None = None) -> np.ndarray:
         """Indices of the dofs other than the root node's."""
-        n = self.n_nodes if n_nodes is None else n_nodes
-        return np.array([d for d in range(6 * n) if d // 6 != self.root], dtype=int)
+        return np.flatnonzero(self.dofs(n_nodes)[:, 0] != self.root)
 
     def node_dofs(self, node: int) -> np.ndarray:
-        """The 6 dof indices of ``node``."""
-        return np.arange(6 * node, 6 * node + 6)
+        """The 6 dof indices of ``node`` (ux, uy, uz, rx, ry, rz); refused by name unless the
+        node carries all six (a solid's node: tie it to a master node, docs/flexible.md)."""
+        if self.dof_map is None:
+            return np.arange(6 * node, 6 * node + 6)
+        rows = np.flatnonzero(self.dof_map[:, 0] == node)
+        if rows.size != 6:
+            raise FlexModelError(
+                self.name,
+                "'nodes'",
+                f"node {node} carries {rows.size} of the 6 dofs (ux..rz) a port needs: a "
+                "solid's node has translations only; tie a face to a master node instead",
+            )
+        return rows[np.argsort(self.dof_map[rows, 1])]
+
+    def node_shape(self, basis: FloatArray, node: int) -> FloatArray:
+        """(6, n): the translation and rotation of ``node`` per column of ``basis`` (n_dofs, n);
+        zero for the components the node does not carry (the clamped root's, all six)."""
+        dofs = self.dofs()
+        rows = np.flatnonzero(dofs[:, 0] == node)
+        out = np.zeros((6, basis.shape[1]))
+        out[dofs[rows, 1]] = basis[rows]
+        return out
 
     def check_node(self, node: object, what: str) -> int:
         """``node`` as a node index, refused by name unless it exists."""
@@ -182,10 +220,15 @@ class FEModel:
             return self.Sbar
         n = self.n_dofs
         S = np.zeros((3, 3, n, n))
-        t = np.arange(n) % 6
+        dofs = self.dofs()
+        # each component's translation dofs by node, in one node order (every node carries the
+        # three translations or none: _check_dof_map)
+        order = [dofs[dofs[:, 1] == a] for a in range(3)]
+        index = [np.flatnonzero(dofs[:, 1] == a)[np.argsort(order[a][:, 0], kind="stable")]
+                 for a in range(3)]  # fmt: skip
         for a in range(3):
             for b in range(3):
-                ia, ib = np.flatnonzero(t == a), np.flatnonzero(t == b)
+                ia, ib = index[a], index[b]
                 # int rho u_a u_b couples node i's a-translation with node j's b-translation by
                 # the translational mass between i and j (not M's a-b block, zero for a point
                 # mass although its S_ab is m e_a e_b^T)
@@ -197,13 +240,16 @@ class FEModel:
         unit small rigid rotation about P (Tr: translations -x_i~ (x_i the node positions,
         m), rotations the identity) along/about the axes of R_a."""
         x = self.node_positions if positions is None else positions
-        n = self.n_nodes
-        Tt = np.zeros((6 * n, 3))
-        Tr = np.zeros((6 * n, 3))
-        for i in range(n):
-            Tt[6 * i : 6 * i + 3] = np.eye(3)
-            Tr[6 * i : 6 * i + 3] = -skew(x[i])
-            Tr[6 * i + 3 : 6 * i + 6] = np.eye(3)
+        node, comp = self.dofs().T
+        Tt = np.zeros((node.size, 3))
+        Tr = np.zeros((node.size, 3))
+        tr = comp < 3
+        Tt[tr, comp[tr]] = 1.0
+        # a small rotation theta about P moves node i by theta x x_i = -x_i~ theta: the
+        # translation dof (i, c) is row c of -x_i~; the rotation dof (i, 3 + c) is theta_c
+        sk = np.stack([-skew(xi) for xi in x]) if len(x) else np.zeros((0, 3, 3))
+        Tr[tr] = sk[node[tr], comp[tr]]
+        Tr[~tr, comp[~tr] - 3] = 1.0
         return Tt, Tr
 
     def kg(self, case: str) -> FloatArray | None:
@@ -211,6 +257,29 @@ class FEModel:
         if self.geometric_stiffness is None:
             return None
         return self.geometric_stiffness(case)
+
+
+def _check_dof_map(body: str, dof_map: object, n_nodes: int, root: int) -> np.ndarray:
+    """``dof_map`` as an (n, 2) integer array, refused by name unless its pairs are distinct,
+    its nodes exist and carry no component outside 0..5, and the root has all or none."""
+    d = np.asarray(dof_map)
+    if d.ndim != 2 or d.shape[1] != 2 or d.shape[0] < 1 or not np.issubdtype(d.dtype, np.integer):
+        raise FlexModelError(body, "'dof_map'", f"must be (n, 2) integers, got {d.shape}")
+    if d[:, 0].min() < 0 or d[:, 0].max() >= n_nodes or d[:, 1].min() < 0 or d[:, 1].max() > 5:
+        raise FlexModelError(body, "'dof_map'", f"nodes 0..{n_nodes - 1}, components 0..5")
+    if np.unique(d, axis=0).shape[0] != d.shape[0]:
+        raise FlexModelError(body, "'dof_map'", "a (node, component) pair appears twice")
+    for node in np.unique(d[:, 0]):
+        if np.sum((d[:, 0] == node) & (d[:, 1] < 3)) not in (0, 3):
+            raise FlexModelError(body, "'dof_map'", f"node {node} carries some of the three "
+                                 "translations: all three or none")  # fmt: skip
+    n_root = int(np.sum(d[:, 0] == root))
+    if n_root not in (0, 6):
+        raise FlexModelError(body, "'dof_map'", f"the root node {root} carries {n_root} dofs: "
+                             "all six (clamped by the reduction) or none (clamped in the file)")
+    d = d.astype(int)
+    d.setflags(write=False)
+    return d
 
 
 def skew(v: FloatArray) -> FloatArray:

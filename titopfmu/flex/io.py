@@ -172,6 +172,9 @@ def write_fe_model(
     :param kg_cases: load cases whose geometric stiffness is written (from the model's provider)
     """
     n = model.n_nodes
+    if model.dof_map is not None:
+        raise FlexModelError(model.name, "'dof_map'", "the .npz format holds 6 dofs per node; "
+                             "write the reduced model (write_reduced_model) instead")  # fmt: skip
     ids = np.arange(1, n + 1) if node_ids is None else np.asarray(node_ids, dtype=int)
     if ids.shape != (n,) or len(set(ids.tolist())) != n:
         raise FlexModelError(model.name, "'node_ids'", f"must be {n} unique integers")

@@ -243,6 +243,8 @@ def craig_bampton(
     """
     body = model.name
     nodes = [model.check_node(j, "child_nodes") for j in child_nodes]
+    for j in nodes:
+        model.node_dofs(j)  # a port carries all six dofs (refused by name otherwise)
     if model.root in nodes or len(set(nodes)) != len(nodes):
         raise FlexModelError(
             body, "'child_nodes'", f"must be distinct and differ from the root {model.root}"
@@ -342,8 +344,9 @@ def _assemble(
     Sbar = model.component_mass()
     S = np.einsum("ik,abij,jl->abkl", Phi, Sbar, Phi, optimize=True)
     d_r_comp = np.zeros((3, model.n_dofs))  # component a of r, as dofs of component a
+    node, comp = model.dofs().T
     for a in range(3):
-        d_r_comp[a, a::6] = model.node_positions[:, a]
+        d_r_comp[a, comp == a] = model.node_positions[node[comp == a], a]
     R = np.einsum("ai,abij,jk->abk", d_r_comp, Sbar, Phi, optimize=True)
     zeta = (
         np.broadcast_to(np.asarray(damping, dtype=float), (n,))
@@ -362,7 +365,7 @@ def _assemble(
     for case in load_cases:
         full = model.kg(case)
         kg_list.append(np.zeros((n, n)) if full is None else Phi.T @ full @ Phi)
-    shapes = np.stack([Phi[model.node_dofs(j)] for j in node_ids])
+    shapes = np.stack([model.node_shape(Phi, j) for j in node_ids])
     return ReducedModel(
         name=body,
         mass=mass,

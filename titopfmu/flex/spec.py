@@ -1,7 +1,7 @@
 """A flexible part described by a mapping: what a model file's ``flexible:`` entry holds and what
 a campaign varies by name (``arm.flexible.E``, ``arm.flexible.modes``, ``arm.flexible.damping``).
 
-One of four sources, then the reduction (docs/flexible.md §1, §2, §8)::
+One of five sources, then the reduction (docs/flexible.md §1, §2, §8)::
 
     {"beam": {"length": 1.5, "E": 70e9, "rho": 2700, "nu": 0.3,
               "section": {"rectangle": [0.3, 0.01]}, "n_elements": 40},
@@ -10,11 +10,17 @@ One of four sources, then the reduction (docs/flexible.md §1, §2, §8)::
      "modes": 10, "nodes": [[2.0, 0.5]]}                          # scikit-fem panel
     {"fe": "panel.npz", "modes": 12, "method": "craig_bampton"}   # titopfmu.flex.fe/1 file
     {"reduced": "array.npz"}                                      # titopfmu.flex.reduced/1 file
+    {"ansys": "bar.full", "mesh": "bar.rst", "units": {"length": "in",
+     "mass": "lbf s^2/in", "time": "s"}, "modes": 12, "nodes": [[21, 22, 23]]}  # ANSYS MAPDL
 
 ``section``: ``{"rectangle": [width_y, height_z]}``, ``{"circle": diameter}``, ``{"tube":
 [outer, inner]}`` or the properties ``{"A", "Iy", "Iz", "J"}`` (m^2, m^4). ``nodes``: the
 child-port nodes kept (a beam's ``"tip"``, a plate's node at ``[x, y]`` (m), or node
-indices; an ``fe`` file's interface by default). ``method``: ``"cantilever"`` (modal
+indices; an ``fe`` file's interface by default; an ANSYS model's node labels, or lists of
+labels: rigid spiders, titopfmu.flex.ansys). ``ansys``: a ``.full`` file, with ``mesh`` (a
+``.rst`` or ``.cdb`` of the same model: the node coordinates), ``units`` (required: ANSYS has
+none), optionally ``root`` (P: a node label, a point or a spider; default the centroid of the
+constrained nodes) and ``total_mass`` (kg, checked). ``method``: ``"cantilever"`` (modal
 truncation, the default) or ``"craig_bampton"``. ``damping``: one modal damping ratio, or one
 per mode. Paths are relative to ``base``.
 """
@@ -32,7 +38,14 @@ from .io import read_fe_model, read_reduced_model
 from .reduce import ReducedModel, cantilever_modes, craig_bampton
 
 #: the keys of a spec and of its beam
-SPEC_KEYS = ("beam", "plate", "fe", "reduced", "modes", "method", "damping", "nodes")
+SPEC_KEYS = ("beam", "plate", "fe", "reduced", "ansys", "modes", "method", "damping", "nodes",
+             "mesh", "root", "units", "total_mass")  # fmt: skip
+#: the sources, exactly one of which a spec gives
+SOURCES = ("beam", "plate", "fe", "reduced", "ansys")
+#: the keys that only an ANSYS source takes
+ANSYS_KEYS = ("mesh", "root", "units", "total_mass")
+#: the keys whose values are file paths (relative to the model file in a model file)
+PATH_KEYS = ("fe", "reduced", "ansys", "mesh")
 BEAM_KEYS = ("length", "E", "rho", "nu", "G", "section", "n_elements", "rotary_inertia",
              "shear_coefficient")  # fmt: skip
 PLATE_KEYS = ("a", "b", "thickness", "E", "rho", "nu", "nx", "ny", "element", "shear_coefficient",
@@ -73,6 +86,11 @@ def _path(base: Path | None, value: Any, body: str, key: str) -> Path:
     return p if p.is_absolute() or base is None else base / p
 
 
+def _as_list(v: Any) -> list:
+    """A spec's list value (one item alone as a list of it; None: empty)."""
+    return [] if v is None else list(v) if isinstance(v, (list, tuple)) else [v]
+
+
 def _properties(body: str, spec: Mapping, source: str, keys: tuple[str, ...],
                 required: tuple[str, ...], integers: tuple[str, ...]) -> dict:  # fmt: skip
     """The properties of a beam or plate spec (``spec[source]``), checked: a mapping of known
@@ -99,10 +117,13 @@ def reduced_from_spec(body: str, spec: Mapping, base: str | Path | None = None) 
     unknown = sorted(set(spec) - set(SPEC_KEYS))
     if unknown:
         raise FlexModelError(body, f"'{unknown[0]}'", f"unknown key; keys: {', '.join(SPEC_KEYS)}")
-    sources = [k for k in ("beam", "plate", "fe", "reduced") if k in spec]
+    sources = [k for k in SOURCES if k in spec]
     if len(sources) != 1:
-        raise FlexModelError(body, "'flexible'", "give exactly one of beam, plate, fe, reduced "
+        raise FlexModelError(body, "'flexible'", f"give exactly one of {', '.join(SOURCES)} "
                              f"(got {sources or 'none'})")  # fmt: skip
+    stray = [k for k in ANSYS_KEYS if k in spec and "ansys" not in spec]
+    if stray:
+        raise FlexModelError(body, f"'{stray[0]}'", "applies to an ANSYS source (ansys: ...)")
     base = None if base is None else Path(base)
     if "reduced" in spec:
         extra = sorted(set(spec) - {"reduced"})
@@ -124,10 +145,29 @@ def reduced_from_spec(body: str, spec: Mapping, base: str | Path | None = None) 
         plate = Plate(body, **kw)
         fe = plate.fe_model()
         nodes_default = ()
+    elif "ansys" in spec:
+        from .ansys import read_ansys
+
+        if "units" not in spec:
+            raise FlexModelError(body, "'units'", "missing: ANSYS files have no units; declare "
+                                 "the model's {length, mass, time}")  # fmt: skip
+        if "mesh" not in spec:
+            raise FlexModelError(body, "'mesh'", "missing: the .rst or .cdb file of the same "
+                                 "model, for the node coordinates")  # fmt: skip
+        a = read_ansys(
+            _path(base, spec["ansys"], body, "ansys"),
+            body,
+            units=spec["units"],
+            mesh=_path(base, spec["mesh"], body, "mesh"),
+            root=spec.get("root"),
+            nodes=_as_list(spec.get("nodes")),
+            total_mass=spec.get("total_mass"),
+        )
+        fe, nodes_default = a.model, a.child_nodes
     else:
         f = read_fe_model(_path(base, spec["fe"], body, "fe"), name=body)
         fe, nodes_default = f.model, tuple(f.child_nodes)
-    nodes = spec.get("nodes")
+    nodes = None if "ansys" in spec else spec.get("nodes")
     if nodes is None:
         child = list(nodes_default)
     else:
