@@ -363,6 +363,12 @@ def random_state(engine: Engine, rng: np.random.Generator) -> np.ndarray:
     x = engine.initial_state()
     for b in engine.tree_blocks:
         sl = engine.plan.state_slices[b.name]
+        red = getattr(b, "flexible", None)
+        if red is not None:  # the elastic coordinates and rates after the joint's states
+            n = red.n_modes
+            q, qd = _elastic_scale(red)
+            x[sl.stop - 2 * n : sl.stop] = rng.uniform(-1, 1, 2 * n) * np.concatenate([q, qd])
+            sl = slice(sl.start, sl.stop - 2 * n)
         if sl.stop == sl.start:
             continue
 
@@ -383,14 +389,41 @@ def random_state(engine: Engine, rng: np.random.Generator) -> np.ndarray:
     return engine.consistent(x)
 
 
+def _elastic_scale(red) -> tuple[np.ndarray, np.ndarray]:
+    """Per elastic coordinate of a reduced model, the amplitudes of :func:`random_state`: q_k
+    moving its nodes of interest by at most 1 % of the body's size (its farthest node, at least
+    0.1 m; 1e-3 without nodes beyond P), qdot_k ten times that per second."""
+    pos = np.asarray(red.node_positions, dtype=float)
+    size = max(0.1, float(np.max(np.linalg.norm(pos, axis=1)))) if len(pos) else 0.1
+    shapes = np.asarray(red.node_shapes, dtype=float)[1:, :3]  # (k - 1, 3, n): translations
+    if shapes.size:
+        reach = np.max(np.linalg.norm(shapes, axis=1), axis=0)  # (n,) largest node motion
+        q = np.where(reach > 0, 0.01 * size / np.where(reach > 0, reach, 1.0), 1e-3)
+    else:
+        q = np.full(red.n_modes, 1e-3)
+    return q, 10.0 * q
+
+
+def _n_elastic(block) -> int:
+    red = getattr(block, "flexible", None)
+    return 0 if red is None else int(red.n_modes)
+
+
 def engine_accelerations(engine: Engine, ref, dx: np.ndarray) -> np.ndarray:
-    """The engine's derivative in the order of ``ref.accelerations`` (root, then ref.joints)."""
+    """The engine's derivative in the order of ``ref.accelerations`` (root, then ref.joints,
+    then the elastic accelerations of the bodies of ``ref.elastic`` when the reference has
+    them: the flexible-tree reference)."""
     sl = engine.plan.state_slices
+    blocks = engine.system.blocks
     out = [dx[sl[ref.root]][7:13]] if ref.floating else []
     for name in ref.joints:
         d = dx[sl[name]]
         k = ref.bodies[name].nv
-        out.append(d[len(d) - k :])
+        e = 2 * _n_elastic(blocks[name])
+        out.append(d[len(d) - e - k : len(d) - e])
+    for name in getattr(ref, "elastic", {}):
+        d = dx[sl[name]]
+        out.append(d[len(d) - _n_elastic(blocks[name]) :])
     return np.concatenate(out)
 
 
@@ -401,6 +434,8 @@ def acceleration_names(ref) -> list[str]:
     for name in ref.joints:
         k = ref.bodies[name].nv
         names += [name] if k == 1 else [f"{name} (speed {i})" for i in range(1, k + 1)]
+    for name, coords in getattr(ref, "elastic", {}).items():
+        names += [f"{name} (elastic {c})" for c in coords]
     return names
 
 
