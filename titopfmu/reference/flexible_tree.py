@@ -189,6 +189,9 @@ class FlexTreeReference:
     ``titopfmu crosscheck`` reads (as :class:`~titopfmu.reference.PinocchioReference`'s).
     """
 
+    #: crosscheck's name of this reference leg
+    label = "TMT reference"
+
     def __init__(self, system: System) -> None:
         self.system = system
         plan = system.check()
