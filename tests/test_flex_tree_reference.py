@@ -52,17 +52,18 @@ def link_with_tip_link(red, gravity=(0.0, 0.0, -9.81), m2: float = 0.4, l2: floa
 def mixed_tree(red) -> t.System:
     """A free-floating flexible root (a hub beside the strip) carrying, at its tip node, a
     flexible body on a prismatic joint that carries a rigid body welded at its own tip node,
-    with gravity and a driving force (every joint kind the reference models)."""
+    with gravity, a time-varying driving force and an armature (every joint kind the
+    reference models)."""
     s = t.System("mixed_tree")
     tip = tuple(red.node_positions[1])
     s.add(t.RigidBody("base", 2.0, np.diag([0.1, 0.2, 0.3]), com=(0.05, 0.0, 0.01), flexible=red,
                       children={"tip": tip}, twist=(0.1, -0.2, 0.3, 0.4, -0.5, 0.6)))
     s.add(t.PrismaticBody("slider", 0.3, np.diag([1e-3, 2e-3, 3e-3]), axis=(0.6, 0.8, 0.0),
                           P_ab=rotation(np.array([0.3, -0.2, 0.5])), flexible=red,
-                          children={"tip": tip}, x0=0.1, x_dot0=-0.2))  # fmt: skip
+                          children={"tip": tip}, x0=0.1, x_dot0=-0.2, armature=0.05))  # fmt: skip
     s.add(t.WeldedBody("mass", 0.5, np.diag([1e-3, 1e-3, 2e-3]), com=(0.1, 0.02, 0.0),
                        P_ab=rotation(np.array([0.0, 0.4, 0.1]))))  # fmt: skip
-    s.add(t.Constant("force", 0.7))
+    s.add(t.TimeFunction("force", lambda time: [0.7 + 0.5 * np.sin(3.0 * time)], 1))
     s.connect("base.tip", "slider.P")
     s.connect("slider.tip", "mass.P")
     s.connect("force.y", "slider.joint.tau")

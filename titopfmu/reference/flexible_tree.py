@@ -441,7 +441,8 @@ class FlexTreeReference:
             Q -= T.T @ (hb + Mb @ g)
             if b.joint_nv == 1:
                 M[b.iv, b.iv] += b.armature
-                Q[b.iv] += b.tau(t) if callable(b.tau) else b.tau
+                tau = b.tau(t) if callable(b.tau) else b.tau
+                Q[b.iv] += float(np.asarray(tau, dtype=float).reshape(-1)[0])
         return M, Q
 
     def generalized_accelerations(self, t: float, x: ArrayLike) -> np.ndarray:
