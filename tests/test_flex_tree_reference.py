@@ -70,6 +70,26 @@ def mixed_tree(red) -> t.System:
     return s
 
 
+def tilted_cantilever(red) -> t.System:
+    """A flexible body welded (P_ab turned) at an offset port of a Ground placed and turned in
+    R_i, carrying at its tip node a rigid flap on a revolute joint (turned P_a0b) driven by a
+    constant torque, with gravity."""
+    s = t.System("tilted_cantilever")
+    s.add(t.Ground("ground", position=(0.1, 0.2, 0.3), euler=(0.3, -0.5, 0.8),
+                   children={"P": (0.0, 0.1, 0.0)}))  # fmt: skip
+    s.add(t.WeldedBody("beam", 0.3, np.diag([1e-3, 2e-3, 3e-3]), com=(0.02, 0.0, 0.0),
+                       P_ab=rotation(np.array([0.1, 0.2, -0.3])), flexible=red,
+                       children={"tip": tuple(red.node_positions[1])}))  # fmt: skip
+    s.add(t.RevoluteBody("flap", 0.5, np.diag([1e-3, 4e-3, 4e-3]), com=(0.1, 0.0, 0.0),
+                         axis=(0.0, 0.0, 1.0), P_a0b=rotation(np.array([0.0, 0.5, 0.0])),
+                         theta0=0.2))  # fmt: skip
+    s.add(t.Constant("tau", 0.1))
+    s.connect("ground.P", "beam.P")
+    s.connect("beam.tip", "flap.P")
+    s.connect("tau.y", "flap.joint.tau")
+    return s
+
+
 def worst_gap(system: t.System, n_states: int = 6, seed: int = 1) -> float:
     """The largest relative gap between the engine's dx/dt and the reference's at random states
     (relative to the largest entry of the engine's)."""
@@ -102,7 +122,7 @@ def test_rotation_helpers_against_definitions() -> None:
         assert skew(th) @ thd == pytest.approx(np.cross(th, thd))
 
 
-@pytest.mark.parametrize("builder", ["pendulum", "tip_link", "hub", "mixed"])
+@pytest.mark.parametrize("builder", ["pendulum", "tip_link", "hub", "mixed", "cantilever"])
 def test_engine_matches_reference(builder: str) -> None:
     """Engine(system).derivative vs the TMT reference at random states (joint angles over the
     circle, rates +-1, elastic coordinates moving the nodes by up to 1 % of the body):
@@ -111,7 +131,8 @@ def test_engine_matches_reference(builder: str) -> None:
     system = {"pendulum": lambda: pendulum(red, theta0=0.3),
               "tip_link": lambda: link_with_tip_link(red),
               "hub": lambda: hub_with_arrays(red, moving=True),
-              "mixed": lambda: mixed_tree(red)}[builder]()  # fmt: skip
+              "mixed": lambda: mixed_tree(red),
+              "cantilever": lambda: tilted_cantilever(red)}[builder]()  # fmt: skip
     assert worst_gap(system) < 1e-10
 
 
