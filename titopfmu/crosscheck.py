@@ -9,6 +9,12 @@ relative to the largest) and their co-simulated trajectory (communication step `
 the coupling error is fourth order in it by default) against the engine's. A Markdown report
 with a table and a PNG plot is written to a folder.
 
+A model with a flexible body (Pinocchio has rigid bodies only) is compared with
+:class:`~titopfmu.reference.flexible_tree.FlexTreeReference` instead, the projection (TMT)
+method over the joint and elastic coordinates (the pair "in process vs TMT reference"; the
+elastic coordinates join the accelerations and the trajectory's columns); its FMU leg is the
+whole-model FMU while one FMU per block refuses flexible bodies.
+
 A failed comparison is diagnosed (:class:`Diagnosis`, the report's "Why it failed" section): the
 signals that parted most, when their gap first exceeded the tolerance and how it grew, the
 extremes the joints reached (a prismatic joint travelling far beyond the model's size: no joint
