@@ -9,6 +9,12 @@ relative to the largest) and their co-simulated trajectory (communication step `
 the coupling error is fourth order in it by default) against the engine's. A Markdown report
 with a table and a PNG plot is written to a folder.
 
+A model with a flexible body (Pinocchio has rigid bodies only) is compared with
+:class:`~titopfmu.reference.flexible_tree.FlexTreeReference` instead, the projection (TMT)
+method over the joint and elastic coordinates (the pair "in process vs TMT reference"; the
+elastic coordinates join the accelerations and the trajectory's columns); its FMU leg is the
+whole-model FMU while one FMU per block refuses flexible bodies.
+
 A failed comparison is diagnosed (:class:`Diagnosis`, the report's "Why it failed" section): the
 signals that parted most, when their gap first exceeded the tolerance and how it grew, the
 extremes the joints reached (a prismatic joint travelling far beyond the model's size: no joint
@@ -61,6 +67,10 @@ CLOSE = 1e3
 _ROUNDING = 1e-15
 
 PAIR_REF = "in process vs Pinocchio"
+#: the reference leg of a model with a flexible body (Pinocchio has rigid bodies only):
+#: :class:`~titopfmu.reference.flexible_tree.FlexTreeReference`, the projection (TMT) method
+REF_TMT = "TMT reference"
+PAIR_TMT = f"in process vs {REF_TMT}"
 PAIR_FMU = "FMUs + master vs in process"
 
 
@@ -315,6 +325,13 @@ class CrosscheckReport:
     cosim_label: str = "FMUs + master"
     #: why it failed (None when it passed)
     diagnosis: Diagnosis | None = None
+    #: the reference leg: "Pinocchio", or REF_TMT for a model with a flexible body
+    reference: str = "Pinocchio"
+
+    @property
+    def pair_ref(self) -> str:
+        """The reference pair's label: ``in process vs <reference>``."""
+        return f"in process vs {self.reference}"
 
     @property
     def passed(self) -> bool:
@@ -363,6 +380,12 @@ def random_state(engine: Engine, rng: np.random.Generator) -> np.ndarray:
     x = engine.initial_state()
     for b in engine.tree_blocks:
         sl = engine.plan.state_slices[b.name]
+        red = getattr(b, "flexible", None)
+        if red is not None:  # the elastic coordinates and rates after the joint's states
+            n = red.n_modes
+            q, qd = _elastic_scale(red)
+            x[sl.stop - 2 * n : sl.stop] = rng.uniform(-1, 1, 2 * n) * np.concatenate([q, qd])
+            sl = slice(sl.start, sl.stop - 2 * n)
         if sl.stop == sl.start:
             continue
 
@@ -383,14 +406,41 @@ def random_state(engine: Engine, rng: np.random.Generator) -> np.ndarray:
     return engine.consistent(x)
 
 
+def _elastic_scale(red) -> tuple[np.ndarray, np.ndarray]:
+    """Per elastic coordinate of a reduced model, the amplitudes of :func:`random_state`: q_k
+    moving its nodes of interest by at most 1 % of the body's size (its farthest node, at least
+    0.1 m; 1e-3 without nodes beyond P), qdot_k ten times that per second."""
+    pos = np.asarray(red.node_positions, dtype=float)
+    size = max(0.1, float(np.max(np.linalg.norm(pos, axis=1)))) if len(pos) else 0.1
+    shapes = np.asarray(red.node_shapes, dtype=float)[1:, :3]  # (k - 1, 3, n): translations
+    if shapes.size:
+        reach = np.max(np.linalg.norm(shapes, axis=1), axis=0)  # (n,) largest node motion
+        q = np.where(reach > 0, 0.01 * size / np.where(reach > 0, reach, 1.0), 1e-3)
+    else:
+        q = np.full(red.n_modes, 1e-3)
+    return q, 10.0 * q
+
+
+def _n_elastic(block) -> int:
+    red = getattr(block, "flexible", None)
+    return 0 if red is None else int(red.n_modes)
+
+
 def engine_accelerations(engine: Engine, ref, dx: np.ndarray) -> np.ndarray:
-    """The engine's derivative in the order of ``ref.accelerations`` (root, then ref.joints)."""
+    """The engine's derivative in the order of ``ref.accelerations`` (root, then ref.joints,
+    then the elastic accelerations of the bodies of ``ref.elastic`` when the reference has
+    them: the flexible-tree reference)."""
     sl = engine.plan.state_slices
+    blocks = engine.system.blocks
     out = [dx[sl[ref.root]][7:13]] if ref.floating else []
     for name in ref.joints:
         d = dx[sl[name]]
         k = ref.bodies[name].nv
-        out.append(d[len(d) - k :])
+        e = 2 * _n_elastic(blocks[name])
+        out.append(d[len(d) - e - k : len(d) - e])
+    for name in getattr(ref, "elastic", {}):
+        d = dx[sl[name]]
+        out.append(d[len(d) - _n_elastic(blocks[name]) :])
     return np.concatenate(out)
 
 
@@ -401,6 +451,8 @@ def acceleration_names(ref) -> list[str]:
     for name in ref.joints:
         k = ref.bodies[name].nv
         names += [name] if k == 1 else [f"{name} (speed {i})" for i in range(1, k + 1)]
+    for name, coords in getattr(ref, "elastic", {}).items():
+        names += [f"{name} (elastic {c})" for c in coords]
     return names
 
 
@@ -418,6 +470,7 @@ def crosscheck(
     cosim_step: float = 1e-3,
     fmus=None,
     notice: Callable[[str], None] | None = None,
+    reference=None,
 ) -> CrosscheckReport:
     """Compare ``system`` in process, in Pinocchio and (``cosim``) as FMUs co-simulated by the
     master at the communication step ``cosim_step`` (s; FMUs from the folder ``fmus``, or built
@@ -430,12 +483,27 @@ def crosscheck(
     when a trajectory comparison failed). Raises
     :class:`~titopfmu.reference.UnsupportedBlockError` (a TitopError) for systems the
     Pinocchio reference cannot build (e.g. inverse-dynamics blocks, loop closures, several
-    roots)."""
-    from .reference.pinocchio_model import to_pinocchio
+    roots).
 
+    A model with a flexible body is compared with the projection (TMT) reference of
+    :mod:`titopfmu.reference.flexible_tree` instead (Pinocchio has rigid bodies only; the
+    elastic coordinates join the trajectory's columns). ``reference``: a reference object
+    with the same interface to use instead of the one built from ``system`` (a check that the
+    comparison fails against a different model)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    ref = to_pinocchio(system)
+    if reference is not None:
+        ref, reference = reference, getattr(reference, "label", "the given reference")
+    elif any(getattr(b, "flexible", None) is not None for b in system.blocks.values()):
+        # Pinocchio has rigid bodies only: the projection (TMT) reference of rigid and
+        # flexible trees, with the same interface (titopfmu/reference/flexible_tree.py)
+        from .reference.flexible_tree import FlexTreeReference
+
+        ref, reference = FlexTreeReference(system), REF_TMT
+    else:
+        from .reference.pinocchio_model import to_pinocchio
+
+        ref, reference = to_pinocchio(system), "Pinocchio"
     engine = Engine(system)
     rng = np.random.default_rng(seed)
     acc_err, acc_worst = 0.0, ""
@@ -453,10 +521,13 @@ def crosscheck(
     t_eval = np.linspace(0.0, t_final, n_samples)
     sol = ref.simulate(t_final, t_eval, rtol=rtol, atol=atol)
     if not sol.success:  # pragma: no cover - depends on the model
-        raise RuntimeError(f"Pinocchio integration failed: {sol.message}")
+        raise RuntimeError(f"{reference} integration failed: {sol.message}")
     nq = ref.nq
     n_pos = 3 if ref.floating else 0
-    theirs = [sol.y[i] for i in range(n_pos)]
+    if n_pos and hasattr(ref, "root_position"):
+        theirs = list(ref.root_position(sol.y))
+    else:
+        theirs = [sol.y[i] for i in range(n_pos)]
     if ref.joints:
         theirs += list(np.atleast_2d(ref.joint_coordinates(sol.y[:nq])))
     columns = [f"{ref.root}.position[{i}]" for i in (1, 2, 3)][:n_pos]
@@ -472,6 +543,13 @@ def crosscheck(
             angular.append(euler)
             units.append("rad" if euler or isinstance(b, RevoluteBody) else "m")
             speeds.append(f"{name}.joint.m[{i - n // 3 + 1}]")
+    elastic = getattr(ref, "elastic", {})
+    if elastic:  # the flexible bodies' elastic coordinates (units of their reduced models)
+        theirs += list(np.atleast_2d(ref.elastic_coordinates(sol.y)))
+        for name, coords in elastic.items():
+            columns += [f"{name}.state.q.{c}" for c in coords]
+            angular += [False] * len(coords)
+            units += ["q"] * len(coords)
     interval = t_final / (n_samples - 1)
     res = engine.simulate(
         t_final, output_interval=interval, record=columns + speeds, rtol=rtol, atol=atol
@@ -482,7 +560,8 @@ def crosscheck(
     diff = _gap(ours[:m], theirs[:m], angular)
     traj_err = float(np.max(np.abs(diff)))
     report = CrosscheckReport(
-        system.name, out, n_states, acc_err, traj_err, t_final, columns=columns
+        system.name, out, n_states, acc_err, traj_err, t_final, columns=columns,
+        reference=reference,
     )
     fmu_diff = fmu_res = fmu_time = None
     whole = None  # why the FMU leg runs the whole-model FMU, or None: one FMU per block
@@ -814,8 +893,12 @@ def _sensitivity(
     idx: list[int] = []
     if ref.floating:
         idx += range(sl[ref.root].start + 7, sl[ref.root].start + 13)
+    blocks = engine.system.blocks
     for name in ref.joints:
-        idx += range(sl[name].stop - ref.bodies[name].nv, sl[name].stop)
+        e = 2 * _n_elastic(blocks[name])
+        idx += range(sl[name].stop - e - ref.bodies[name].nv, sl[name].stop - e)
+    for name in getattr(ref, "elastic", {}):  # the elastic rates
+        idx += range(sl[name].stop - _n_elastic(blocks[name]), sl[name].stop)
     if not idx:
         return None
     rng = np.random.default_rng(seed + 1)
@@ -862,7 +945,8 @@ def _extremes(system, runs, columns, units, speeds, n_pos) -> tuple[list[Extreme
         default=0.0,
     )
     found = []
-    joints = list(zip(columns[n_pos:], units[n_pos:], speeds, strict=True))
+    nj = n_pos + len(speeds)  # (the elastic coordinates after the joints': no extremes)
+    joints = list(zip(columns[n_pos:nj], units[n_pos:nj], speeds, strict=True))
     for pos, unit, _ in joints:
         if unit == "m" and size > 0:
             v = np.concatenate([r[pos] for r in runs])
@@ -922,7 +1006,7 @@ def _diagnose(
     dynamics = []
     if not ref_acc_ok:
         dynamics.append(
-            f"in process vs Pinocchio differ by {r.acc_error:.3g} (relative; tolerance "
+            f"{r.pair_ref} differ by {r.acc_error:.3g} (relative; tolerance "
             f"{r.acc_tol:g}) at the random states, worst on `{acc_worst}`: the two compute "
             "different dynamics."
         )
@@ -934,7 +1018,7 @@ def _diagnose(
         )
     divs = []
     if r.traj_error > r.traj_tol:
-        divs.append(_divergence(PAIR_REF, time, diff, r.traj_tol, columns, units, ref_acc_ok))
+        divs.append(_divergence(r.pair_ref, time, diff, r.traj_tol, columns, units, ref_acc_ok))
     if fmu_diff is not None and r.cosim_traj_error > r.cosim_traj_tol:
         divs.append(
             _divergence(
@@ -991,7 +1075,7 @@ def _diagnose(
     t_ok = min((d.first_over for d in divs), default=None)
     k1_time = float(time[1]) if len(time) > 1 else 0.0
     fmu_div = next((d for d in divs if d.pair == PAIR_FMU), None)
-    ref_div = next((d for d in divs if d.pair == PAIR_REF), None)
+    ref_div = next((d for d in divs if d.pair == r.pair_ref), None)
     short = None
     if divs and all(d.growth != "from the start" for d in divs) and t_ok > k1_time:
         short = _nice_below(0.9 * t_ok)
@@ -1032,7 +1116,7 @@ def _diagnose(
         rtol, atol = sim["rtol"], sim["atol"]
         hints.append(
             f"Tighter integration, `--rtol {rtol / 100:g} --atol {atol / 100:g}` (now "
-            f"{rtol:g}, {atol:g}): the in-process and Pinocchio runs part from their "
+            f"{rtol:g}, {atol:g}): the in-process and {r.reference} runs part from their "
             f"integration errors.{gain}"
         )
     if travel:
@@ -1046,8 +1130,8 @@ def _diagnose(
     if dynamics:
         hints.append(
             "The accelerations differ, so no run length, step or tolerance will make the "
-            "trajectories agree: this is a defect of titopfmu (its engine, FMUs or Pinocchio "
-            "reference) for this model, not a property of the model; please report it with "
+            f"trajectories agree: this is a defect of titopfmu (its engine, FMUs or {r.reference} "
+            "leg) for this model, not a property of the model; please report it with "
             "the model file."
         )
     elif divs and not chaotic:
@@ -1059,8 +1143,7 @@ def _diagnose(
 
     # the verdict, its explanation and the summary's line
     agree = [
-        f"accelerations at {r.n_states} random states to {r.acc_error:.2g} (in process vs "
-        "Pinocchio)"
+        f"accelerations at {r.n_states} random states to {r.acc_error:.2g} ({r.pair_ref})"
     ]
     if r.cosim_acc_error is not None:
         agree.append(f"the FMUs' loop solution at t = 0 to {r.cosim_acc_error:.2g}")
@@ -1155,9 +1238,10 @@ def _plot(path: Path, t, ours, theirs, columns, fmu_t=None, fmu_diff=None, r=Non
         axes[1].axhline(r.traj_tol, color="0.5", lw=0.8)
         if fmu_diff is not None:
             axes[1].axhline(r.cosim_traj_tol, color="0.5", lw=0.8, ls="--")
-    axes[0].set_ylabel("titopfmu (solid), Pinocchio (dotted)")
+    name = "Pinocchio" if r is None else r.reference
+    axes[0].set_ylabel(f"titopfmu (solid), {name} (dotted)")
     axes[1].set_ylabel(
-        "|titopfmu - Pinocchio|"
+        f"|titopfmu - {name}|"
         + (" (solid),\n|FMUs - in process| (dashed)" if fmu_diff is not None else "")
     )
     axes[1].set_xlabel("time (s)")
@@ -1169,9 +1253,9 @@ def _plot(path: Path, t, ours, theirs, columns, fmu_t=None, fmu_diff=None, r=Non
 
 def _write(r: CrosscheckReport, out: Path, diff: np.ndarray, fmu_diff=None) -> None:
     rows = [
-        ("in process vs Pinocchio: accelerations (max relative error)",
+        (f"{r.pair_ref}: accelerations (max relative error)",
          f"{r.acc_error:.3g}", f"{r.acc_tol:g}", r.acc_error <= r.acc_tol),
-        (f"in process vs Pinocchio: {r.t_final:g} s trajectory (max gap)",
+        (f"{r.pair_ref}: {r.t_final:g} s trajectory (max gap)",
          f"{r.traj_error:.3g}", f"{r.traj_tol:g}", r.traj_error <= r.traj_tol),
     ]  # fmt: skip
     per_col = np.max(np.abs(diff), axis=0)
@@ -1181,10 +1265,20 @@ def _write(r: CrosscheckReport, out: Path, diff: np.ndarray, fmu_diff=None) -> N
         "",
         f"**Verdict: {r.verdict}.**",
         "",
-        f"Accelerations at {r.n_states} random states (`Engine.derivative` vs `pin.aba`, error "
-        "relative to the largest acceleration) and a trajectory from the model's initial state "
-        "(`Engine.simulate` vs Pinocchio integrated by scipy, same tolerances). The Pinocchio "
-        "model is built from the same System by `titopfmu.reference.to_pinocchio`; the FMUs and "
+        (f"Accelerations at {r.n_states} random states (`Engine.derivative` vs `pin.aba`, error "
+         "relative to the largest acceleration) and a trajectory from the model's initial state "
+         "(`Engine.simulate` vs Pinocchio integrated by scipy, same tolerances). The Pinocchio "
+         "model is built from the same System by `titopfmu.reference.to_pinocchio`; the FMUs and "
+         if r.reference == "Pinocchio" else
+         f"Accelerations at {r.n_states} random states (`Engine.derivative`, the core's "
+         "articulated-body recursion, vs the projection (TMT) method of "
+         "`titopfmu.reference.flexible_tree` over the joint and elastic coordinates, error "
+         "relative to the largest acceleration) and a trajectory from the model's initial state "
+         "(`Engine.simulate` vs the TMT reference integrated by scipy, same tolerances; the "
+         "elastic coordinates compared too). The model has a flexible body: Pinocchio, rigid "
+         "bodies only, cannot run it. The FMUs and "  # fmt: skip
+        )
+        +
         "their wiring by `CoSimulation.from_system` (the loop solution at t = 0: every body's "
         "acceleration, relative to the largest; the trajectory at the communication step "
         "given, whose coupling error is fourth order in it by default).",
@@ -1209,7 +1303,7 @@ def _write(r: CrosscheckReport, out: Path, diff: np.ndarray, fmu_diff=None) -> N
         *(r.diagnosis.markdown() if r.diagnosis is not None else []),
         "Largest trajectory gap per recorded coordinate:",
         "",
-        "| signal | in process vs Pinocchio | FMUs + master vs in process |",
+        f"| signal | {r.pair_ref} | {r.cosim_label} vs in process |",
         "|---|---|---|",
         *[
             f"| `{c}` | {g:.3g} | {'-' if fg is None else f'{fg:.3g}'} |"
@@ -1221,7 +1315,8 @@ def _write(r: CrosscheckReport, out: Path, diff: np.ndarray, fmu_diff=None) -> N
     ]
     (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
     data = {
-        "model": r.model, "passed": r.passed, "verdict": r.verdict, "acc_error": r.acc_error,
+        "model": r.model, "reference": r.reference, "passed": r.passed, "verdict": r.verdict,
+        "acc_error": r.acc_error,
         "traj_error": r.traj_error, "t_final": r.t_final, "n_states": r.n_states,
         "cosim": r.cosim, "cosim_leg": r.cosim_label, "cosim_acc_error": r.cosim_acc_error,
         "cosim_traj_error": r.cosim_traj_error, "cosim_step": r.cosim_step,
