@@ -6,7 +6,9 @@
 * :mod:`titopfmu.reference.denoc`: DeNOC with seven equimomental point masses (seed 001).
 * :mod:`titopfmu.reference.riccati`: the new-version Riccati transfer-matrix method (seed 002).
 * :mod:`titopfmu.reference.flexible`: the floating-frame equations of a flexible body reduced by
-  :mod:`titopfmu.flex` (docs/flexible.md), in numpy.
+  :mod:`titopfmu.flex` (docs/flexible.md), in numpy;
+  :mod:`titopfmu.reference.flexible_tree`: trees of rigid and flexible bodies by the projection
+  (TMT) method, the reference of ``titopfmu crosscheck`` for flexible models.
 
 The public names below are exported lazily: each submodule is imported on first access of one of
 its names, so ``import titopfmu.reference`` needs neither Pinocchio nor the solvers. The
@@ -59,6 +61,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     # Riccati transfer-matrix method (seed 002)
     "RiccatiBody": ("riccati", "RiccatiBody"),
     "RiccatiError": ("riccati", "RiccatiError"),
+    "FlexTreeError": ("flexible_tree", "FlexTreeError"),
+    "FlexTreeReference": ("flexible_tree", "FlexTreeReference"),
+    "flexible_tree_reference": ("flexible_tree", "flexible_tree_reference"),
     "RiccatiModel": ("riccati", "RiccatiModel"),
     "RiccatiParameterError": ("riccati", "RiccatiParameterError"),
     "RiccatiSolution": ("riccati", "RiccatiSolution"),
