@@ -344,6 +344,15 @@ def _fmu_folder(m: SystemMapping, fmus, progress: bool, notice) -> Path:
     if fmus is not None:
         d = Path(fmus)
         missing = sorted({f"{v}.fmu" for v in names.values() if not (d / f"{v}.fmu").is_file()})
+        flex = sorted(b for b, (k, _) in m.variants.items()
+                      if k in m.types and f"{names[b]}.fmu" in missing)  # fmt: skip
+        if flex:
+            raise FromSystemError(
+                f"FMU folder '{d}' lacks the FMU of flexible block '{flex[0]}', "
+                f"{names[flex[0]]}.fmu (its reduced model is constant data of the FMU, which "
+                "'titopfmu build' does not write): leave fmus=None, it is built on demand into "
+                "the cache"
+            )
         if missing:
             raise FromSystemError(
                 f"FMU folder '{d}' lacks {', '.join(missing)} (needed by blocks "
