@@ -188,7 +188,8 @@ def flex_fmu_type(base: FmuType, red) -> FmuType:
     model's nodes (child port k at node k + 1, the core's rule), then ``elastic_q0`` and
     ``elastic_qdot0`` (n each, the initial elastic coordinates and rates); its states the
     block's own, then ``q.COORD`` and ``qd.COORD``."""
-    if base.declaration is None or base.declaration.family not in ("joint", "root"):
+    if base.declaration is None or not any(p.check == "flexible"
+                                           for p in base.declaration.parameters):
         raise ValueError(f"FMU type {base.key!r} has no flexible part (forward body types only)")
     h = flex_key(base, red)
     n_modes = red.n_modes

@@ -21,7 +21,13 @@ The wiring follows the System's connections:
   in the wrench's frame) on an extra child port of b's FMU at the wrench's point, after b's own
   ports: its FMU carries the wrench, transported to b's reference point with its torque, to b,
   as the core does for the wrenches of one block (no physics here); ``b.e`` names that input;
-* a :class:`~titopfmu.blocks.Constant` has no FMU: every input it feeds is held at its value.
+* a :class:`~titopfmu.blocks.Constant` has no FMU: every input it feeds is held at its value;
+* a body with a flexible part (``flexible=``) is an FMU of its own type
+  (:func:`~titopfmu.fmi.catalog.flex_fmu_type`: its body type's FMU with the reduced model baked
+  in, one per reduced model, built on demand into the cache; :attr:`SystemMapping.types`), its
+  initial elastic state bound as ``elastic_q0`` / ``elastic_qdot0`` and its internal step
+  ``solver.max_step`` from its highest eigenfrequency (:func:`flex_max_step`) unless ``solver=``
+  gives one; its child port j sits at the reduced model's node j.
 
 Blocks that have no FMU (a :class:`~titopfmu.blocks.TimeFunction`, a
 :class:`~titopfmu.blocks.Function`, a user's subclass of a block) are refused with an error naming
@@ -293,7 +299,8 @@ def system_mapping(system: System, fold_laws: bool = True) -> SystemMapping:
                                       f"{a}) is not in the block FMU yet; run it in process "
                                       "or as one model FMU: titopfmu export --fmu")
         own = getattr(b, "own_apparent_inertia", None)
-        if own is not None and not b.inverse and own() is not None:
+        rigid = getattr(b, "flexible", None) is None  # (a flexible part's inertia: the FMU's)
+        if own is not None and not b.inverse and rigid and own() is not None:
             raise FromSystemError(f"block '{b.name}': its body alone has no inertia about its "
                                   "joint (a massless link: what its joint moves is its "
                                   "children's inertia, in other FMUs), and its FMU solves its "
