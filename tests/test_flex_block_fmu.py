@@ -32,6 +32,7 @@ from flex_systems import pendulum, strip  # noqa: E402
 from fmpy import extract, read_model_description  # noqa: E402
 from fmpy.fmi2 import FMU2Model  # noqa: E402
 from fmpy.fmi3 import FMU3Model  # noqa: E402
+from fmpy.validation import validate_fmu  # noqa: E402
 from fmu_helpers import MeInstance  # noqa: E402
 
 from titopfmu.fmi.build import build_variants  # noqa: E402
@@ -142,6 +143,7 @@ def test_model_exchange_derivatives_fmi2_and_fmi3(systems, fmus, tmp_path):
     finally:
         me.close()
     assert worst2 < 1e-12
+    assert validate_fmu(str(path)) == []
     # FMI 3.0: the same block's FMU, array parameters
     ftype = system_mapping(s).fmu_type(system_mapping(s).variants["arm"][0])
     p3 = build_native(ftype, 0, tmp_path, win64=False, fmi_version=3)
@@ -176,6 +178,7 @@ def test_model_exchange_derivatives_fmi2_and_fmi3(systems, fmus, tmp_path):
         m3.freeInstance()
         shutil.rmtree(unzipped, ignore_errors=True)
     assert worst3 < 1e-12
+    assert validate_fmu(str(p3)) == []
 
 
 # -- (d) directional derivatives: central differences ---------------------------------------------
