@@ -170,8 +170,8 @@ class CoreBlock(Block):
             if getattr(self, "flexible", None) is not None:
                 raise TitopError(
                     f"block '{self.name}': a flexible body is evaluated with the whole model "
-                    "in the core (the engine's core path, a whole-model FMU), not on its own "
-                    "(no object path, no FMU per block)")  # fmt: skip
+                    "in the core (the engine's core path, a whole-model FMU, its block FMU), "
+                    "not on the object path")  # fmt: skip
 
             c = self.__dict__["_core"] = LoneBlock(self)
         return c

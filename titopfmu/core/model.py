@@ -269,10 +269,9 @@ class NativeTree:
         self.parent_input: int | None = None
         self.port_inputs: list[int] = []
         if lone:
-            if n != 1 or closures or laws or mimics or flex or getattr(blocks[0], "flexible",
-                                                                         None) is not None:
+            if n != 1 or closures or laws or mimics or flex:
                 raise ValueError("a lone block model has one block, no closure, no law and no "
-                                 "flexible part (the core's only, titop_flex)")
+                                 "flexible part but the block's own")
             boundary_parent = blocks[0].has_parent
             boundary_ports = [(0, j) for j in range(blocks[0].n_children)]
         if boundary_parent:

@@ -18,10 +18,11 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from .._version import __version__
-from .catalog import FMU_TYPES
+from .catalog import FMU_TYPES, FmuType
 from .native.build import user_cache_dir
 
 
@@ -141,26 +142,30 @@ def cached_variants(
     jobs: int | None = None,
     win64: bool | None = None,
     fmi_version: int = 2,
+    types: Mapping[str, FmuType] | None = None,
 ) -> Path:
     """The cache folder holding the FMUs of the (type key, number of child ports) pairs
     ``variants``, built there first if missing. Unlike :func:`cached_fmus` the port counts are
     not limited to the variants ``titopfmu build`` writes: a body with 7 child ports gets its
     ``...C7`` FMU (the C core and the FMI wrapper have no cap; the generator sizes every array).
     ``notice``, ``jobs``, ``win64``, ``fmi_version``: as for :func:`cached_fmus` (the same
-    folders)."""
+    folders). ``types``: FMU types by key beside the catalogue's, the flexible blocks'
+    (:func:`~titopfmu.fmi.catalog.flex_fmu_type`, whose model identifiers carry the hash of
+    their reduced model)."""
+    known = {**FMU_TYPES, **(types or {})}
     from .build import build_notice, build_variants, win64_default
 
     for key, n in variants:
-        if key not in FMU_TYPES:
+        if key not in known:
             raise ValueError(f"unknown FMU type {key!r}")
-        t = FMU_TYPES[key]
+        t = known[key]
         if t.variants == (0,) and n != 0 or n < min(t.variants):
             raise ValueError(f"FMU type {key!r} has no variant with {n} child ports")
     win64 = win64_default(win64)
     folder = cache_root() / cache_key(win64, fmi_version)
     wanted = sorted(set(variants))
     missing = [(k, n) for k, n in wanted
-               if not (folder / f"{FMU_TYPES[k].model_name(n)}.fmu").is_file()]  # fmt: skip
+               if not (folder / f"{known[k].model_name(n)}.fmu").is_file()]  # fmt: skip
     if not missing:
         return folder
     folder.mkdir(parents=True, exist_ok=True)
@@ -168,6 +173,6 @@ def cached_variants(
         notice(build_notice(len(missing), folder, jobs, win64, fmi_version, cached=True))
     # built in a hidden folder inside `folder` and moved in once all are: no half file is ever
     # visible, and a concurrent process building the same ones replaces them with the same bytes
-    build_variants(folder, [(FMU_TYPES[k], n) for k, n in missing], jobs=jobs,
+    build_variants(folder, [(known[k], n) for k, n in missing], jobs=jobs,
                    progress=progress, fmi_version=fmi_version, win64=win64)  # fmt: skip
     return folder

@@ -76,6 +76,9 @@ class FmuType:
     declaration: BlockType | None = None
     #: FMI parameter names of titopfmu 0.1 -> today's (accepted with a DeprecationWarning)
     old_names: dict[str, str] = field(default_factory=dict)
+    #: a flexible block's FMU type (:func:`flex_fmu_type`): its reduced model
+    #: (:class:`titopfmu.flex.ReducedModel`), constant data of the FMU; None: a rigid block's
+    flexible: object = None
 
     def model_name(self, n_children: int) -> str:
         """modelIdentifier of a variant, e.g. ``TitopRevoluteBodyC2``."""
@@ -121,20 +124,26 @@ def _maker(decl: BlockType) -> Callable[[str, dict, int], Block]:
     cls = BLOCK_CLASSES[decl.name]
 
     def make(name: str, values: dict, n: int) -> Block:
-        kw: dict[str, object] = {}
-        for p in decl.fmu_parameters():
-            if p.check == "children":
-                kw["children"] = {f"C{j}": values[f"C{j}.point"] for j in range(1, n + 1)}
-            elif p.check == "external":
-                kw["external"] = {"ext": {"point": tuple(values["ext.point"]),
-                                          "frame": "inertial" if values["ext.inertial"]
-                                          else "body"}}  # fmt: skip
-            else:
-                v = values[p.name]
-                kw[p.name] = bool(v) if p.json == "boolean" else float(v) if p.shape == () else v
-        return cls(name, **kw)
+        return cls(name, **_make_kwargs(decl, values, n))
 
     return make
+
+
+def _make_kwargs(decl: BlockType, values: dict, n: int) -> dict[str, object]:
+    """The constructor's keywords of ``decl``'s block from its FMU's parameter values (as
+    :func:`_maker`'s)."""
+    kw: dict[str, object] = {}
+    for p in decl.fmu_parameters():
+        if p.check == "children":
+            kw["children"] = {f"C{j}": values[f"C{j}.point"] for j in range(1, n + 1)}
+        elif p.check == "external":
+            kw["external"] = {"ext": {"point": tuple(values["ext.point"]),
+                                      "frame": "inertial" if values["ext.inertial"]
+                                      else "body"}}  # fmt: skip
+        else:
+            v = values[p.name]
+            kw[p.name] = bool(v) if p.json == "boolean" else float(v) if p.shape == () else v
+    return kw
 
 
 def fmu_type(decl: BlockType) -> FmuType:
@@ -154,6 +163,73 @@ def fmu_type(decl: BlockType) -> FmuType:
 FMU_TYPES: dict[str, FmuType] = {
     d.key: fmu_type(d) for d in BLOCK_TYPES.values() if d.fmu is not None
 }
+
+def flex_key(base: FmuType, red) -> str:
+    """A hash (12 hex digits) of what a flexible block's FMU bakes in: its block type
+    ``base.key`` and its reduced model ``red`` (its row :func:`~titopfmu.core.model.flex_row`,
+    its ints :func:`~titopfmu.core.model.flex_ints` and its coordinates' names)."""
+    import hashlib
+
+    from ..core.model import flex_ints, flex_row
+
+    h = hashlib.sha256(base.key.encode())
+    h.update(np.ascontiguousarray(flex_row(red), dtype="<f8").tobytes())
+    h.update(repr(flex_ints(0, red, 0)).encode())
+    h.update("\0".join(red.coordinates).encode())
+    return h.hexdigest()[:12]
+
+
+def flex_fmu_type(base: FmuType, red) -> FmuType:
+    """The FMU type of a flexible block: the block type ``base`` (a forward body type) with the
+    reduced model ``red`` (:class:`titopfmu.flex.ReducedModel`) baked in as constant data
+    (docs/flexible.md §6, docs/fmus.md "One FMU per flexible block"). Its key and model
+    identifier carry :func:`flex_key` (``TitopRevoluteBodyFlex<hash>C1``: another reduced model
+    is another FMU); its parameters are ``base``'s, the child ports' points defaulting to the
+    model's nodes (child port k at node k + 1, the core's rule), then ``elastic_q0`` and
+    ``elastic_qdot0`` (n each, the initial elastic coordinates and rates); its states the
+    block's own, then ``q.COORD`` and ``qd.COORD``."""
+    if base.declaration is None or not any(p.check == "flexible"
+                                           for p in base.declaration.parameters):
+        raise ValueError(f"FMU type {base.key!r} has no flexible part (forward body types only)")
+    h = flex_key(base, red)
+    n_modes = red.n_modes
+    nodes = np.asarray(red.node_positions, dtype=float).reshape(-1, 3)
+    coords = ", ".join(red.coordinates)
+    elastic = [
+        Param("elastic_q0", (n_modes,), "", np.zeros(n_modes),
+              f"initial elastic coordinates q(0) of the flexible part (reduced model "
+              f"'{red.name}', coordinates {coords}; units of the coordinates: m, rad, or "
+              "m kg^1/2 for mass-normalised modes)", role="PAR_ELASTIC_Q0"),
+        Param("elastic_qdot0", (n_modes,), "", np.zeros(n_modes),
+              f"initial elastic rates q̇(0) of the flexible part (reduced model '{red.name}'; "
+              "units of the coordinates per s)", role="PAR_ELASTIC_QD0"),
+    ]  # fmt: skip
+
+    def params(n: int) -> list[Param]:
+        out = []
+        for p in base.params(n):
+            if p.role == "PAR_POINT":  # child port j at node j (node 0 is P)
+                j = int(p.name[1:].split(".")[0])
+                default = tuple(nodes[j]) if j < len(nodes) else p.default
+                p = Param(p.name, p.shape, p.unit, default,
+                          p.description + f" (at node {j} of the flexible part)", role=p.role)
+            out.append(p)
+        return out + elastic
+
+    cls = BLOCK_CLASSES[base.declaration.name]
+
+    def make(name: str, values: dict, n: int) -> Block:
+        kw = _make_kwargs(base.declaration, values, n)
+        kw.update(flexible=red, elastic_q0=np.asarray(values["elastic_q0"], float),
+                  elastic_qdot0=np.asarray(values["elastic_qdot0"], float))  # fmt: skip
+        return cls(name, **kw)
+
+    return FmuType(f"{base.key}~flex{h}", f"{base.model_prefix}Flex{h}",
+                   f"{base.title}, with a flexible part (reduced model '{red.name}', {n_modes} "
+                   "elastic coordinates)", make, params, base.variants, dict(base.rename),
+                   base.joint_unit, dict(base.joint_layout), base.declaration,
+                   dict(base.old_names), red)  # fmt: skip
+
 
 def renamed_parameter(model_identifier: str, name: str) -> str | None:
     """Today's name of the titopfmu 0.1 FMU parameter ``name`` (base name, e.g. ``joint.q0``

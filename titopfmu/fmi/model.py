@@ -44,7 +44,7 @@ from ..assembly.system import System, split_port
 from ..assembly.units import split_index, units_of
 from ..blocks.base import TitopError
 from ..blocks.declarations import BlockType
-from ..core.model import GROUND, IMPOSED, NativeTree, builtin_kind, flex_ints, flex_row
+from ..core.model import GROUND, IMPOSED, NativeTree, builtin_kind
 from ..spatial.rotations import dcm_from_quaternion, euler_from_dcm
 from .catalog import Param
 from .native.generate import (
@@ -57,6 +57,7 @@ from .native.generate import (
     T_REAL,
     Array,
     NativeFmu,
+    flex_tables,
 )
 from .native.generate import Variable as Var
 from .terminals import osp_file_name
@@ -581,49 +582,13 @@ def describe_model(mp: ModelPlan, fmi_version: int = 2) -> NativeFmu:
 
 
 def _flex_tables(nt: NativeTree, defines: dict) -> list[str]:
-    """The flexible parts of the core model as constant tables of fmu_config.h (fmu_model.h):
-    per part its ints (:func:`~titopfmu.core.model.flex_ints`) and its reduced model's row
-    (:func:`~titopfmu.core.model.flex_row`, the core's ``titop_flex_doubles`` layout), a row
-    shared by the parts of one reduced model; FMU_FLEX_PARTS holds per part the offsets of its
-    ints, row and Lee (n n doubles, the instance's buffer), and the row's length, which the FMU
-    checks against the core's titop_flex_doubles. The matrices are constant data of the FMU, not
-    parameters."""
-    ints: list[int] = []
-    rows: list[np.ndarray] = []
-    row_at: list[int] = []
-    parts = []
-    lee = 0
-    for i, red, x0 in nt.flex:
-        row = flex_row(red)
-        if not np.all(np.isfinite(row)):  # (the block's checks refuse it before)
-            raise ModelFmuError(f"block '{nt.blocks[i].name}', parameter 'flexible': the reduced "
-                                f"model '{red.name}' has a value that is not finite")  # fmt: skip
-        for k, r in enumerate(rows):  # the same reduced model on several bodies: one row
-            if r.shape == row.shape and np.array_equal(r, row):
-                d0 = row_at[k]
-                break
-        else:
-            d0 = sum(r.size for r in rows)
-            rows.append(row)
-            row_at.append(d0)
-        parts.append((len(ints), d0, lee, row.size))
-        ints += [int(v) for v in flex_ints(i, red, x0)]
-        lee += red.n_modes**2
-    defines.update(FMU_NFLEX=len(parts), FMU_FLEX_NLEE=lee)
-    data = np.concatenate(rows) if rows else np.zeros(1)
-    out = ["/* flexible parts: (ints offset, row offset, Lee offset, row length) per part */",
-           "static const int FMU_FLEX_PARTS[][4] = {"]  # fmt: skip
-    out += [f"    {{{a}, {b}, {c}, {d}}}," for a, b, c, d in parts] or ["    {0, 0, 0, 0},"]
-    out.append("};")
-    out.append("static const int FMU_FLEX_INTS[] = {")
-    vals = [str(v) for v in ints] or ["0"]
-    out += ["    " + ", ".join(vals[k : k + 16]) + "," for k in range(0, len(vals), 16)]
-    out.append("};")
-    out.append("static const double FMU_FLEX_ROW[] = {")
-    vals = [repr(float(v)) for v in data]  # shortest round trip: the same doubles in C
-    out += ["    " + ", ".join(vals[k : k + 6]) + "," for k in range(0, len(vals), 6)]
-    out.append("};")
-    return out
+    """The flexible parts of the core model as constant tables of fmu_config.h (fmu_model.h),
+    by :func:`~titopfmu.fmi.native.generate.flex_tables` (the block FMUs' writer too). The
+    matrices are constant data of the FMU, not parameters."""
+    try:
+        return flex_tables(nt.flex, [b.name for b in nt.blocks], defines)
+    except ValueError as exc:
+        raise ModelFmuError(str(exc)) from None
 
 
 def _rate_unit(unit: str) -> str:

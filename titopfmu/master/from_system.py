@@ -21,7 +21,13 @@ The wiring follows the System's connections:
   in the wrench's frame) on an extra child port of b's FMU at the wrench's point, after b's own
   ports: its FMU carries the wrench, transported to b's reference point with its torque, to b,
   as the core does for the wrenches of one block (no physics here); ``b.e`` names that input;
-* a :class:`~titopfmu.blocks.Constant` has no FMU: every input it feeds is held at its value.
+* a :class:`~titopfmu.blocks.Constant` has no FMU: every input it feeds is held at its value;
+* a body with a flexible part (``flexible=``) is an FMU of its own type
+  (:func:`~titopfmu.fmi.catalog.flex_fmu_type`: its body type's FMU with the reduced model baked
+  in, one per reduced model, built on demand into the cache; :attr:`SystemMapping.types`), its
+  initial elastic state bound as ``elastic_q0`` / ``elastic_qdot0`` and its internal step
+  ``solver.max_step`` from its highest eigenfrequency (:func:`flex_max_step`) unless ``solver=``
+  gives one; its child port j sits at the reduced model's node j.
 
 Blocks that have no FMU (a :class:`~titopfmu.blocks.TimeFunction`, a
 :class:`~titopfmu.blocks.Function`, a user's subclass of a block) are refused with an error naming
@@ -36,6 +42,7 @@ taken (``connect``, ``set_input``, ``simulate(record=...)``): ``base.hinge`` for
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -47,7 +54,7 @@ import numpy as np
 from ..assembly.engine import RunInterrupted
 from ..assembly.system import System
 from ..blocks import BodyBlock, Constant, Ground
-from ..fmi.catalog import FMU_TYPE_OF, FMU_TYPES, FmuType
+from ..fmi.catalog import FMU_TYPE_OF, FMU_TYPES, FmuType, flex_fmu_type
 from ..spatial.rotations import dcm_from_euler, dcm_from_quaternion, euler_from_dcm
 from .components import CosimError
 
@@ -79,6 +86,13 @@ class SystemMapping:
     #: joint law folded into its joint's FMU (a JointSpringDamper reading and driving the same
     #: forward 1-dof joint: that FMU's law.* parameters) -> the joint's block name
     folded: dict[str, str] = field(default_factory=dict)
+    #: the FMU types of the flexible blocks by key (:func:`~titopfmu.fmi.catalog.flex_fmu_type`:
+    #: one per block type and reduced model, built into the cache on demand)
+    types: dict[str, FmuType] = field(default_factory=dict)
+
+    def fmu_type(self, key: str) -> FmuType:
+        """The FMU type of ``key``: a flexible block's (:attr:`types`) or a catalogue one."""
+        return self.types[key] if key in self.types else FMU_TYPES[key]
 
     def fmu_ref(self, ref: str) -> str:
         """The FMU-side reference of a System reference: ``"base.hinge"`` -> ``"base.C1"``,
@@ -91,7 +105,7 @@ class SystemMapping:
 
     def model_names(self) -> dict[str, str]:
         """block name -> modelIdentifier of its FMU."""
-        return {b: FMU_TYPES[k].model_name(n) for b, (k, n) in self.variants.items()}
+        return {b: self.fmu_type(k).model_name(n) for b, (k, n) in self.variants.items()}
 
 
 # -- the parameters of a block ----------------------------------------------------------------
@@ -124,6 +138,10 @@ def block_parameters(block) -> dict[str, object]:
             p[par.name] = euler_from_dcm(dcm_from_quaternion(values[par.alternative]))
         else:
             p[par.name] = values[par.name]
+    if getattr(block, "flexible", None) is not None:  # its FMU's initial elastic state
+        n_modes = block.flexible.n_modes
+        p["elastic_q0"] = np.asarray(block.elastic_q0, float).reshape(n_modes)
+        p["elastic_qdot0"] = np.asarray(block.elastic_qdot0, float).reshape(n_modes)
     return {
         k: v if isinstance(v, bool) else float(v) if np.ndim(v) == 0 else np.asarray(v, float)
         for k, v in p.items()
@@ -169,6 +187,9 @@ def _check_rebuilt(block, ftype: FmuType, n: int, params: dict[str, object]) -> 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the block's own checks already warned once
         rebuilt = ftype.make(block.name, values, n)
+        if ftype.flexible is not None:  # the same reduced model by the FMU type's key (its
+            block, rebuilt = copy.copy(block), copy.copy(rebuilt)  # hash): named alike here
+            block.flexible_source = rebuilt.flexible_source = "<the FMU's reduced model>"
         a, b = block_to_dict(block), block_to_dict(rebuilt)
     names = list(getattr(block, "child_names", []))
     if len(a.get("external", {})) > 1:  # the further wrenches: points of extra child ports
@@ -270,10 +291,6 @@ def system_mapping(system: System, fold_laws: bool = True) -> SystemMapping:
             raise FromSystemError(f"block '{b.name}': a mimic joint couples its joints through the "
                                   "whole model's dynamics, which no block FMU has; run it in "
                                   "process or as one model FMU: titopfmu export --fmu")
-        if getattr(b, "flexible", None) is not None:
-            raise FromSystemError(f"block '{b.name}': a flexible body is evaluated with the "
-                                  "whole model in the core, not on its own: no FMU per block "
-                                  "(run it in process)")  # fmt: skip
         if type(b) not in FMU_TYPE_OF:
             raise _no_fmu(b)
         for a in ("damping", "stiffness"):  # titop_body's: not block FMU parameters (yet)
@@ -282,7 +299,8 @@ def system_mapping(system: System, fold_laws: bool = True) -> SystemMapping:
                                       f"{a}) is not in the block FMU yet; run it in process "
                                       "or as one model FMU: titopfmu export --fmu")
         own = getattr(b, "own_apparent_inertia", None)
-        if own is not None and not b.inverse and own() is not None:
+        rigid = getattr(b, "flexible", None) is None  # (a flexible part's inertia: the FMU's)
+        if own is not None and not b.inverse and rigid and own() is not None:
             raise FromSystemError(f"block '{b.name}': its body alone has no inertia about its "
                                   "joint (a massless link: what its joint moves is its "
                                   "children's inertia, in other FMUs), and its FMU solves its "
@@ -290,6 +308,16 @@ def system_mapping(system: System, fold_laws: bool = True) -> SystemMapping:
                                   "titopfmu export --fmu")  # fmt: skip
         key = FMU_TYPE_OF[type(b)]
         ftype = FMU_TYPES[key]
+        red = getattr(b, "flexible", None)
+        if red is not None:  # its own FMU type: the reduced model is constant data of the FMU
+            if len(getattr(b, "external", {})) > 1:
+                raise FromSystemError(f"block '{b.name}': a flexible body's FMU has one external "
+                                      "wrench (ext.W); its further ones would hang from child "
+                                      "ports off its reduced model's nodes: run it in process "
+                                      "or as one model FMU: titopfmu export --fmu")  # fmt: skip
+            ftype = flex_fmu_type(ftype, red)
+            key = ftype.key
+            m.types[key] = ftype
         carriers = wrench_carriers(b, taken)
         n = len(getattr(b, "child_names", ())) if ftype.variants != (0,) else 0
         n += len(carriers)
@@ -323,6 +351,15 @@ def _fmu_folder(m: SystemMapping, fmus, progress: bool, notice) -> Path:
     if fmus is not None:
         d = Path(fmus)
         missing = sorted({f"{v}.fmu" for v in names.values() if not (d / f"{v}.fmu").is_file()})
+        flex = sorted(b for b, (k, _) in m.variants.items()
+                      if k in m.types and f"{names[b]}.fmu" in missing)  # fmt: skip
+        if flex:
+            raise FromSystemError(
+                f"FMU folder '{d}' lacks the FMU of flexible block '{flex[0]}', "
+                f"{names[flex[0]]}.fmu (its reduced model is constant data of the FMU, which "
+                "'titopfmu build' does not write): leave fmus=None, it is built on demand into "
+                "the cache"
+            )
         if missing:
             raise FromSystemError(
                 f"FMU folder '{d}' lacks {', '.join(missing)} (needed by blocks "
@@ -335,7 +372,19 @@ def _fmu_folder(m: SystemMapping, fmus, progress: bool, notice) -> Path:
 
     if notice is None:
         notice = _notice_on_stderr
-    return cached_variants(sorted(set(m.variants.values())), progress=progress, notice=notice)
+    return cached_variants(sorted(set(m.variants.values())), progress=progress, notice=notice,
+                           types=m.types)
+
+
+def flex_max_step(red) -> float:
+    """The internal step (s) a flexible block's FMU takes by default (its ``solver.max_step``,
+    unless ``solver=`` gives one): 1 ms, or a tenth of the period over 2π of the reduced model's
+    highest eigenfrequency (``red.frequencies()``, rad/s) when shorter: h ω_max <= 0.1, where
+    the classical Runge-Kutta method's error is small (about (h ω)^4 per unit of phase) and far
+    from its stability limit (h ω = 2.8)."""
+    w = np.asarray(red.frequencies(), dtype=float)
+    w_max = float(np.max(w)) if w.size else 0.0
+    return min(1e-3, 0.1 / w_max) if w_max > 0 else 1e-3
 
 
 def _notice_on_stderr(message: str) -> None:
@@ -379,7 +428,11 @@ def populate(
     extra = dict({"solver.method": 4} if solver is None else solver)
     models = m.model_names()
     for name in m.variants:
-        cs.add(name, folder / f"{models[name]}.fmu", {**m.parameters[name], **extra})
+        own = {}
+        red = m.fmu_type(m.variants[name][0]).flexible
+        if red is not None and "solver.max_step" not in extra:
+            own["solver.max_step"] = flex_max_step(red)
+        cs.add(name, folder / f"{models[name]}.fmu", {**m.parameters[name], **own, **extra})
         cs.aliases[name] = dict(m.ports[name])
     for body, port, comp in m.wrench_carriers:
         cs.connect(f"{body}.{port}", f"{comp}.P")
@@ -525,6 +578,7 @@ def simulate_system(cs, stop_time: float, step: float = 1e-3, *,
 
 
 __all__ = [
-    "FMU_TYPE_OF", "FromSystemError", "SystemMapping", "block_parameters", "own_laws",
+    "FMU_TYPE_OF", "FromSystemError", "SystemMapping", "block_parameters", "flex_max_step",
+    "own_laws",
     "populate", "record_plan", "simulate_system", "system_mapping",
 ]  # fmt: skip

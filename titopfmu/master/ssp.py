@@ -338,8 +338,12 @@ def _fmi3_twins(cs: CoSimulation, fmus, interface: str, notice, where: str):
         from ..fmi.cache import cached_variants
 
         variants = {}
+        mapping = getattr(cs, "system_mapping", None)  # from_system: its flexible blocks' types
+        types = dict(mapping.types) if mapping is not None else {}
         for n, c in cs.components.items():
             v = _titop_variant(c.file.md)
+            if v is None and mapping is not None and mapping.variants.get(n, ("",))[0] in types:
+                v = mapping.variants[n]  # a flexible block's FMU (its reduced model baked in)
             if v is None:
                 raise CosimError(
                     f"{where}: component '{n}': its FMU '{c.file.path}' ({idents[n]}) is not "
@@ -349,7 +353,8 @@ def _fmi3_twins(cs: CoSimulation, fmus, interface: str, notice, where: str):
             variants[n] = v
         if notice is None:
             from .from_system import _notice_on_stderr as notice
-        folder = cached_variants(sorted(set(variants.values())), notice=notice, fmi_version=3)
+        folder = cached_variants(sorted(set(variants.values())), notice=notice, fmi_version=3,
+                                 types=types)
     else:
         folder = Path(fmus)
     twins: dict[str, tuple[Path, object]] = {}

@@ -40,11 +40,11 @@ HEADERS = ("fmi2Functions.h", "fmi2FunctionTypes.h", "fmi2TypesPlatform.h")
 HEADERS3 = ("fmi3Functions.h", "fmi3FunctionTypes.h", "fmi3PlatformTypes.h")
 #: the FMI-version-independent layer (fmu.c: instance, stepping, state, derivatives) and the
 #: block model on it (fmu_block.c, which includes fmu.c: the compile lists stay as they are)
-MODEL_FILES = ("fmu.h", "fmu.c", "fmu_checks.c", "fmu_block.h", "fmu_block.c")
+MODEL_FILES = ("fmu.h", "fmu.c", "fmu_checks.c", "fmu_flex.c", "fmu_block.h", "fmu_block.c")
 #: the whole-model FMU (titopfmu.fmi.model): fmu_model.c on the same layer, with the internal
 #: integrator of co-simulation (ode.c)
-MODEL_FILES_WHOLE = ("fmu.h", "fmu.c", "fmu_checks.c", "fmu_model.h", "fmu_model.c", "ode.h",
-                     "ode.c")
+MODEL_FILES_WHOLE = ("fmu.h", "fmu.c", "fmu_checks.c", "fmu_flex.c", "fmu_model.h", "fmu_model.c",
+                     "ode.h", "ode.c")
 FLAGS = ["-std=c99", "-O3", "-Wall", "-Wextra", "-Werror", "-fvisibility=hidden", "-shared"]
 MINGW = "x86_64-w64-mingw32-gcc"
 #: the binaries' folders (Linux, Windows) by FMI version: FMI 3.0 names them by platform tuple
@@ -494,6 +494,10 @@ def _measure_dependencies(fmu, dll, random_parameters: bool) -> dict[int, list[i
         c = ctypes.c_void_p(c)
         try:
             values = random_values(params, rng)
+            if getattr(fmu.ftype, "flexible", None) is not None:  # child port k at node k
+                for p in params:  # (titop_check_flex: the core's rule, not a free choice)
+                    if p.role == "PAR_POINT":
+                        values[p.name] = np.asarray(p.default, dtype=float)
             for p in params:
                 if p.boolean:
                     values[p.name] = sample > 0

@@ -16,6 +16,9 @@
 #if FMU_KIND >= 0
 #include "fmu_checks.c"
 #endif
+#if FMU_NFLEX
+#include "fmu_flex.c"
+#endif
 
 static void clear(FmuModelData *b);
 
@@ -160,13 +163,26 @@ static int build(FmuInstance *c)
         m->nlaws = 1;
         m->laws = &b->law;
     }
+#if FMU_NFLEX
+    /* its flexible part: the reduced model's constant tables (fmu_flex.c), checked by the core
+       (titop_model_init: titop_check_flex, child port k at node k + 1; docs/flexible.md §6) */
+    if (fmu_flex_setup(c, b->flex, FMU_NFLEX, FMU_FLEX_PARTS, FMU_FLEX_INTS,
+                       sizeof FMU_FLEX_INTS / sizeof FMU_FLEX_INTS[0], FMU_FLEX_ROW,
+                       sizeof FMU_FLEX_ROW / sizeof FMU_FLEX_ROW[0], b->lee,
+                       (size_t)FMU_FLEX_NLEE, 1, FMU_NX, NULL) != FMU_OK)
+        return -1;
+    m->nflex = FMU_NFLEX;
+    m->flex = b->flex;
+#endif
     int bad;
     char msg[200];
     if (titop_model_init(m, &bad, msg, sizeof msg) != TITOP_OK) {
         fmu_refuse(c, "invalid block: %s", msg);
         return -1;
     }
-    if (check_apparent_inertia(c, "", B))
+    /* a body alone with no inertia about its joint is refused (eq. 20); with a flexible part
+       its inertia is the part's too: judged by the evaluation (TITOP_SINGULAR) */
+    if (!FMU_NFLEX && check_apparent_inertia(c, "", B))
         return -1;
     if (!b->data) { /* both buffers, or neither */
         size_t n = titop_data_size(m);
@@ -201,6 +217,13 @@ static int build(FmuInstance *c)
         memcpy(x + 7, par(c, PAR_JVELOCITY0, 0), 3 * sizeof(double));
         memcpy(x + 10, par(c, PAR_JOMEGA0, 0), 3 * sizeof(double));
     }
+#if FMU_NFLEX
+    { /* the flexible part's [q(0), q̇(0)] after the block's own states (its x0) */
+        const titop_flex *F = &b->flex[0];
+        memcpy(x + F->x0, par(c, PAR_ELASTIC_Q0, 0), (size_t)F->n * sizeof(double));
+        memcpy(x + F->x0 + F->n, par(c, PAR_ELASTIC_QD0, 0), (size_t)F->n * sizeof(double));
+    }
+#endif
 #endif
     b->built = 1;
     clear(b);

@@ -9,13 +9,20 @@
  * generate.py) adds for it: the kind of block (FMU_KIND: a body kind, or -1 a loop closure, -2 a
  * joint spring-damper law), its ports and core inputs, and the rows FMU_INPUTS (core input
  * offset, slot, count), FMU_OUTPUTS (role, argument, slot, count) and FMU_PARAMS (role,
- * argument, slot).
+ * argument, slot). A flexible block's FMU (docs/flexible.md §6, docs/fmus.md) adds its reduced
+ * model as constant tables, those of the whole-model FMU (fmu_model.h: FMU_NFLEX = 1 part,
+ * FMU_FLEX_PARTS, FMU_FLEX_INTS, FMU_FLEX_ROW, FMU_FLEX_NLEE), read by fmu_flex.c; its initial
+ * elastic state is the parameters PAR_ELASTIC_Q0, PAR_ELASTIC_QD0.
  */
 #ifndef FMU_BLOCK_H
 #define FMU_BLOCK_H
 
 #include "fmu.h"
 #include "titop.h"
+
+#ifndef FMU_NFLEX /* a rigid block: no flexible part */
+#define FMU_NFLEX 0
+#endif
 
 enum { EVAL_DX = 1, EVAL_FULL = 2 };
 
@@ -44,6 +51,10 @@ struct FmuModelData {
     double *data;  /* titop_data_size doubles */
     double *zwork; /* complex step: data, x, inputs, dx */
     double in[FMU_NIN > 0 ? FMU_NIN : 1];
+#if FMU_NFLEX
+    titop_flex flex[FMU_NFLEX]; /* arrays pointing into the constant FMU_FLEX_ROW */
+    double lee[FMU_FLEX_NLEE];  /* the LDL^T of each part's Mee (titop_check_flex) */
+#endif
 };
 
 #endif

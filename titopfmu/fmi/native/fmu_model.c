@@ -27,6 +27,7 @@
 
 #include "fmu_model.h"
 #include "fmu_checks.c"
+#include "fmu_flex.c"
 
 #define NPARAMS (sizeof FMU_PARAMS / sizeof FMU_PARAMS[0])
 #define NINPUTS (sizeof FMU_INPUTS / sizeof FMU_INPUTS[0])
@@ -95,42 +96,14 @@ static const titop_flex *flex_of(const FmuModelData *b, int i)
     return NULL;
 }
 
-/* the flexible parts from the constant tables (fmu_model.h): ints as titopfmu.core.model's
-   flex_ints, arrays pointing into the reduced models' rows (titop_flex_from_row), Lee into the
-   instance's buffer; a table that does not match the core's row layout (titop_flex_doubles) is
-   refused, never read out of bounds */
+/* the flexible parts from the constant tables (fmu_model.h), by fmu_flex_setup (fmu_flex.c) */
 static int setup_flex(FmuInstance *c)
 {
     FmuModelData *b = c->m;
-    const size_t nints = sizeof FMU_FLEX_INTS / sizeof FMU_FLEX_INTS[0];
-    const size_t nrow = sizeof FMU_FLEX_ROW / sizeof FMU_FLEX_ROW[0];
-    memset(b->flex, 0, sizeof b->flex);
-    for (int k = 0; k < FMU_NFLEX; k++) {
-        const int *p = FMU_FLEX_PARTS[k];
-        titop_flex *F = &b->flex[k];
-        if (p[0] < 0 || (size_t)p[0] + 5 > nints)
-            return fmu_refuse(c, "internal: flexible part %d out of its table", k);
-        /* [body, n, x0, ncases, nnodes, case codes (ncases)] */
-        const int *fi = FMU_FLEX_INTS + p[0];
-        F->body = fi[0];
-        F->n = fi[1];
-        F->x0 = fi[2];
-        F->ncases = fi[3];
-        F->nnodes = fi[4];
-        F->cases = fi + 5;
-        if (F->body < 0 || F->body >= FMU_NBODIES || F->n < 1 || F->ncases < 0 ||
-            F->nnodes < 1 || (size_t)p[0] + 5 + (size_t)F->ncases > nints || F->x0 < 0 ||
-            F->x0 + 2 * F->n > FMU_NX || p[1] < 0 || p[3] < 0 ||
-            (size_t)p[1] + (size_t)p[3] > nrow ||
-            titop_flex_doubles(F->n, F->ncases, F->nnodes) != (size_t)p[3] || p[2] < 0 ||
-            (size_t)p[2] + (size_t)F->n * (size_t)F->n > (size_t)FMU_FLEX_NLEE)
-            return fmu_refuse(c, "internal: the flexible part of '%s' does not match the "
-                                 "core's layout (titop_flex_doubles): rebuild the FMU",
-                              F->body >= 0 && F->body < FMU_NBODIES ? FMU_BODY_NAME[F->body]
-                                                                    : "?");
-        titop_flex_from_row(F, FMU_FLEX_ROW + p[1], b->lee + p[2]);
-    }
-    return FMU_OK;
+    return fmu_flex_setup(c, b->flex, FMU_NFLEX, FMU_FLEX_PARTS, FMU_FLEX_INTS,
+                          sizeof FMU_FLEX_INTS / sizeof FMU_FLEX_INTS[0], FMU_FLEX_ROW,
+                          sizeof FMU_FLEX_ROW / sizeof FMU_FLEX_ROW[0], b->lee,
+                          (size_t)FMU_FLEX_NLEE, FMU_NBODIES, FMU_NX, FMU_BODY_NAME);
 }
 
 /* one parameter row into the core model (its checks first); initial conditions into c->x */

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...blocks.declarations import BLOCK_TYPES
 from ...blocks.standalone import StandaloneBlock
-from ...core.model import NativeTree, builtin_kind
+from ...core.model import NativeTree, builtin_kind, flex_ints, flex_row
 from ..catalog import FmuType, Param, default_values
 from ..ports import UNIT_DEFINITIONS, port_variables
 
@@ -52,7 +52,7 @@ ROLES = sorted([
     "PAR_LAW_LIMITED", "PAR_LAW_LOWER", "PAR_LAW_UPPER", "PAR_LAW_K_STOP", "PAR_LAW_D_STOP",
     "PAR_MAX_STEP", "PAR_METHOD", "PAR_MAX_SUBSTEPS", "PAR_MIMIC_MULTIPLIER", "PAR_MIMIC_OFFSET",
     "PAR_JDAMPING", "PAR_JSTIFFNESS", "PAR_JSPRING_REF", "PAR_JSPRING_POS",
-])  # fmt: skip
+]) + ["PAR_ELASTIC_Q0", "PAR_ELASTIC_QD0"]  # a flexible block's [q(0), q̇(0)]  # fmt: skip
 OUT_ROLES = ["OUT_WRENCH_PARENT", "OUT_PORT_MOTION", "OUT_BODY_MOTION", "OUT_JOINT_MOTION",
              "OUT_EFFORT", "OUT_BODY_WRENCH", "OUT_CLOSURE_LEFT", "OUT_CLOSURE_RIGHT",
              "OUT_LAW"]  # fmt: skip
@@ -552,7 +552,58 @@ def describe(ftype: FmuType, n: int, fmi_version: int = 2) -> NativeFmu:
                           derivative_of=x0 + k + 1))  # fmt: skip
     A += [Array(V[vr].name, vr, (), V[vr].description) for vr in range(x0, len(V))]
     fmu.defines.update(FMU_X_VR0=x0, FMU_DX_VR0=dx0)
+    if kind is not None and nt.flex:  # a flexible block: its reduced model as constant tables
+        fmu.config_lines += flex_tables(nt.flex, [proto.name], fmu.defines)
     return fmu
+
+
+def flex_tables(flex, names, defines: dict) -> list[str]:
+    """The flexible parts ``flex`` ((body index, reduced model, first state) each, a
+    :attr:`~titopfmu.core.model.NativeTree.flex`; ``names``: the bodies' names) as constant
+    tables of fmu_config.h (fmu_model.h, fmu_block.h; read by fmu_flex.c): per part its ints
+    (:func:`~titopfmu.core.model.flex_ints`) and its reduced model's row
+    (:func:`~titopfmu.core.model.flex_row`, the core's ``titop_flex_doubles`` layout), a row
+    shared by the parts of one reduced model; FMU_FLEX_PARTS holds per part the offsets of its
+    ints, row and Lee (n n doubles, the instance's buffer), and the row's length, which the FMU
+    checks against the core's titop_flex_doubles. Sets FMU_NFLEX and FMU_FLEX_NLEE in
+    ``defines``. The matrices are constant data of the FMU, not parameters: another reduced
+    model is another FMU. A ValueError names the block of a value that is not finite."""
+    ints: list[int] = []
+    rows: list[np.ndarray] = []
+    row_at: list[int] = []
+    parts = []
+    lee = 0
+    for i, red, x0 in flex:
+        row = flex_row(red)
+        if not np.all(np.isfinite(row)):  # (the block's checks refuse it before)
+            raise ValueError(f"block '{names[i]}', parameter 'flexible': the reduced model "
+                             f"'{red.name}' has a value that is not finite")  # fmt: skip
+        for k, r in enumerate(rows):  # the same reduced model on several bodies: one row
+            if r.shape == row.shape and np.array_equal(r, row):
+                d0 = row_at[k]
+                break
+        else:
+            d0 = sum(r.size for r in rows)
+            rows.append(row)
+            row_at.append(d0)
+        parts.append((len(ints), d0, lee, row.size))
+        ints += [int(v) for v in flex_ints(i, red, x0)]
+        lee += red.n_modes**2
+    defines.update(FMU_NFLEX=len(parts), FMU_FLEX_NLEE=lee)
+    data = np.concatenate(rows) if rows else np.zeros(1)
+    out = ["/* flexible parts: (ints offset, row offset, Lee offset, row length) per part */",
+           "static const int FMU_FLEX_PARTS[][4] = {"]  # fmt: skip
+    out += [f"    {{{a}, {b}, {c}, {d}}}," for a, b, c, d in parts] or ["    {0, 0, 0, 0},"]
+    out.append("};")
+    out.append("static const int FMU_FLEX_INTS[] = {")
+    vals = [str(v) for v in ints] or ["0"]
+    out += ["    " + ", ".join(vals[k : k + 16]) + "," for k in range(0, len(vals), 16)]
+    out.append("};")
+    out.append("static const double FMU_FLEX_ROW[] = {")
+    vals = [repr(float(v)) for v in data]  # shortest round trip: the same doubles in C
+    out += ["    " + ", ".join(vals[k : k + 6]) + "," for k in range(0, len(vals), 6)]
+    out.append("};")
+    return out
 
 
 def _array_description(comps) -> str:
