@@ -198,13 +198,14 @@ def small_pendulum(E: float = 70e9) -> t.System:
 
 def test_crosscheck_of_a_flexible_model(tmp_path) -> None:
     """``crosscheck`` of a flexible model runs the TMT reference in place of Pinocchio (the
-    report says so) and the model FMU as the FMU leg, and passes; the elastic coordinates are
-    among the compared columns."""
+    report says so) and one FMU per block in the master's model-exchange mode as the FMU leg,
+    and passes; the elastic coordinates are among the compared columns."""
     r = crosscheck(small_pendulum(), tmp_path, t_final=0.2, n_states=4, n_samples=21)
     assert r.reference == "TMT reference", r.summary()
     assert r.passed, r.summary()
     assert r.acc_error < 1e-10
-    assert r.cosim_label == "model FMU" and r.cosim_acc_error is not None
+    assert r.cosim_label == "FMUs + master" and "model-exchange" in r.cosim, r.summary()
+    assert r.cosim_acc_error is not None and r.cosim_acc_error < 1e-12, r.summary()
     assert "arm.state.q.mode1" in r.columns
     assert "in process vs TMT reference" in (tmp_path / "report.md").read_text(encoding="utf-8")
 

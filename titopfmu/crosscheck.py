@@ -12,8 +12,9 @@ with a table and a PNG plot is written to a folder.
 A model with a flexible body (Pinocchio has rigid bodies only) is compared with
 :class:`~titopfmu.reference.flexible_tree.FlexTreeReference` instead, the projection (TMT)
 method over the joint and elastic coordinates (the pair "in process vs TMT reference"; the
-elastic coordinates join the accelerations and the trajectory's columns); its FMU leg is the
-whole-model FMU while one FMU per block refuses flexible bodies.
+elastic coordinates join the accelerations and the trajectory's columns); its FMU leg runs
+one FMU per block in the master's model-exchange mode (the elastic modes are stiff for the
+explicit coupling of co-simulation, docs/cosim.md).
 
 A failed comparison is diagnosed (:class:`Diagnosis`, the report's "Why it failed" section): the
 signals that parted most, when their gap first exceeded the tolerance and how it grew, the
@@ -492,9 +493,10 @@ def crosscheck(
     comparison fails against a different model)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    flexible = any(getattr(b, "flexible", None) is not None for b in system.blocks.values())
     if reference is not None:
         ref, reference = reference, getattr(reference, "label", "the given reference")
-    elif any(getattr(b, "flexible", None) is not None for b in system.blocks.values()):
+    elif flexible:
         # Pinocchio has rigid bodies only: the projection (TMT) reference of rigid and
         # flexible trees, with the same interface (titopfmu/reference/flexible_tree.py)
         from .reference.flexible_tree import FlexTreeReference
@@ -578,8 +580,13 @@ def crosscheck(
             whole = str(exc)
     if cosim:
         if whole is None:
+            # a flexible body's elastic modes are stiff for the explicit coupling of
+            # co-simulation (docs/cosim.md): its FMUs run in the master's model-exchange mode,
+            # which solves the loop at every derivative evaluation (no coupling error)
+            mode = "me" if flexible else "cs"
             fmu_acc, fmu_res = cosim_leg(system, engine, t_final, interval, cosim_step,
-                                         columns + speeds, fmus, notice=notice)  # fmt: skip
+                                         columns + speeds, fmus, notice=notice, mode=mode,
+                                         rtol=rtol, atol=atol)  # fmt: skip
         else:
             if notice is not None:
                 notice(f"building the model FMU of '{system.name}' (one FMU per block cannot "
@@ -613,7 +620,10 @@ def crosscheck(
         report.cosim_acc_error = fmu_acc
         report.cosim_traj_error = float(np.max(np.abs(fmu_diff)))
         report.cosim_step = cosim_step
-        report.cosim = "run" if whole is None else f"run as one model FMU ({whole})"
+        report.cosim = ("run" if whole is None and not flexible else
+                        "run in the master's model-exchange mode (flexible bodies: stiff "
+                        "elastic modes)" if whole is None else
+                        f"run as one model FMU ({whole})")  # fmt: skip
         if whole is not None:
             report.cosim_label = "model FMU"
     if not report.passed:
@@ -660,12 +670,15 @@ def _gap(a: np.ndarray, b: np.ndarray, angular: list[bool]) -> np.ndarray:
 
 
 def cosim_leg(system: System, engine: Engine, t_final: float, interval: float, step: float,
-              columns: list[str], fmus=None, *, notice=None):  # fmt: skip
+              columns: list[str], fmus=None, *, notice=None, mode: str = "cs",
+              rtol: float = 1e-10, atol: float = 1e-12):  # fmt: skip
     """The FMU leg: ``(loop error, result)``. The loop error is the largest difference between
     the FMUs' body motion vectors' accelerations after the loop solve at the initial state and
     the engine's (relative to the largest); the result records ``columns`` every ``interval``
-    (rounded to a multiple of ``step``) up to ``t_final``. ``notice`` goes to
-    :meth:`~titopfmu.master.CoSimulation.from_system` (told before FMUs are built)."""
+    (rounded to a multiple of ``step``) up to ``t_final``, co-simulated (``mode="cs"``,
+    communication step ``step``) or in the master's model-exchange mode (``"me"``, tolerances
+    ``rtol``, ``atol``). ``notice`` goes to :meth:`~titopfmu.master.CoSimulation.from_system`
+    (told before FMUs are built)."""
     from .master import CoSimulation
     from .master.from_system import simulate_system
 
@@ -674,14 +687,27 @@ def cosim_leg(system: System, engine: Engine, t_final: float, interval: float, s
         cs._plan()
         cs.initialize(0.0)
         cs.solve_loop()
-        ev = engine.evaluate(0.0, engine.initial_state())
+        x0 = engine.initial_state()
+        if getattr(engine, "flexible", None):  # evaluated in the core only: its readers
+            engine._native_readers([])  # (makes engine._sample_data)
+            engine.native.derivative(0.0, x0, engine._native_inputs(0.0, x0), None,
+                                     engine._sample_data, full=True)  # fmt: skip
+
+            def acceleration(name: str) -> np.ndarray:
+                return np.asarray(engine._native_reader(f"{name}.acc")(x0))
+        else:
+            ev = engine.evaluate(0.0, x0)
+
+            def acceleration(name: str) -> np.ndarray:
+                return engine.signal(ev, f"{name}.m")[:6]
+
         ours, theirs = [], []
         for name in cs.system_mapping.variants:
             c = cs.components[name]
             if "body.m[1]" not in c.vr or name not in system.blocks:
                 continue  # (a component carrying a further external wrench: not a block)
             ours.append(np.array(c.slave.getReal([c.vr[f"body.m[{i}]"] for i in range(1, 7)])))
-            theirs.append(engine.signal(ev, f"{name}.m")[:6])
+            theirs.append(acceleration(name))
         a, b = np.concatenate(ours), np.concatenate(theirs)
         loop_err = float(np.max(np.abs(a - b)) / max(1.0, float(np.max(np.abs(b)))))
     finally:
@@ -689,7 +715,9 @@ def cosim_leg(system: System, engine: Engine, t_final: float, interval: float, s
     cs = CoSimulation.from_system(system, fmus, notice=notice)
     n = max(1, int(round(t_final / step)))
     every = max(1, int(round(interval / step)))
-    res = simulate_system(cs, n * step, step, record=columns, output_interval=every * step)
+    options = {} if mode == "cs" else dict(mode=mode, rtol=rtol, atol=atol)
+    res = simulate_system(cs, n * step, step, record=columns, output_interval=every * step,
+                          **options)  # fmt: skip
     return loop_err, res
 
 
