@@ -243,7 +243,11 @@ enum titop_flex_case {
     TITOP_FLEX_AX = 0, TITOP_FLEX_AY, TITOP_FLEX_AZ, TITOP_FLEX_ALX, TITOP_FLEX_ALY,
     TITOP_FLEX_ALZ, TITOP_FLEX_WXX, TITOP_FLEX_WYY, TITOP_FLEX_WZZ, TITOP_FLEX_WXY,
     TITOP_FLEX_WYZ, TITOP_FLEX_WXZ,
-    TITOP_FLEX_NODE = -1 /* a node's wrench component: zero (second order, docs §6) */
+    TITOP_FLEX_ZERO = -1, /* a case whose load value the core leaves at zero */
+    TITOP_FLEX_NODE = 12  /* + 6 (k - 1) + c: component c of [f; m] (fx, fy, fz, mx, my, mz)
+                             of the wrench applied on the body at its node k >= 1, R_a
+                             components, moment about the node (titopfmu/flex/fe.py
+                             NODE_LOAD_COMPONENTS; k < nnodes) */
 };
 typedef struct titop_flex {
     int body;           /* the body carrying it */

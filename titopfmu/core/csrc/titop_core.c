@@ -1291,6 +1291,9 @@ static int mimic_efforts(const titop_model *m, real_t *data)
 /* The algebraic loop: backward, then forward sweep; 0 or 1 + the body (singular). */
 /* ---- flexible parts (docs/flexible.md §3-§7, titop_flex) ---- */
 
+/* the most passes of an evaluation on the load values of the geometric stiffness (flex_loads) */
+#define TITOP_FLEX_PASSES 40
+
 static size_t flex_offset(const titop_model *m)
 {
     size_t k = m->nmimics > 0 ? (size_t)m->nmimics : 0;
@@ -1302,9 +1305,21 @@ static size_t flex_offset(const titop_model *m)
    k - 1's node, or an external wrench's: titop_ext.node) */
 static size_t flex_rec_size(const titop_model *m, const titop_flex *F)
 {
-    size_t n = (size_t)F->n;
+    size_t n = (size_t)F->n, k = (size_t)(F->nnodes > 1 ? F->nnodes - 1 : 0);
     (void)m;
-    return 36 + 8 * n + n * n + 3 * n * (size_t)(F->nnodes > 1 ? F->nnodes - 1 : 0);
+    return 36 + 8 * n + n * n + 3 * n * k + 18 * k + 6 + (size_t)F->ncases;
+}
+
+/* The load values' block of part f's record (flex_loads), after the nodes' Jacobians: per
+   node k >= 1 the known wrench on the body at the node (6 k: external wrenches at the node and
+   a known port wrench, R_a), the tree child's wrench on the body at the node from the last
+   pass (6 k, R_a), the body's acceleration ẋ'_P from the last pass (6, R_a), the load values
+   of this pass (ncases) */
+static real_t *flex_loads_block(const titop_model *m, real_t *data, int f)
+{
+    const titop_flex *F = &m->flex[f];
+    size_t n = (size_t)F->n, k = (size_t)(F->nnodes > 1 ? F->nnodes - 1 : 0);
+    return flex_rec(m, data, f) + 36 + 8 * n + n * n + 3 * n * k;
 }
 
 static real_t *flex_rec(const titop_model *m, real_t *data, int f)
@@ -1622,7 +1637,7 @@ static void flex_upper(const double *L, int n, real_t *b, int s)
    (seed eqs. 7, 11: Ia ẋ'_P + ha = W_{B/A,P}). Mee^-1 through its LDL^T factors (Lee): with
    W = L^-1 M_er, M_re Mee^-1 M_er = W^T D^-1 W, symmetric and PSD by construction. */
 static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x,
-                      const real_t *in)
+                      const real_t *in, int pass)
 {
     const titop_flex *F = &m->flex[f];
     const titop_body *B = &m->bodies[F->body];
@@ -1687,14 +1702,68 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
     cross3(v, pv, t3);
     for (int a = 0; a < 3; a++)
         hr[3 + a] = t1[a] + t2[a] + t3[a];
-    /* the load values of the geometric stiffness (docs eq. G2; titop_flex's comment): a_P - g
-       with a_P = v̇ + ω x v, its velocity part ω x v = -(v x ω): exact when v̇ = 0 (P on a
-       circle about a steadily spinning hub: the hub radius' centripetal load) */
+    /* external wrenches at its nodes (titop_ext.node): at the node, by eq. (E4) with Ψ_k
+       (flex_node_wrench); 'body' components are the node frame N_k's: W_a = Rt W_N; inertial
+       ones W_a = P_{a/i}^T W_i. Their sum per node, with a known port wrench's (Rt kv, the port
+       of node k being k - 1), is the known load of the node cases (flex_loads_block) */
+    const int nk = F->nnodes - 1;
+    real_t *known = flex_loads_block(m, data, f), *child = known + 6 * nk, *accp = child + 6 * nk;
+    real_t *lamv = accp + 6;
+    real_t *Pr0 = Ms + 36 + 8 * (size_t)n + (size_t)n * n;
+    for (int l = 0; l < n; l++)
+        z[l] = 0.0;
+    for (int k = 0; k < 6 * nk; k++)
+        known[k] = 0.0;
+    for (int j = 0; j < B->next; j++) {
+        const titop_ext *X = &m->exts[B->ext0 + j];
+        if (X->node <= 0)
+            continue;
+        const real_t *wi = in + X->w0;
+        real_t xk[3], th[3], c[5], Rt[9], Jl[9], W[6], *Pr = Pr0 + (size_t)3 * n * (X->node - 1);
+        node_frame(F, X->node, q, xk, th, c, Rt, Jl, Pr);
+        if (X->inertial) {
+            mtv3(d->R, wi, W);
+            mtv3(d->R, wi + 3, W + 3);
+        } else {
+            mv3(Rt, wi, W);
+            mv3(Rt, wi + 3, W + 3);
+        }
+        flex_node_wrench(F, X->node, xk, Pr, W, d->h, z);
+        for (int r = 0; r < 6; r++)
+            known[6 * (X->node - 1) + r] += W[r];
+    }
+    for (int k = 0; k < B->nports; k++)
+        if (m->ports[B->port0 + k].child < 0) {
+            const portdata *pd = port_data(m, data, B->port0 + k);
+            real_t W[6];
+            mv3(pd->Rt, pd->kv, W);
+            mv3(pd->Rt, pd->kv + 3, W + 3);
+            for (int r = 0; r < 6; r++)
+                known[6 * k + r] += W[r];
+        }
+    /* the load values of the geometric stiffness (docs eq. G2, §6; titop_flex's comment): a_P
+       - g with a_P = v̇ + ω x v (ω x v = -(v x ω) known from the state, v̇ from the last pass),
+       α from the last pass, ω_i ω_j; a node case: the component of the wrench applied on the
+       body at node k, R_a components (the known wrenches, plus a tree child's from the last
+       pass). Pass 0 takes v̇ = α = 0 and no child's wrench; titop_eval repeats the evaluation
+       with the values of the last pass until they stop changing the elastic forces
+       (flex_loads). Each pass holds them fixed: M_P* stays SPD. */
     real_t vxw[3];
     cross3(v, w, vxw);
     real_t lam[12] = {-vxw[0] - ga[0], -vxw[1] - ga[1], -vxw[2] - ga[2], 0.0, 0.0, 0.0,
                       w[0] * w[0], w[1] * w[1], w[2] * w[2], w[0] * w[1], w[1] * w[2],
                       w[0] * w[2]};
+    if (pass > 0)
+        for (int a = 0; a < 6; a++)
+            lam[a] += accp[a];
+    for (int c = 0; c < F->ncases; c++) {
+        const int code = F->cases[c];
+        if (code >= TITOP_FLEX_NODE)
+            lamv[c] = known[code - TITOP_FLEX_NODE] +
+                      (pass > 0 ? child[code - TITOP_FLEX_NODE] : (real_t)0.0);
+        else
+            lamv[c] = code >= 0 ? lam[code] : (real_t)0.0;
+    }
     for (int l = 0; l < n; l++) {
         /* Jq_l = J1_l + Σ_m q_m (J2_lm + J2_ml) (docs eq. E5) */
         real_t Jq[9], Jqw[3], cq[3];
@@ -1725,11 +1794,10 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
         for (int k = 0; k < n; k++) {
             real_t kk = F->Kee[n * l + k];
             for (int c = 0; c < F->ncases; c++)
-                if (F->cases[c] >= 0)
-                    kk += lam[F->cases[c]] * F->KG[(size_t)n * n * c + (size_t)n * l + k];
+                kk += lamv[c] * F->KG[(size_t)n * n * c + (size_t)n * l + k];
             s -= kk * q[k] + F->De[n * l + k] * qd[k];
         }
-        z[l] = s;
+        z[l] += s;
     }
     /* f_r of gravity [m g; m c(q) x g] (docs eq. E4) */
     real_t fr[6];
@@ -1749,26 +1817,6 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
             Ms[6 * a + 3 + b] = -sk[3 * a + b];
             Ms[6 * (3 + a) + b] = sk[3 * a + b];
         }
-    /* external wrenches at its nodes (titop_ext.node): at the node, by eq. (E4) with Ψ_k
-       (flex_node_wrench); 'body' components are the node frame N_k's: W_a = Rt W_N; inertial
-       ones W_a = P_{a/i}^T W_i */
-    real_t *Pr0 = Ms + 36 + 8 * (size_t)n + (size_t)n * n;
-    for (int j = 0; j < B->next; j++) {
-        const titop_ext *X = &m->exts[B->ext0 + j];
-        if (X->node <= 0)
-            continue;
-        const real_t *wi = in + X->w0;
-        real_t xk[3], th[3], c[5], Rt[9], Jl[9], W[6], *Pr = Pr0 + (size_t)3 * n * (X->node - 1);
-        node_frame(F, X->node, q, xk, th, c, Rt, Jl, Pr);
-        if (X->inertial) {
-            mtv3(d->R, wi, W);
-            mtv3(d->R, wi + 3, W + 3);
-        } else {
-            mv3(Rt, wi, W);
-            mv3(Rt, wi + 3, W + 3);
-        }
-        flex_node_wrench(F, X->node, xk, Pr, W, d->h, z);
-    }
     if (B->nports > 0) { /* children at its nodes: M_rr, M_er, z_0 raw for flex_condense */
         for (int r = 0; r < 6; r++)
             d->h[r] += hr[r] - fr[r];
@@ -1810,6 +1858,92 @@ static void flex_accel(const titop_model *m, real_t *data, int f)
             s -= Y[6 * l + c] * acc[c];
         qdd[l] = s;
     }
+}
+
+/* |real part|, |imaginary part| of a value (the imaginary part: 0 in the double build) */
+static double re_abs(real_t v) { return fabs(RE(v)); }
+#if TITOP_COMPLEX
+static double im_abs(real_t v) { return fabs(cimag(v)); }
+#else
+static double im_abs(real_t v)
+{
+    (void)v;
+    return 0.0;
+}
+#endif
+
+/* After a pass of the sweep, the load values of part f that depend on its solution (docs §6,
+   "What the C core does"): the tree children's wrenches on the body at its nodes, W_j = -Rt
+   (Ma_j a_j + ba_j) (R_a components; a_j the node's acceleration, port_acceleration) and the
+   body's acceleration ẋ'_P (v̇ and α of the cases ax..alz), stored for the next pass
+   (flex_bias). Returns 1 if their change Δλ moves the elastic forces by at most 1e-13 of
+   their size, |Σ_c Δλ_c KG_c q| <= 1e-13 (|Kee q| + Σ_c |λ_c| |KG_c q|) (max norms; the real
+   and the imaginary parts each against their own, so that a complex-step derivative converges
+   too), else 0. Exact when q = 0: KG q = 0, the pass's solution does not depend on them. */
+static int flex_loads(const titop_model *m, real_t *data, int f, const real_t *x, int pass)
+{
+    const titop_flex *F = &m->flex[f];
+    const titop_body *B = &m->bodies[F->body];
+    const int n = F->n, nk = F->nnodes - 1;
+    const real_t *q = x + F->x0;
+    real_t *known = flex_loads_block(m, data, f), *child = known + 6 * nk, *accp = child + 6 * nk;
+    const real_t *lamv = accp + 6, *acc = body_data(data, F->body)->acc;
+    real_t dacc[6];
+    for (int a = 0; a < 6; a++) { /* ẋ'_P: the cases ax..alz move by its change */
+        dacc[a] = acc[a] - (pass > 0 ? accp[a] : (real_t)0.0);
+        accp[a] = acc[a];
+    }
+    /* the tree children's wrenches: their change into known (its pass's values are used) */
+    for (int k = 0; k < B->nports; k++) {
+        const titop_port *P = &m->ports[B->port0 + k];
+        real_t *dk = known + 6 * k, *ck = child + 6 * k;
+        if (P->child < 0) {
+            for (int r = 0; r < 6; r++)
+                dk[r] = 0.0;
+            continue;
+        }
+        const bodydata *c = body_data(data, P->child);
+        const portdata *pd = port_data(m, data, B->port0 + k);
+        real_t ac[6], wN[6], W[6];
+        port_acceleration(m, data, B->port0 + k, ac);
+        mv6(c->Ma, ac, wN);
+        for (int r = 0; r < 6; r++)
+            wN[r] = -(wN[r] + c->ba[r]);
+        mv3(pd->Rt, wN, W);
+        mv3(pd->Rt, wN + 3, W + 3);
+        for (int r = 0; r < 6; r++) {
+            dk[r] = W[r] - (pass > 0 ? ck[r] : (real_t)0.0);
+            ck[r] = W[r];
+        }
+    }
+    for (int k = B->nports; k < nk; k++)
+        for (int r = 0; r < 6; r++)
+            known[6 * k + r] = 0.0;
+    double dre = 0.0, dim = 0.0, sre = 0.0, sim = 0.0;
+    for (int l = 0; l < n; l++) {
+        real_t kq = 0.0, dz = 0.0;
+        double are = 0.0, aim = 0.0;
+        for (int k = 0; k < n; k++)
+            kq += F->Kee[n * l + k] * q[k];
+        for (int c = 0; c < F->ncases; c++) {
+            const int code = F->cases[c];
+            real_t g = 0.0, dl = 0.0;
+            if (code >= TITOP_FLEX_NODE)
+                dl = known[code - TITOP_FLEX_NODE];
+            else if (code >= 0 && code < 6)
+                dl = dacc[code];
+            for (int k = 0; k < n; k++)
+                g += F->KG[(size_t)n * n * c + (size_t)n * l + k] * q[k];
+            dz += dl * g;
+            are += re_abs(lamv[c] + dl) * re_abs(g);
+            aim += re_abs(lamv[c] + dl) * im_abs(g) + im_abs(lamv[c] + dl) * re_abs(g);
+        }
+        dre = fmax(dre, re_abs(dz));
+        dim = fmax(dim, im_abs(dz));
+        sre = fmax(sre, re_abs(kq) + are);
+        sim = fmax(sim, im_abs(kq) + aim);
+    }
+    return dre <= 1e-13 * sre && dim <= 1e-13 * sim;
 }
 
 static int sweep(const titop_model *m, real_t *data, const real_t *in, int full)
@@ -1887,6 +2021,10 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
     for (int k = 0; k < m->nin; k++)
         if (!r_isfinite(in[k]))
             goto nonfinite_input;
+    /* with flexible parts, passes until their solution-dependent load values settle
+       (flex_loads; pass 0 without them) */
+    int pass = 0;
+again:
     /* efforts: inputs, then the joint laws */
     for (int i = 0; i < n; i++) {
         const titop_body *B = &m->bodies[i];
@@ -1941,7 +2079,7 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
         }
     }
     for (int f = 0; f < m->nflex; f++)
-        flex_bias(m, data, f, x, in);
+        flex_bias(m, data, f, x, in, pass);
     /* the algebraic loop: backward, then forward sweep; with mimic joints, the constraint
        efforts from that sweep's accelerations and a second sweep with them (titop_mimic) */
     int sb = sweep(m, data, in, full && !m->nmimics);
@@ -1958,6 +2096,19 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
         if (bad_body)
             *bad_body = sb - 1;
         return TITOP_SINGULAR;
+    }
+    if (m->nflex > 0) { /* the load values of the geometric stiffness (docs §6, flex_loads) */
+        int moved = -1;
+        for (int f = 0; f < m->nflex; f++)
+            if (!flex_loads(m, data, f, x, pass) && moved < 0)
+                moved = m->flex[f].body;
+        if (moved >= 0) {
+            if (++pass < TITOP_FLEX_PASSES)
+                goto again;
+            if (bad_body) /* no fixed point: the coupling too strong (a body near buckling) */
+                *bad_body = moved;
+            return TITOP_SINGULAR;
+        }
     }
     for (int f = 0; f < m->nflex; f++) { /* q̈ (flex_accel in the forward sweep) */
         const real_t *qdd = flex_rec(m, data, f) + 36 + 7 * m->flex[f].n;
@@ -2464,7 +2615,7 @@ int titop_check_flex(const titop_flex *f)
         !all_finite(f->node_shapes, 6 * (size_t)f->nnodes * N))
         return TITOP_FLEX_FINITE;
     for (int c = 0; c < f->ncases; c++)
-        if (f->cases[c] < TITOP_FLEX_NODE || f->cases[c] > TITOP_FLEX_WXZ)
+        if (f->cases[c] < TITOP_FLEX_ZERO || f->cases[c] >= TITOP_FLEX_NODE + 6 * (f->nnodes - 1))
             return TITOP_FLEX_CASE;
     double s;
     if (!flex_symmetric(f->Kee, n, &s))
