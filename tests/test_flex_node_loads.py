@@ -246,8 +246,12 @@ def test_spinning_tip_mass_flapwise_frequencies(reds) -> None:
         q = x[-2 * n : -n]
         x_tip = hub + red.node_positions[1, 0] + shape[0] @ q
         kg_tip = red.KG[cases.index(f"node{red.node_ids[1]}.fx")]
-        K = (red.Kee + spin**2 * red.KG[cases.index("wzz")]
-             - spin**2 * hub * red.KG[cases.index("ax")] + m_tip * spin**2 * x_tip * kg_tip)
+        K = (
+            red.Kee
+            + spin**2 * red.KG[cases.index("wzz")]
+            - spin**2 * hub * red.KG[cases.index("ax")]
+            + m_tip * spin**2 * x_tip * kg_tip
+        )
         M = red.Mee + m_tip * shape[:3].T @ shape[:3]
         vals, vecs = sl.eigh(K, M)
         flap = [np.sqrt(v) for v, e in zip(vals, vecs.T, strict=True)
