@@ -1307,14 +1307,18 @@ static size_t flex_rec_size(const titop_model *m, const titop_flex *F)
 {
     size_t n = (size_t)F->n, k = (size_t)(F->nnodes > 1 ? F->nnodes - 1 : 0);
     (void)m;
-    return 36 + 8 * n + n * n + 3 * n * k + 18 * k + 6 + (size_t)F->ncases;
+    size_t c = (size_t)F->ncases;
+    return 36 + 8 * n + n * n + 3 * n * k + 12 * k + 6 + c + 42 + 7 * n + c * n + c + 3 * n;
 }
 
 /* The load values' block of part f's record (flex_loads), after the nodes' Jacobians: per
    node k >= 1 the known wrench on the body at the node (6 k: external wrenches at the node and
    a known port wrench, R_a), the tree child's wrench on the body at the node from the last
    pass (6 k, R_a), the body's acceleration ẋ'_P from the last pass (6, R_a), the load values
-   of this pass (ncases) */
+   of this pass (ncases); then what the passes share (flex_base): M_rr (36), M_er (n x 6), the
+   elastic right-hand side without the geometric stiffness z_0 (n), the bias h_0 (6), KG_c q
+   (ncases x n; only for the cases whose load value may be non-zero: flex_live), the scratch
+   of flex_loads (ncases + 3 n) */
 static real_t *flex_loads_block(const titop_model *m, real_t *data, int f)
 {
     const titop_flex *F = &m->flex[f];
@@ -1631,19 +1635,36 @@ static void flex_upper(const double *L, int n, real_t *b, int s)
             b[s * i] -= L[n * k + i] * b[s * k];
 }
 
-/* The flexible part f of its body at the body's twist and its states [q, q̇]: adds its
-   condensed articulated inertia M_P* = M_rr - M_re Mee^-1 M_er (docs eq. T3) to the record and
-   its bias b_P = h_r - f_r + M_re Mee^-1 (f_e - h_e - K_eff q - De q̇) (docs §6) to the body's h
-   (seed eqs. 7, 11: Ia ẋ'_P + ha = W_{B/A,P}). Mee^-1 through its LDL^T factors (Lee): with
-   W = L^-1 M_er, M_re Mee^-1 M_er = W^T D^-1 W, symmetric and PSD by construction. */
-static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x,
-                      const real_t *in, int pass)
+/* Whether the load value of case code may be non-zero for the flexible part of body i, given
+   the known wrenches at its nodes (flex_base): a body-load case, or a node case of a node
+   with a known wrench or a tree child. Dead cases (a node case of a node of interest carrying
+   nothing) cost nothing per pass. */
+static int flex_live(const titop_model *m, int i, int code, const real_t *known)
+{
+    if (code < TITOP_FLEX_NODE)
+        return code >= 0;
+    const titop_body *B = &m->bodies[i];
+    const int k = (code - TITOP_FLEX_NODE) / 6; /* node k + 1, port k */
+    int live = k < B->nports && m->ports[B->port0 + k].child >= 0;
+    for (int r = 0; r < 6; r++)
+        live |= known[6 * k + r] != 0.0;
+    return live;
+}
+
+/* What the passes of an evaluation share for the flexible part f (flex_loads_block), at the
+   body's twist and its states [q, q̇]: M_rr and M_er of M(q) (docs eq. 5), the elastic
+   right-hand side without the geometric stiffness z_0 = f_e - h_e - Kee q - De q̇ (docs eqs.
+   E1-E5; external wrenches at its nodes by eq. E4), the bias h_0 = h_r - f_r, KG_c q per load
+   case, and the known wrenches at its nodes (the node cases' known load values). */
+static void flex_base(const titop_model *m, real_t *data, int f, const real_t *x,
+                      const real_t *in)
 {
     const titop_flex *F = &m->flex[f];
     const titop_body *B = &m->bodies[F->body];
     bodydata *d = body_data(data, F->body);
-    const int n = F->n;
-    real_t *Ms = flex_rec(m, data, f), *Y = Ms + 36, *z = Y + 6 * n;
+    const int n = F->n, nk = F->nnodes - 1;
+    real_t *known = flex_loads_block(m, data, f), *child = known + 6 * nk, *accp = child + 6 * nk;
+    real_t *Ms = accp + 6 + F->ncases, *Y = Ms + 36, *z = Y + 6 * n, *h0 = z + n, *G = h0 + 6;
     const real_t *q = x + F->x0, *qd = q + n;
     const real_t *v = d->tw, *w = d->tw + 3;
     real_t g[3], ga[3];
@@ -1706,14 +1727,13 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
        (flex_node_wrench); 'body' components are the node frame N_k's: W_a = Rt W_N; inertial
        ones W_a = P_{a/i}^T W_i. Their sum per node, with a known port wrench's (Rt kv, the port
        of node k being k - 1), is the known load of the node cases (flex_loads_block) */
-    const int nk = F->nnodes - 1;
-    real_t *known = flex_loads_block(m, data, f), *child = known + 6 * nk, *accp = child + 6 * nk;
-    real_t *lamv = accp + 6;
-    real_t *Pr0 = Ms + 36 + 8 * (size_t)n + (size_t)n * n;
+    real_t *Pr0 = flex_rec(m, data, f) + 36 + 8 * (size_t)n + (size_t)n * n;
     for (int l = 0; l < n; l++)
         z[l] = 0.0;
+    for (int r = 0; r < 6; r++)
+        h0[r] = 0.0;
     for (int k = 0; k < 6 * nk; k++)
-        known[k] = 0.0;
+        known[k] = child[k] = 0.0;
     for (int j = 0; j < B->next; j++) {
         const titop_ext *X = &m->exts[B->ext0 + j];
         if (X->node <= 0)
@@ -1728,7 +1748,7 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
             mv3(Rt, wi, W);
             mv3(Rt, wi + 3, W + 3);
         }
-        flex_node_wrench(F, X->node, xk, Pr, W, d->h, z);
+        flex_node_wrench(F, X->node, xk, Pr, W, h0, z);
         for (int r = 0; r < 6; r++)
             known[6 * (X->node - 1) + r] += W[r];
     }
@@ -1741,29 +1761,15 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
             for (int r = 0; r < 6; r++)
                 known[6 * k + r] += W[r];
         }
-    /* the load values of the geometric stiffness (docs eq. G2, §6; titop_flex's comment): a_P
-       - g with a_P = v̇ + ω x v (ω x v = -(v x ω) known from the state, v̇ from the last pass),
-       α from the last pass, ω_i ω_j; a node case: the component of the wrench applied on the
-       body at node k, R_a components (the known wrenches, plus a tree child's from the last
-       pass). Pass 0 takes v̇ = α = 0 and no child's wrench; titop_eval repeats the evaluation
-       with the values of the last pass until they stop changing the elastic forces
-       (flex_loads). Each pass holds them fixed: M_P* stays SPD. */
     real_t vxw[3];
     cross3(v, w, vxw);
-    real_t lam[12] = {-vxw[0] - ga[0], -vxw[1] - ga[1], -vxw[2] - ga[2], 0.0, 0.0, 0.0,
-                      w[0] * w[0], w[1] * w[1], w[2] * w[2], w[0] * w[1], w[1] * w[2],
-                      w[0] * w[2]};
-    if (pass > 0)
-        for (int a = 0; a < 6; a++)
-            lam[a] += accp[a];
-    for (int c = 0; c < F->ncases; c++) {
-        const int code = F->cases[c];
-        if (code >= TITOP_FLEX_NODE)
-            lamv[c] = known[code - TITOP_FLEX_NODE] +
-                      (pass > 0 ? child[code - TITOP_FLEX_NODE] : (real_t)0.0);
-        else
-            lamv[c] = code >= 0 ? lam[code] : (real_t)0.0;
-    }
+    for (int c = 0; c < F->ncases; c++) /* KG_c q (docs eq. G2) */
+        for (int l = 0; l < (flex_live(m, F->body, F->cases[c], known) ? n : 0); l++) {
+            real_t s = 0.0;
+            for (int k = 0; k < n; k++)
+                s += F->KG[(size_t)n * n * c + (size_t)n * l + k] * q[k];
+            G[(size_t)n * c + l] = s;
+        }
     for (int l = 0; l < n; l++) {
         /* Jq_l = J1_l + Σ_m q_m (J2_lm + J2_ml) (docs eq. E5) */
         real_t Jq[9], Jqw[3], cq[3];
@@ -1787,16 +1793,13 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
         /* -1/2 u^T dM/dq_l u = -(Ct_l . (v x ω) + 1/2 ω^T Jq_l ω + ω^T Cr1_l q̇) */
         for (int a = 0; a < 3; a++)
             he -= F->Ct[n * a + l] * vxw[a] + 0.5 * w[a] * Jqw[a] + w[a] * cq[a];
-        /* z_l = f_e - h_e - K_eff q - De q̇, f_e = Ct^T g (docs eqs. E1, E4, G2) */
+        /* z_0,l = f_e - h_e - Kee q - De q̇, f_e = Ct^T g (docs eqs. E1, E4); the geometric
+           stiffness's -Σ_c λ_c KG_c q per pass (flex_bias) */
         real_t s = -he;
         for (int a = 0; a < 3; a++)
             s += F->Ct[n * a + l] * ga[a];
-        for (int k = 0; k < n; k++) {
-            real_t kk = F->Kee[n * l + k];
-            for (int c = 0; c < F->ncases; c++)
-                kk += lamv[c] * F->KG[(size_t)n * n * c + (size_t)n * l + k];
-            s -= kk * q[k] + F->De[n * l + k] * qd[k];
-        }
+        for (int k = 0; k < n; k++)
+            s -= F->Kee[n * l + k] * q[k] + F->De[n * l + k] * qd[k];
         z[l] += s;
     }
     /* f_r of gravity [m g; m c(q) x g] (docs eq. E4) */
@@ -1817,9 +1820,77 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
             Ms[6 * a + 3 + b] = -sk[3 * a + b];
             Ms[6 * (3 + a) + b] = sk[3 * a + b];
         }
+    for (int r = 0; r < 6; r++)
+        h0[r] += hr[r] - fr[r];
+}
+
+/* The flexible part f of its body at the body's twist and its states [q, q̇], pass `pass` of
+   the evaluation (pass 0 first computes what the passes share: flex_base): adds its condensed
+   articulated inertia M_P* = M_rr - M_re Mee^-1 M_er (docs eq. T3) to the record and its bias
+   b_P = h_r - f_r + M_re Mee^-1 (f_e - h_e - K_eff q - De q̇) (docs §6) to the body's h (seed
+   eqs. 7, 11: Ia ẋ'_P + ha = W_{B/A,P}). Mee^-1 through its LDL^T factors (Lee): with
+   W = L^-1 M_er, M_re Mee^-1 M_er = W^T D^-1 W, symmetric and PSD by construction.
+   The load values of the geometric stiffness K_eff = Kee + Σ_c λ_c KG_c (docs eq. G2, §6;
+   titop_flex's comment): a_P - g with a_P = v̇ + ω x v (ω x v = -(v x ω) known from the state,
+   v̇ from the last pass), α from the last pass, ω_i ω_j; a node case: the component of the
+   wrench applied on the body at node k, R_a components (the known wrenches, plus a tree
+   child's from the last pass). Pass 0 takes v̇ = α = 0 and no child's wrench; titop_eval
+   repeats the sweep with the values of the last pass until they stop changing the elastic
+   forces (flex_loads). Each pass holds them fixed: M_P* stays SPD. */
+static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x,
+                      const real_t *in, int pass)
+{
+    const titop_flex *F = &m->flex[f];
+    const titop_body *B = &m->bodies[F->body];
+    bodydata *d = body_data(data, F->body);
+    const int n = F->n, nk = F->nnodes - 1;
+    real_t *Ms = flex_rec(m, data, f), *Y = Ms + 36, *z = Y + 6 * n;
+    real_t *known = flex_loads_block(m, data, f), *child = known + 6 * nk, *accp = child + 6 * nk;
+    real_t *lamv = accp + 6, *M0 = lamv + F->ncases, *Y0 = M0 + 36, *z0 = Y0 + 6 * n;
+    const real_t *h0 = z0 + n, *G = h0 + 6, *v = d->tw, *w = d->tw + 3;
+    if (pass == 0)
+        flex_base(m, data, f, x, in);
+    real_t g[3], ga[3], vxw[3];
+    copy_d(B->gravity, g, 3);
+    mtv3(d->R, g, ga); /* [g]_{R_a} */
+    cross3(v, w, vxw);
+    real_t lam[12] = {-vxw[0] - ga[0], -vxw[1] - ga[1], -vxw[2] - ga[2], 0.0, 0.0, 0.0,
+                      w[0] * w[0], w[1] * w[1], w[2] * w[2], w[0] * w[1], w[1] * w[2],
+                      w[0] * w[2]};
+    if (pass > 0)
+        for (int a = 0; a < 6; a++)
+            lam[a] += accp[a];
+    for (int c = 0; c < F->ncases; c++) {
+        const int code = F->cases[c];
+        if (code >= TITOP_FLEX_NODE)
+            lamv[c] = known[code - TITOP_FLEX_NODE] + child[code - TITOP_FLEX_NODE];
+        else
+            lamv[c] = code >= 0 ? lam[code] : (real_t)0.0;
+    }
+    for (int l = 0; l < n; l++) /* z = z_0 - Σ_c λ_c KG_c q (λ_c = 0 for dead cases) */
+        z[l] = z0[l];
+    for (int c = 0; c < F->ncases; c++)
+        if (lamv[c] != 0.0)
+            for (int l = 0; l < n; l++)
+                z[l] -= lamv[c] * G[(size_t)n * c + l];
+    if (pass > 0 && B->nports == 0) { /* M_P* and Y = Mee^-1 M_er kept from pass 0 */
+        for (int r = 0; r < 6; r++) { /* M_re Mee^-1 z = Y^T z */
+            real_t b = h0[r];
+            for (int l = 0; l < n; l++)
+                b += Y[6 * l + r] * z[l];
+            d->h[r] += b;
+        }
+        flex_lower(F->Lee, n, z, 1);
+        flex_upper(F->Lee, n, z, 1);
+        return;
+    }
+    for (int r = 0; r < 36; r++)
+        Ms[r] = M0[r];
+    for (int r = 0; r < 6 * n; r++)
+        Y[r] = Y0[r];
     if (B->nports > 0) { /* children at its nodes: M_rr, M_er, z_0 raw for flex_condense */
         for (int r = 0; r < 6; r++)
-            d->h[r] += hr[r] - fr[r];
+            d->h[r] += h0[r];
         return;
     }
     /* W = L^-1 M_er, t = L^-1 z; M_P* = M_rr - W^T D^-1 W, M_re Mee^-1 z = W^T D^-1 t */
@@ -1839,7 +1910,7 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
         for (int c = 0; c < r; c++)
             Ms[6 * c + r] = Ms[6 * r + c];
     for (int r = 0; r < 6; r++)
-        d->h[r] += hr[r] - fr[r] + bz[r];
+        d->h[r] += h0[r] + bz[r];
     /* Y = Mee^-1 M_er, z = Mee^-1 (f_e - h_e - K_eff q - De q̇) for q̈ = z - Y ẋ'_P (T2) */
     for (int c = 0; c < 6; c++)
         flex_upper(F->Lee, n, Y + c, 6);
@@ -1888,60 +1959,60 @@ static int flex_loads(const titop_model *m, real_t *data, int f, const real_t *x
     const real_t *q = x + F->x0;
     real_t *known = flex_loads_block(m, data, f), *child = known + 6 * nk, *accp = child + 6 * nk;
     const real_t *lamv = accp + 6, *acc = body_data(data, F->body)->acc;
+    const real_t *G = lamv + F->ncases + 42 + 7 * (size_t)n;
     real_t dacc[6];
     for (int a = 0; a < 6; a++) { /* ẋ'_P: the cases ax..alz move by its change */
         dacc[a] = acc[a] - (pass > 0 ? accp[a] : (real_t)0.0);
         accp[a] = acc[a];
     }
-    /* the tree children's wrenches: their change into known (its pass's values are used) */
-    for (int k = 0; k < B->nports; k++) {
+    for (int k = 0; k < B->nports; k++) { /* the tree children's wrenches on the body */
         const titop_port *P = &m->ports[B->port0 + k];
-        real_t *dk = known + 6 * k, *ck = child + 6 * k;
-        if (P->child < 0) {
-            for (int r = 0; r < 6; r++)
-                dk[r] = 0.0;
+        if (P->child < 0)
             continue;
-        }
         const bodydata *c = body_data(data, P->child);
         const portdata *pd = port_data(m, data, B->port0 + k);
-        real_t ac[6], wN[6], W[6];
+        real_t ac[6], wN[6];
         port_acceleration(m, data, B->port0 + k, ac);
         mv6(c->Ma, ac, wN);
         for (int r = 0; r < 6; r++)
             wN[r] = -(wN[r] + c->ba[r]);
-        mv3(pd->Rt, wN, W);
-        mv3(pd->Rt, wN + 3, W + 3);
-        for (int r = 0; r < 6; r++) {
-            dk[r] = W[r] - (pass > 0 ? ck[r] : (real_t)0.0);
-            ck[r] = W[r];
-        }
+        mv3(pd->Rt, wN, child + 6 * k);
+        mv3(pd->Rt, wN + 3, child + 6 * k + 3);
     }
-    for (int k = B->nports; k < nk; k++)
-        for (int r = 0; r < 6; r++)
-            known[6 * k + r] = 0.0;
-    double dre = 0.0, dim = 0.0, sre = 0.0, sim = 0.0;
-    for (int l = 0; l < n; l++) {
-        real_t kq = 0.0, dz = 0.0;
-        double are = 0.0, aim = 0.0;
+    real_t *dl = (real_t *)G + (size_t)n * F->ncases; /* Δλ_c */
+    real_t *dz = dl + F->ncases, *are = dz + n, *aim = are + n;
+    for (int l = 0; l < n; l++) { /* Σ_c Δλ_c KG_c q and the scales, per row */
+        real_t kq = 0.0;
         for (int k = 0; k < n; k++)
             kq += F->Kee[n * l + k] * q[k];
-        for (int c = 0; c < F->ncases; c++) {
-            const int code = F->cases[c];
-            real_t g = 0.0, dl = 0.0;
-            if (code >= TITOP_FLEX_NODE)
-                dl = known[code - TITOP_FLEX_NODE];
-            else if (code >= 0 && code < 6)
-                dl = dacc[code];
-            for (int k = 0; k < n; k++)
-                g += F->KG[(size_t)n * n * c + (size_t)n * l + k] * q[k];
-            dz += dl * g;
-            are += re_abs(lamv[c] + dl) * re_abs(g);
-            aim += re_abs(lamv[c] + dl) * im_abs(g) + im_abs(lamv[c] + dl) * re_abs(g);
+        dz[l] = 0.0;
+        are[l] = re_abs(kq);
+        aim[l] = im_abs(kq);
+    }
+    for (int c = 0; c < F->ncases; c++) {
+        const int code = F->cases[c];
+        dl[c] = 0.0;
+        if (code >= TITOP_FLEX_NODE)
+            dl[c] = known[code - TITOP_FLEX_NODE] + child[code - TITOP_FLEX_NODE] - lamv[c];
+        else if (code >= 0 && code < 6)
+            dl[c] = dacc[code];
+        const real_t lc = lamv[c] + dl[c];
+        if (lc == 0.0 && dl[c] == 0.0) /* a dead case (flex_live): KG_c q not formed */
+            continue;
+        const double lr = re_abs(lc), li = im_abs(lc);
+        for (int l = 0; l < n; l++) {
+            const real_t g = G[(size_t)n * c + l];
+            dz[l] += dl[c] * g;
+            are[l] += lr * re_abs(g);
+            aim[l] += lr * im_abs(g) + li * re_abs(g);
         }
-        dre = fmax(dre, re_abs(dz));
-        dim = fmax(dim, im_abs(dz));
-        sre = fmax(sre, re_abs(kq) + are);
-        sim = fmax(sim, im_abs(kq) + aim);
+    }
+    double dre = 0.0, dim = 0.0, sre = 0.0, sim = 0.0;
+    for (int l = 0; l < n; l++) {
+        dre = fmax(dre, re_abs(dz[l]));
+        dim = fmax(dim, im_abs(dz[l]));
+        sre = fmax(sre, RE(are[l]));
+        sim = fmax(sim, RE(aim[l]));
     }
     return dre <= 1e-13 * sre && dim <= 1e-13 * sim;
 }
