@@ -27,7 +27,7 @@ from flex_systems import check_jacobian
 from scipy.optimize import brentq
 
 import titopfmu as t
-from titopfmu.core.model import NativeTree
+from titopfmu.core.model import UNSETTLED, NativeTree
 from titopfmu.flex import BODY_LOAD_CASES, Beam, Section, craig_bampton
 
 Z3 = np.zeros((3, 3))
@@ -263,3 +263,35 @@ def test_spinning_tip_mass_flapwise_frequencies(reds) -> None:
                 assert got == pytest.approx(f, rel=1e-9)
             else:
                 assert abs(got / f - 1.0) > 0.1
+
+
+def test_passes_that_do_not_settle_are_refused(reds) -> None:
+    """(4) A made-up reduced model whose load case ``ay`` stiffens by Kee per m/s^2 (a
+    coupling no structure has: v̇ moves the elastic forces more than they move v̇), on a
+    free-floating root: the passes on the load values diverge; the core stops (at 40 passes,
+    or at the first non-finite value) with UNSETTLED naming the body, and the engine says so.
+    The strip's own KG settles (status 0)."""
+    import dataclasses
+
+    red, _ = reds
+    n = red.n_modes
+    q = 1e-3 / np.sqrt(np.diag(red.Mee)) * np.random.default_rng(3).normal(size=n)
+    x = np.concatenate([[0.0] * 3, [1.0, 0.0, 0.0, 0.0], [0.0] * 6, q, np.zeros(n)])
+    for factor, settles in ((None, True), (1.0, False), (1e6, False)):
+        r = red
+        if factor is not None:
+            KG = red.KG.copy()
+            KG[list(red.load_cases).index("ay")] = factor * red.Kee
+            r = dataclasses.replace(red, KG=KG)
+        root = t.RigidBody("beam", 0.1, 1e-4 * np.eye(3), gravity=NO_G, flexible=r)
+        tree = NativeTree([root], [None], [0])
+        dx = np.zeros(x.size)
+        status = tree.derivative(0.0, x, np.zeros(0), dx, tree.new_data())
+        if settles:
+            assert status == 0 and np.all(np.isfinite(dx))
+        else:
+            assert status == (UNSETTLED, 0)
+    s = t.System("diverging")
+    s.add(t.RigidBody("beam", 0.1, 1e-4 * np.eye(3), gravity=NO_G, flexible=r, elastic_q0=q))
+    with pytest.raises(t.SimulationError, match="did not settle"):
+        t.Engine(s).derivative(0.0, x)

@@ -32,7 +32,7 @@ RIGID, GROUND, IMPOSED, WELD, REVOLUTE, PRISMATIC, SPHERICAL, FREE = range(8)
 NO_PARENT, PARENT_INPUT = -1, -2
 #: the complex step h of :meth:`NativeTree.zevaluate` and :meth:`NativeTree.directional`
 COMPLEX_STEP = 1e-100
-SINGULAR, NONFINITE = _titop.SINGULAR, _titop.NONFINITE
+SINGULAR, NONFINITE, UNSETTLED = _titop.SINGULAR, _titop.NONFINITE, _titop.UNSETTLED
 
 
 def _declared(cls: type):
@@ -124,7 +124,7 @@ def flex_case_code(case: str, node_ids) -> int:
 def flex_ints(body: int, red, x0: int) -> list[int]:
     """A flexible part's ints for the core (titop_flex): body, n, first state, number of load
     cases, number of nodes (root first), the code of each case (:func:`flex_case_code`)."""
-    codes = [flex_case_code(c, red.node_ids) for c in red.load_cases]
+    codes = [flex_case_code(c, getattr(red, "node_ids", ())) for c in red.load_cases]
     k = len(np.asarray(red.node_positions, dtype=float).reshape(-1, 3))
     return [body, red.n_modes, x0, len(codes), k, *codes]
 
@@ -398,7 +398,8 @@ class NativeTree:
     def derivative(self, t: float, x: FloatArray, inputs: FloatArray, dx: FloatArray | None,
                    data: FloatArray, full: bool = False):  # fmt: skip
         """One evaluation (dx/dt into ``dx`` unless None; every wrench too with ``full``).
-        Returns 0, or ``(status, body index)`` (SINGULAR or NONFINITE)."""
+        Returns 0, or ``(status, body index)`` (SINGULAR, NONFINITE, or UNSETTLED: a flexible
+        body's geometric-stiffness load values did not settle, titop.h)."""
         return self.model.eval(data, t, x, inputs, full, dx)
 
     def jacobian(self, t: float, x: FloatArray, inputs: FloatArray, zwork: FloatArray | None = None

@@ -62,7 +62,10 @@ enum titop_status {
     TITOP_OK = 0,
     TITOP_SINGULAR = 1,  /* a joint's articulated inertia S^T Ia S is not positive definite */
     TITOP_NONFINITE = 2, /* a non-finite value in an input, a state or a result */
-    TITOP_BAD_MODEL = 3  /* the model does not pass titop_model_check */
+    TITOP_BAD_MODEL = 3, /* the model does not pass titop_model_check */
+    TITOP_UNSETTLED = 4  /* a flexible part's load values of the geometric stiffness did not
+                            settle (titop_flex: no fixed point within its passes; the body
+                            near buckling, or a made-up coupling) */
 };
 
 /* One body (node of the tree). Parameters in the body frame R_a unless said. */

@@ -1950,7 +1950,8 @@ static double im_abs(real_t v)
    (flex_bias). Returns 1 if their change Δλ moves the elastic forces by at most 1e-13 of
    their size, |Σ_c Δλ_c KG_c q| <= 1e-13 (|Kee q| + Σ_c |λ_c| |KG_c q|) (max norms; the real
    and the imaginary parts each against their own, so that a complex-step derivative converges
-   too), else 0. Exact when q = 0: KG q = 0, the pass's solution does not depend on them. */
+   too), -1 if a value is not finite (the passes diverged), else 0. Exact when q = 0: KG q = 0,
+   the pass's solution does not depend on them. */
 static int flex_loads(const titop_model *m, real_t *data, int f, const real_t *x, int pass)
 {
     const titop_flex *F = &m->flex[f];
@@ -2008,12 +2009,16 @@ static int flex_loads(const titop_model *m, real_t *data, int f, const real_t *x
         }
     }
     double dre = 0.0, dim = 0.0, sre = 0.0, sim = 0.0;
+    int finite = 1;
     for (int l = 0; l < n; l++) {
+        finite &= r_isfinite(dz[l]) && isfinite(RE(are[l])) && isfinite(RE(aim[l]));
         dre = fmax(dre, re_abs(dz[l]));
         dim = fmax(dim, im_abs(dz[l]));
         sre = fmax(sre, RE(are[l]));
         sim = fmax(sim, RE(aim[l]));
     }
+    if (!finite)
+        return -1;
     return dre <= 1e-13 * sre && dim <= 1e-13 * sim;
 }
 
@@ -2169,16 +2174,19 @@ again:
         return TITOP_SINGULAR;
     }
     if (m->nflex > 0) { /* the load values of the geometric stiffness (docs §6, flex_loads) */
-        int moved = -1;
-        for (int f = 0; f < m->nflex; f++)
-            if (!flex_loads(m, data, f, x, pass) && moved < 0)
+        int moved = -1, diverged = 0;
+        for (int f = 0; f < m->nflex; f++) {
+            int r = flex_loads(m, data, f, x, pass);
+            if (r <= 0 && moved < 0)
                 moved = m->flex[f].body;
+            diverged |= r < 0;
+        }
         if (moved >= 0) {
-            if (++pass < TITOP_FLEX_PASSES)
+            if (!diverged && ++pass < TITOP_FLEX_PASSES)
                 goto again;
             if (bad_body) /* no fixed point: the coupling too strong (a body near buckling) */
                 *bad_body = moved;
-            return TITOP_SINGULAR;
+            return TITOP_UNSETTLED;
         }
     }
     for (int f = 0; f < m->nflex; f++) { /* q̈ (flex_accel in the forward sweep) */
