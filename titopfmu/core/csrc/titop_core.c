@@ -1308,7 +1308,8 @@ static size_t flex_rec_size(const titop_model *m, const titop_flex *F)
     size_t n = (size_t)F->n, k = (size_t)(F->nnodes > 1 ? F->nnodes - 1 : 0);
     (void)m;
     size_t c = (size_t)F->ncases;
-    return 36 + 8 * n + n * n + 3 * n * k + 12 * k + 6 + c + 42 + 7 * n + c * n + c + 3 * n;
+    return 36 + 8 * n + n * n + 3 * n * k + 12 * k + 6 + c + 42 + 7 * n + c * n + c + 3 * n + 7 +
+           n;
 }
 
 /* The load values' block of part f's record (flex_loads), after the nodes' Jacobians: per
@@ -1318,7 +1319,9 @@ static size_t flex_rec_size(const titop_model *m, const titop_flex *F)
    of this pass (ncases); then what the passes share (flex_base): M_rr (36), M_er (n x 6), the
    elastic right-hand side without the geometric stiffness z_0 (n), the bias h_0 (6), KG_c q
    (ncases x n; only for the cases whose load value may be non-zero: flex_live), the scratch
-   of flex_loads (ncases + 3 n) */
+   of flex_loads (ncases + 3 n); for a body with child ports, whether this pass reuses the
+   last one's condensation (1), the children's share of its bias ha (6) and of its elastic
+   right-hand side (n) (flex_condense) */
 static real_t *flex_loads_block(const titop_model *m, real_t *data, int f)
 {
     const titop_flex *F = &m->flex[f];
@@ -1524,6 +1527,27 @@ static int flex_condense(const titop_model *m, real_t *data, int i)
     const int n = F->n;
     real_t *Ms = flex_rec(m, data, B->flex), *Y = Ms + 36, *z = Y + 6 * n, *Lf = z + 2 * n;
     const real_t *Pr0 = Lf + (size_t)n * n;
+    /* flex_bias's flag, then the children's share of ha and z (flex_loads_block) */
+    real_t *reuse = flex_loads_block(m, data, B->flex) + 12 * (F->nnodes - 1) + 48 + 10 * n +
+                    (size_t)F->ncases * (n + 2);
+    real_t *hac = reuse + 1, *zc = hac + 6;
+    if (RE(*reuse) != 0.0) { /* a later pass, the subtree unchanged: only z changed */
+        for (int l = 0; l < n; l++)
+            z[l] += zc[l];
+        for (int r = 0; r < 6; r++) { /* + M_re' Mee_eff^-1 z = Y^T z */
+            real_t b = hac[r];
+            for (int l = 0; l < n; l++)
+                b += Y[6 * l + r] * z[l];
+            d->ha[r] += b;
+        }
+        flex_lower_r(Lf, n, z, 1);
+        flex_upper_r(Lf, n, z, 1);
+        return 0;
+    }
+    for (int r = 0; r < 6; r++)
+        hac[r] = -d->ha[r];
+    for (int l = 0; l < n; l++)
+        zc[l] = -z[l];
     copy_d(F->Mee, Lf, n * n);
     for (int j = B->port0; j < B->port0 + B->nports; j++) {
         const titop_port *P = &m->ports[j];
@@ -1587,6 +1611,10 @@ static int flex_condense(const titop_model *m, real_t *data, int i)
         }
 #undef PSI
     }
+    for (int r = 0; r < 6; r++)
+        hac[r] += d->ha[r];
+    for (int l = 0; l < n; l++)
+        zc[l] += z[l];
     for (int l = 0; l < n; l++) /* the upper triangle, for a symmetric factor input */
         for (int l2 = 0; l2 < l; l2++)
             Lf[n * l2 + l] = Lf[n * l + l2];
@@ -1633,6 +1661,22 @@ static void flex_upper(const double *L, int n, real_t *b, int s)
     for (int i = n - 1; i >= 0; i--)
         for (int k = i + 1; k < n; k++)
             b[s * i] -= L[n * k + i] * b[s * k];
+}
+
+/* Whether no other flexible part hangs below body i (part f's): the children's articulated
+   inertias and biases are then the same in every pass of an evaluation */
+static int flex_subtree_fixed(const titop_model *m, int i, int f)
+{
+    for (int g = 0; g < m->nflex; g++) {
+        int j = m->flex[g].body;
+        if (g == f)
+            continue;
+        while (j > i)
+            j = m->bodies[j].parent;
+        if (j == i)
+            return 0;
+    }
+    return 1;
 }
 
 /* Whether the load value of case code may be non-zero for the flexible part of body i, given
@@ -1873,6 +1917,13 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
         if (lamv[c] != 0.0)
             for (int l = 0; l < n; l++)
                 z[l] -= lamv[c] * G[(size_t)n * c + l];
+    real_t *reuse = (real_t *)G + (size_t)n * F->ncases + F->ncases + 3 * (size_t)n;
+    *reuse = pass > 0 && B->nports > 0 && flex_subtree_fixed(m, F->body, f);
+    if (RE(*reuse) != 0.0) { /* flex_condense reuses pass 0's condensation: z raw */
+        for (int r = 0; r < 6; r++)
+            d->h[r] += h0[r];
+        return;
+    }
     if (pass > 0 && B->nports == 0) { /* M_P* and Y = Mee^-1 M_er kept from pass 0 */
         for (int r = 0; r < 6; r++) { /* M_re Mee^-1 z = Y^T z */
             real_t b = h0[r];
