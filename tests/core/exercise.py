@@ -308,6 +308,14 @@ def flexible_models():
     xs = np.concatenate([[0.3, 1.0], q, [0.4, -0.5]])
     yield "flex_nodes", tree, (xs, np.concatenate([0.1 * np.arange(18), [0.2, -0.1],
                                                    [0.5, -0.2, 0.1, 0.05, 0.0, -0.03]]))
+    # a flexible body hanging at a flexible body's node: the parent's condensation redone in
+    # every pass of the load values (flex_subtree_fixed)
+    arm2 = RevoluteBody("beam2", 0.0, np.zeros((3, 3)), axis=(0.0, 1.0, 0.0), armature=1e-3)
+    tree2 = NativeTree([root, beam, arm2], [None, (0, 0), (1, 0)], [0, 0, 2 + 2 * n],
+                       flex=[(1, red, 2), (2, red, 4 + 2 * n)], boundary_ports=[(1, 1)])
+    xs2 = np.concatenate([[0.3, 1.0], q, [0.4, -0.5], 0.5 * q])
+    yield "flex_nested", tree2, (xs2, np.concatenate([0.1 * np.arange(18), [0.2, 0.1],
+                                                      [0.5, -0.2, 0.1, 0.05, 0.0, -0.03]]))
 
 
 for name, nt, (x, inputs) in flexible_models():
