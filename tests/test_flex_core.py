@@ -39,11 +39,13 @@ def rot(rng) -> np.ndarray:
     return q if np.linalg.det(q) > 0 else -q
 
 
-def loads(red, twist, ga) -> dict[str, float]:
-    """The core's load values (titop_flex): centrifugal exact, ax..az of a_P - g with a_P the
-    velocity part omega x v of P's acceleration (twist [v, omega], R_a), alpha's zero."""
+def loads(red, twist, ga, acc) -> dict[str, float]:
+    """The core's load values (titop_flex, docs §6): centrifugal exact, ax..az of a_P - g with
+    a_P = v̇ + omega x v and alpha from the body's acceleration ``acc`` = [v̇, ω̇] (R_a; the
+    core's converged solution: the reference then checks that it is the fixed point)."""
     v, w = np.asarray(twist[:3]), np.asarray(twist[3:])
-    return ref.load_values(red, w, a_P=np.cross(w, v), gravity=ga)
+    acc = np.asarray(acc)
+    return ref.load_values(red, w, a_P=acc[:3] + np.cross(w, v), alpha=acc[3:], gravity=ga)
 
 
 def random_q(red, rng, scale=1e-3):
@@ -85,7 +87,7 @@ def test_welded_on_imposed_root_matches_reference(red) -> None:
         u = np.concatenate([tw, qd])
         a_P = acc[:3] + np.cross(tw[3:], tw[:3])
         f = ref.gravity_forces(red, q, ga)
-        qdd, W = ref.titop_direct(red, q, u, a_P, acc[3:], f, loads(red, tw, ga))
+        qdd, W = ref.titop_direct(red, q, u, a_P, acc[3:], f, loads(red, tw, ga, acc))
         assert dx[n:] == pytest.approx(qdd, rel=1e-10, abs=1e-10 * np.abs(qdd).max())
         # the wrench on the parent in R_b, at the parent's port (p: P's offset in R_a)
         wP = data[b + L["wrench_parent"] : b + L["wrench_parent"] + 6]
@@ -124,7 +126,7 @@ def test_revolute_matches_reference(red) -> None:
         u = np.concatenate([tw, qd])
         a_P = acc[:3] + np.cross(tw[3:], tw[:3])
         f = ref.gravity_forces(red, q, ga)
-        qdd, W = ref.titop_direct(red, q, u, a_P, acc[3:], f, loads(red, tw, ga))
+        qdd, W = ref.titop_direct(red, q, u, a_P, acc[3:], f, loads(red, tw, ga, acc))
         assert dx[2 + n :] == pytest.approx(qdd, rel=1e-10, abs=1e-10 * np.abs(qdd).max())
         # the joint's equation (eq. 20 with the rotor): tau = r . (-W)_moment + armature θ̈
         assert -W[3:] @ axis + 1e-3 * dx[1] == pytest.approx(tau, rel=1e-10,
@@ -161,7 +163,7 @@ def test_free_floating_root_matches_reference(red) -> None:
         h = ref.quadratic_forces(red, q, u)
         h[:3] += np.cross(w, mr * v) - mr * ga
         h[3:6] += np.cross(w, Ir @ w)
-        h[6:] += ref.elastic_forces(red, q, qd, loads(red, tw, ga))
+        h[6:] += ref.elastic_forces(red, q, qd, loads(red, tw, ga, dx[7:13]))
         udot = np.linalg.solve(M, ref.gravity_forces(red, q, ga) - h)
         got = np.concatenate([dx[7:13], dx[13 + n :]])
         assert got == pytest.approx(udot, rel=1e-10, abs=1e-10 * np.abs(udot).max())
@@ -408,7 +410,7 @@ def test_other_joints_match_reference(red, kind) -> None:
         u = np.concatenate([tw, qd])
         a_P = acc[:3] + np.cross(tw[3:], tw[:3])
         f = ref.gravity_forces(red, q, ga)
-        qdd, W = ref.titop_direct(red, q, u, a_P, acc[3:], f, loads(red, tw, ga))
+        qdd, W = ref.titop_direct(red, q, u, a_P, acc[3:], f, loads(red, tw, ga, acc))
         assert dx[nq + nv + n :] == pytest.approx(qdd, rel=1e-10, abs=1e-10 * np.abs(qdd).max())
         St_W = {"prismatic": lambda w: [axis @ w[:3]], "spherical": lambda w: w[3:],
                 "free": lambda w: w}[kind](-W)  # fmt: skip

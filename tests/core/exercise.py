@@ -269,11 +269,14 @@ def flexible_models():
     A = g.normal(size=(n, n))
 
     class Red:
-        n_modes, load_cases = n, ("ax", "wzz", "wxy", "node1.fx")
+        # node cases at node 1 (a tree child's or an external wrench's) and node 2 (a known
+        # port wrench's or an external one's): the core's passes on the load values
+        n_modes, node_ids = n, (0, 1, 2)
+        load_cases = ("ax", "wzz", "wxy", "node1.fx", "alx", "node2.fy", "node1.mz")
         mass, first_moment, inertia = 1.5, np.array([0.7, 0.0, 0.1]), np.diag([0.1, 0.5, 0.5])
         Ct, Cr = 0.05 * g.normal(size=(3, n)), 0.05 * g.normal(size=(3, n))
         Mee, Kee = 0.1 * (A + A.T) + n * np.eye(n), np.diag([10.0, 20.0, 30.0, 40.0])
-        KG = 0.1 * np.array([np.eye(n)] * 4)
+        KG = 0.1 * np.array([np.eye(n)] * 7)
         _J1, _J2, _Cr1 = (0.01 * g.normal(size=s) for s in ((n, 3, 3), (n, n, 3, 3), (n, 3, n)))
         J1, J2, Cr1 = (staticmethod(lambda a=a: a) for a in (_J1, _J2, _Cr1))
         damping = staticmethod(lambda: 0.01 * np.eye(n))
@@ -305,6 +308,14 @@ def flexible_models():
     xs = np.concatenate([[0.3, 1.0], q, [0.4, -0.5]])
     yield "flex_nodes", tree, (xs, np.concatenate([0.1 * np.arange(18), [0.2, -0.1],
                                                    [0.5, -0.2, 0.1, 0.05, 0.0, -0.03]]))
+    # a flexible body hanging at a flexible body's node: the parent's condensation redone in
+    # every pass of the load values (flex_subtree_fixed)
+    arm2 = RevoluteBody("beam2", 0.0, np.zeros((3, 3)), axis=(0.0, 1.0, 0.0), armature=1e-3)
+    tree2 = NativeTree([root, beam, arm2], [None, (0, 0), (1, 0)], [0, 0, 2 + 2 * n],
+                       flex=[(1, red, 2), (2, red, 4 + 2 * n)], boundary_ports=[(1, 1)])
+    xs2 = np.concatenate([[0.3, 1.0], q, [0.4, -0.5], 0.5 * q])
+    yield "flex_nested", tree2, (xs2, np.concatenate([0.1 * np.arange(18), [0.2, 0.1],
+                                                      [0.5, -0.2, 0.1, 0.05, 0.0, -0.03]]))
 
 
 for name, nt, (x, inputs) in flexible_models():

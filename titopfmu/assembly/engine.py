@@ -27,7 +27,7 @@ from ..blocks.bodies import BodyBlock, Ground, ImposedMotionBody, JointBody, Rig
 from ..blocks.closure import LoopClosure
 from ..blocks.signals import JointMimic, JointSpringDamper
 from ..blocks.standalone import motion_vector
-from ..core.model import SINGULAR, NativeTree, unsupported
+from ..core.model import SINGULAR, UNSETTLED, NativeTree, unsupported
 from ..interrupts import signal_name
 from ..spatial.algebra import FloatArray
 from ..spatial.rotations import euler_from_dcm
@@ -546,6 +546,11 @@ class Engine:
                 i = r[1]
                 block = self.tree_blocks[i].name if 0 <= i < len(self.tree_blocks) else None
                 why = " (with the mimic joints' constraints)" if self.native.mimics else ""
+                if r[0] == UNSETTLED:  # titop_eval's passes (docs/flexible.md §6)
+                    raise SimulationError(
+                        "the load values of the flexible body's geometric stiffness did not "
+                        "settle (no fixed point of the passes: the body near buckling?)", t, block
+                    )  # fmt: skip
                 raise SimulationError(
                     f"the joints' accelerations are singular{why}" if r[0] == SINGULAR
                     else "a non-finite value", t, block

@@ -32,7 +32,7 @@ RIGID, GROUND, IMPOSED, WELD, REVOLUTE, PRISMATIC, SPHERICAL, FREE = range(8)
 NO_PARENT, PARENT_INPUT = -1, -2
 #: the complex step h of :meth:`NativeTree.zevaluate` and :meth:`NativeTree.directional`
 COMPLEX_STEP = 1e-100
-SINGULAR, NONFINITE = _titop.SINGULAR, _titop.NONFINITE
+SINGULAR, NONFINITE, UNSETTLED = _titop.SINGULAR, _titop.NONFINITE, _titop.UNSETTLED
 
 
 def _declared(cls: type):
@@ -97,15 +97,34 @@ def unsupported(blocks, closures=()) -> str | None:
     return None
 
 
-#: the core's geometric-stiffness load cases (titop.h, enum titop_flex_case); a node's wrench
-#: component (``node<j>.fx`` ...) is -1 (zero: second order, docs/flexible.md §6)
+#: the core's geometric-stiffness load cases (titop.h, enum titop_flex_case), codes 0 to 11; a
+#: node's wrench component ``node<j>.<c>`` (j a finite-element node of interest, the reduced
+#: model's node k >= 1) is :data:`FLEX_NODE` + 6 (k - 1) + the index of c in
+#: ``NODE_LOAD_COMPONENTS``; any other case -1 (its load value zero)
 FLEX_CASES = ("ax", "ay", "az", "alx", "aly", "alz", "wxx", "wyy", "wzz", "wxy", "wyz", "wxz")
+FLEX_NODE = 12
+
+
+def flex_case_code(case: str, node_ids) -> int:
+    """The core's code of the load case ``case`` of a reduced model whose nodes of interest are
+    ``node_ids`` (root first): see :data:`FLEX_CASES`."""
+    from ..flex.fe import NODE_LOAD_COMPONENTS
+
+    if case in FLEX_CASES:
+        return FLEX_CASES.index(case)
+    head, _, comp = case.partition(".")
+    if head.startswith("node") and head[4:].isdigit() and comp in NODE_LOAD_COMPONENTS:
+        j = int(head[4:])
+        ids = [int(v) for v in node_ids]
+        if j in ids[1:]:
+            return FLEX_NODE + 6 * (ids.index(j) - 1) + NODE_LOAD_COMPONENTS.index(comp)
+    return -1
 
 
 def flex_ints(body: int, red, x0: int) -> list[int]:
     """A flexible part's ints for the core (titop_flex): body, n, first state, number of load
-    cases, number of nodes (root first), the code of each case."""
-    codes = [FLEX_CASES.index(c) if c in FLEX_CASES else -1 for c in red.load_cases]
+    cases, number of nodes (root first), the code of each case (:func:`flex_case_code`)."""
+    codes = [flex_case_code(c, getattr(red, "node_ids", ())) for c in red.load_cases]
     k = len(np.asarray(red.node_positions, dtype=float).reshape(-1, 3))
     return [body, red.n_modes, x0, len(codes), k, *codes]
 
@@ -378,7 +397,8 @@ class NativeTree:
     def derivative(self, t: float, x: FloatArray, inputs: FloatArray, dx: FloatArray | None,
                    data: FloatArray, full: bool = False):  # fmt: skip
         """One evaluation (dx/dt into ``dx`` unless None; every wrench too with ``full``).
-        Returns 0, or ``(status, body index)`` (SINGULAR or NONFINITE)."""
+        Returns 0, or ``(status, body index)`` (SINGULAR, NONFINITE, or UNSETTLED: a flexible
+        body's geometric-stiffness load values did not settle, titop.h)."""
         return self.model.eval(data, t, x, inputs, full, dx)
 
     def jacobian(self, t: float, x: FloatArray, inputs: FloatArray, zwork: FloatArray | None = None

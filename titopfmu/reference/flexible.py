@@ -66,10 +66,12 @@ def load_values(
     gravity: FloatArray = (0.0, 0.0, 0.0),
     node_wrenches: Mapping[int, FloatArray] | None = None,
 ) -> dict[str, float]:
-    """The load values lambda_k of the geometric stiffness (docs eq. (G2)): the frame's
-    acceleration minus gravity a_P - g (m/s^2), alpha (rad/s^2), the products omega_i omega_j
-    (rad^2/s^2), and each node's applied wrench (N, N m), all in R_a; ``node_wrenches`` maps a
-    node's finite-element index to its wrench (force, moment)."""
+    """The load values lambda_k of the geometric stiffness (docs eq. (G2), §6 "Load values of
+    (G2)"): the frame's acceleration minus gravity a_P - g (m/s^2), alpha (rad/s^2), the
+    products omega_i omega_j (rad^2/s^2), and each node's applied wrench (N, N m), all in R_a;
+    ``node_wrenches`` maps a node's finite-element index j to the wrench (force, moment about
+    the node) applied on the body at node j, the values of the cases ``node<j>.fx`` ... ``mz``
+    (a force +x_a at the tip of a beam along +x_a: tension, the KG of titopfmu.flex.beam)."""
     a = np.asarray(a_P, dtype=float) - np.asarray(gravity, dtype=float)
     al, w = np.asarray(alpha, dtype=float), np.asarray(omega, dtype=float)
     vals = {"ax": a[0], "ay": a[1], "az": a[2], "alx": al[0], "aly": al[1], "alz": al[2],

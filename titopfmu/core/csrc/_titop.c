@@ -1020,5 +1020,6 @@ PyMODINIT_FUNC PyInit__titop(void)
     PyModule_AddIntConstant(mod, "OK", TITOP_OK);
     PyModule_AddIntConstant(mod, "SINGULAR", TITOP_SINGULAR);
     PyModule_AddIntConstant(mod, "NONFINITE", TITOP_NONFINITE);
+    PyModule_AddIntConstant(mod, "UNSETTLED", TITOP_UNSETTLED);
     return mod;
 }

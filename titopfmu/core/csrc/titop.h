@@ -62,7 +62,10 @@ enum titop_status {
     TITOP_OK = 0,
     TITOP_SINGULAR = 1,  /* a joint's articulated inertia S^T Ia S is not positive definite */
     TITOP_NONFINITE = 2, /* a non-finite value in an input, a state or a result */
-    TITOP_BAD_MODEL = 3  /* the model does not pass titop_model_check */
+    TITOP_BAD_MODEL = 3, /* the model does not pass titop_model_check */
+    TITOP_UNSETTLED = 4  /* a flexible part's load values of the geometric stiffness did not
+                            settle (titop_flex: no fixed point within its passes; the body
+                            near buckling, or a made-up coupling) */
 };
 
 /* One body (node of the tree). Parameters in the body frame R_a unless said. */
@@ -231,19 +234,29 @@ typedef struct titop_mimic {
    subtrees into the elastic coordinates (Mee_eff = Mee + Σ Ψ_j^T Ma_j Ψ_j factored per
    evaluation, docs eq. T4); without, Mee's constant factors serve. External wrenches at
    points of the floating frame enter as for a rigid body. Not with mimic joints (refused).
-   Load values of the geometric stiffness (docs eq. G2): the centrifugal cases ω_i ω_j
-   exactly; ax, ay, az = components of ω x v - g, ω x v the velocity part of P's acceleration
-   a_P = v̇ + ω x v (docs §6 option (b): a known function of the state, so M_P* stays SPD;
-   exact when v̇ = 0: P fixed, on a spinning hub's axis, or on a circle about a steadily
-   spinning hub, the hub radius' centripetal load); alx, aly, alz and the node cases zero
-   (second order).
+   Load values of the geometric stiffness K_eff = Kee + Σ_c λ_c KG_c (docs eq. G2, §6), all
+   exact: the centrifugal cases ω_i ω_j; ax, ay, az = components of a_P - g, a_P = v̇ + ω x v;
+   alx, aly, alz = α; a node case (TITOP_FLEX_NODE) = the component of the wrench applied on the
+   body at the node (R_a; moment about the node): external wrenches at the node and a known port
+   wrench (input, closure) plus a tree child's, -Rt (Ma_j a_j + ba_j). Those known before the
+   sweep (ω, the known wrenches) enter directly; v̇, α and the children's wrenches by passes:
+   pass 0 without them, each next pass with the last one's, until their change moves the
+   elastic forces by at most 1e-13 of their size (real and imaginary parts alike: complex-step
+   exact), at most 40 passes, else TITOP_UNSETTLED naming the body. Each pass holds the values
+   fixed, so M_P* stays SPD; the passes share M(q), h and KG_c q (one evaluation of those), and
+   a body without child ports re-solves only its elastic right-hand side. Exact at q = 0 in one
+   pass (KG q = 0).
    Every array is the caller's (row-major, SI, R_a components), read only but Lee, which
    titop_model_init fills with the LDL^T factors of Mee (n x n, the caller's buffer). */
 enum titop_flex_case {
     TITOP_FLEX_AX = 0, TITOP_FLEX_AY, TITOP_FLEX_AZ, TITOP_FLEX_ALX, TITOP_FLEX_ALY,
     TITOP_FLEX_ALZ, TITOP_FLEX_WXX, TITOP_FLEX_WYY, TITOP_FLEX_WZZ, TITOP_FLEX_WXY,
     TITOP_FLEX_WYZ, TITOP_FLEX_WXZ,
-    TITOP_FLEX_NODE = -1 /* a node's wrench component: zero (second order, docs §6) */
+    TITOP_FLEX_ZERO = -1, /* a case whose load value the core leaves at zero */
+    TITOP_FLEX_NODE = 12  /* + 6 (k - 1) + c: component c of [f; m] (fx, fy, fz, mx, my, mz)
+                             of the wrench applied on the body at its node k >= 1, R_a
+                             components, moment about the node (titopfmu/flex/fe.py
+                             NODE_LOAD_COMPONENTS; k < nnodes) */
 };
 typedef struct titop_flex {
     int body;           /* the body carrying it */
@@ -341,9 +354,10 @@ typedef struct titop_layout {
                              scratch of one response (k); 0 without */
     size_t mimic_stride;  /* values per body response record */
     size_t flex;          /* with flexible parts, after the mimic joints' records: per part a
-                             record of 36 + 8 n + n n + 3 n c values (c child ports): M_P*
-                             (36), Y = Mee^-1 M_er (n x 6), z (n), q̈ (n), the LDL^T of
-                             Mee_eff (n x n), per port J_l Φr,j (3 x n); 0 without */
+                             record: M_P* (36), Y = Mee^-1 M_er (n x 6), z (n), q̈ (n), the
+                             LDL^T of Mee_eff (n x n), per node k >= 1 J_l Φr,k (3 x n), then
+                             the load values' block (titop_core.c flex_loads_block: 12 (nnodes
+                             - 1) + 48 + 10 n + c (n + 2) values, c load cases); 0 without */
 } titop_layout;
 
 void titop_data_layout(const titop_model *model, titop_layout *layout);

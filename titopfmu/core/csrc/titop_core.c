@@ -1291,6 +1291,9 @@ static int mimic_efforts(const titop_model *m, real_t *data)
 /* The algebraic loop: backward, then forward sweep; 0 or 1 + the body (singular). */
 /* ---- flexible parts (docs/flexible.md §3-§7, titop_flex) ---- */
 
+/* the most passes of an evaluation on the load values of the geometric stiffness (flex_loads) */
+#define TITOP_FLEX_PASSES 40
+
 static size_t flex_offset(const titop_model *m)
 {
     size_t k = m->nmimics > 0 ? (size_t)m->nmimics : 0;
@@ -1302,9 +1305,28 @@ static size_t flex_offset(const titop_model *m)
    k - 1's node, or an external wrench's: titop_ext.node) */
 static size_t flex_rec_size(const titop_model *m, const titop_flex *F)
 {
-    size_t n = (size_t)F->n;
+    size_t n = (size_t)F->n, k = (size_t)(F->nnodes > 1 ? F->nnodes - 1 : 0);
     (void)m;
-    return 36 + 8 * n + n * n + 3 * n * (size_t)(F->nnodes > 1 ? F->nnodes - 1 : 0);
+    size_t c = (size_t)F->ncases;
+    return 36 + 8 * n + n * n + 3 * n * k + 12 * k + 6 + c + 42 + 7 * n + c * n + c + 3 * n + 7 +
+           n;
+}
+
+/* The load values' block of part f's record (flex_loads), after the nodes' Jacobians: per
+   node k >= 1 the known wrench on the body at the node (6 k: external wrenches at the node and
+   a known port wrench, R_a), the tree child's wrench on the body at the node from the last
+   pass (6 k, R_a), the body's acceleration ẋ'_P from the last pass (6, R_a), the load values
+   of this pass (ncases); then what the passes share (flex_base): M_rr (36), M_er (n x 6), the
+   elastic right-hand side without the geometric stiffness z_0 (n), the bias h_0 (6), KG_c q
+   (ncases x n; only for the cases whose load value may be non-zero: flex_live), the scratch
+   of flex_loads (ncases + 3 n); for a body with child ports, whether this pass reuses the
+   last one's condensation (1), the children's share of its bias ha (6) and of its elastic
+   right-hand side (n) (flex_condense) */
+static real_t *flex_loads_block(const titop_model *m, real_t *data, int f)
+{
+    const titop_flex *F = &m->flex[f];
+    size_t n = (size_t)F->n, k = (size_t)(F->nnodes > 1 ? F->nnodes - 1 : 0);
+    return flex_rec(m, data, f) + 36 + 8 * n + n * n + 3 * n * k;
 }
 
 static real_t *flex_rec(const titop_model *m, real_t *data, int f)
@@ -1505,6 +1527,27 @@ static int flex_condense(const titop_model *m, real_t *data, int i)
     const int n = F->n;
     real_t *Ms = flex_rec(m, data, B->flex), *Y = Ms + 36, *z = Y + 6 * n, *Lf = z + 2 * n;
     const real_t *Pr0 = Lf + (size_t)n * n;
+    /* flex_bias's flag, then the children's share of ha and z (flex_loads_block) */
+    real_t *reuse = flex_loads_block(m, data, B->flex) + 12 * (F->nnodes - 1) + 48 + 10 * n +
+                    (size_t)F->ncases * (n + 2);
+    real_t *hac = reuse + 1, *zc = hac + 6;
+    if (RE(*reuse) != 0.0) { /* a later pass, the subtree unchanged: only z changed */
+        for (int l = 0; l < n; l++)
+            z[l] += zc[l];
+        for (int r = 0; r < 6; r++) { /* + M_re' Mee_eff^-1 z = Y^T z */
+            real_t b = hac[r];
+            for (int l = 0; l < n; l++)
+                b += Y[6 * l + r] * z[l];
+            d->ha[r] += b;
+        }
+        flex_lower_r(Lf, n, z, 1);
+        flex_upper_r(Lf, n, z, 1);
+        return 0;
+    }
+    for (int r = 0; r < 6; r++)
+        hac[r] = -d->ha[r];
+    for (int l = 0; l < n; l++)
+        zc[l] = -z[l];
     copy_d(F->Mee, Lf, n * n);
     for (int j = B->port0; j < B->port0 + B->nports; j++) {
         const titop_port *P = &m->ports[j];
@@ -1568,6 +1611,10 @@ static int flex_condense(const titop_model *m, real_t *data, int i)
         }
 #undef PSI
     }
+    for (int r = 0; r < 6; r++)
+        hac[r] += d->ha[r];
+    for (int l = 0; l < n; l++)
+        zc[l] += z[l];
     for (int l = 0; l < n; l++) /* the upper triangle, for a symmetric factor input */
         for (int l2 = 0; l2 < l; l2++)
             Lf[n * l2 + l] = Lf[n * l + l2];
@@ -1616,19 +1663,52 @@ static void flex_upper(const double *L, int n, real_t *b, int s)
             b[s * i] -= L[n * k + i] * b[s * k];
 }
 
-/* The flexible part f of its body at the body's twist and its states [q, q̇]: adds its
-   condensed articulated inertia M_P* = M_rr - M_re Mee^-1 M_er (docs eq. T3) to the record and
-   its bias b_P = h_r - f_r + M_re Mee^-1 (f_e - h_e - K_eff q - De q̇) (docs §6) to the body's h
-   (seed eqs. 7, 11: Ia ẋ'_P + ha = W_{B/A,P}). Mee^-1 through its LDL^T factors (Lee): with
-   W = L^-1 M_er, M_re Mee^-1 M_er = W^T D^-1 W, symmetric and PSD by construction. */
-static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x,
+/* Whether no other flexible part hangs below body i (part f's): the children's articulated
+   inertias and biases are then the same in every pass of an evaluation */
+static int flex_subtree_fixed(const titop_model *m, int i, int f)
+{
+    for (int g = 0; g < m->nflex; g++) {
+        int j = m->flex[g].body;
+        if (g == f)
+            continue;
+        while (j > i)
+            j = m->bodies[j].parent;
+        if (j == i)
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether the load value of case code may be non-zero for the flexible part of body i, given
+   the known wrenches at its nodes (flex_base): a body-load case, or a node case of a node
+   with a known wrench or a tree child. Dead cases (a node case of a node of interest carrying
+   nothing) cost nothing per pass. */
+static int flex_live(const titop_model *m, int i, int code, const real_t *known)
+{
+    if (code < TITOP_FLEX_NODE)
+        return code >= 0;
+    const titop_body *B = &m->bodies[i];
+    const int k = (code - TITOP_FLEX_NODE) / 6; /* node k + 1, port k */
+    int live = k < B->nports && m->ports[B->port0 + k].child >= 0;
+    for (int r = 0; r < 6; r++)
+        live |= known[6 * k + r] != 0.0;
+    return live;
+}
+
+/* What the passes of an evaluation share for the flexible part f (flex_loads_block), at the
+   body's twist and its states [q, q̇]: M_rr and M_er of M(q) (docs eq. 5), the elastic
+   right-hand side without the geometric stiffness z_0 = f_e - h_e - Kee q - De q̇ (docs eqs.
+   E1-E5; external wrenches at its nodes by eq. E4), the bias h_0 = h_r - f_r, KG_c q per load
+   case, and the known wrenches at its nodes (the node cases' known load values). */
+static void flex_base(const titop_model *m, real_t *data, int f, const real_t *x,
                       const real_t *in)
 {
     const titop_flex *F = &m->flex[f];
     const titop_body *B = &m->bodies[F->body];
     bodydata *d = body_data(data, F->body);
-    const int n = F->n;
-    real_t *Ms = flex_rec(m, data, f), *Y = Ms + 36, *z = Y + 6 * n;
+    const int n = F->n, nk = F->nnodes - 1;
+    real_t *known = flex_loads_block(m, data, f), *child = known + 6 * nk, *accp = child + 6 * nk;
+    real_t *Ms = accp + 6 + F->ncases, *Y = Ms + 36, *z = Y + 6 * n, *h0 = z + n, *G = h0 + 6;
     const real_t *q = x + F->x0, *qd = q + n;
     const real_t *v = d->tw, *w = d->tw + 3;
     real_t g[3], ga[3];
@@ -1687,14 +1767,53 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
     cross3(v, pv, t3);
     for (int a = 0; a < 3; a++)
         hr[3 + a] = t1[a] + t2[a] + t3[a];
-    /* the load values of the geometric stiffness (docs eq. G2; titop_flex's comment): a_P - g
-       with a_P = v̇ + ω x v, its velocity part ω x v = -(v x ω): exact when v̇ = 0 (P on a
-       circle about a steadily spinning hub: the hub radius' centripetal load) */
+    /* external wrenches at its nodes (titop_ext.node): at the node, by eq. (E4) with Ψ_k
+       (flex_node_wrench); 'body' components are the node frame N_k's: W_a = Rt W_N; inertial
+       ones W_a = P_{a/i}^T W_i. Their sum per node, with a known port wrench's (Rt kv, the port
+       of node k being k - 1), is the known load of the node cases (flex_loads_block) */
+    real_t *Pr0 = flex_rec(m, data, f) + 36 + 8 * (size_t)n + (size_t)n * n;
+    for (int l = 0; l < n; l++)
+        z[l] = 0.0;
+    for (int r = 0; r < 6; r++)
+        h0[r] = 0.0;
+    for (int k = 0; k < 6 * nk; k++)
+        known[k] = child[k] = 0.0;
+    for (int j = 0; j < B->next; j++) {
+        const titop_ext *X = &m->exts[B->ext0 + j];
+        if (X->node <= 0)
+            continue;
+        const real_t *wi = in + X->w0;
+        real_t xk[3], th[3], c[5], Rt[9], Jl[9], W[6], *Pr = Pr0 + (size_t)3 * n * (X->node - 1);
+        node_frame(F, X->node, q, xk, th, c, Rt, Jl, Pr);
+        if (X->inertial) {
+            mtv3(d->R, wi, W);
+            mtv3(d->R, wi + 3, W + 3);
+        } else {
+            mv3(Rt, wi, W);
+            mv3(Rt, wi + 3, W + 3);
+        }
+        flex_node_wrench(F, X->node, xk, Pr, W, h0, z);
+        for (int r = 0; r < 6; r++)
+            known[6 * (X->node - 1) + r] += W[r];
+    }
+    for (int k = 0; k < B->nports; k++)
+        if (m->ports[B->port0 + k].child < 0) {
+            const portdata *pd = port_data(m, data, B->port0 + k);
+            real_t W[6];
+            mv3(pd->Rt, pd->kv, W);
+            mv3(pd->Rt, pd->kv + 3, W + 3);
+            for (int r = 0; r < 6; r++)
+                known[6 * k + r] += W[r];
+        }
     real_t vxw[3];
     cross3(v, w, vxw);
-    real_t lam[12] = {-vxw[0] - ga[0], -vxw[1] - ga[1], -vxw[2] - ga[2], 0.0, 0.0, 0.0,
-                      w[0] * w[0], w[1] * w[1], w[2] * w[2], w[0] * w[1], w[1] * w[2],
-                      w[0] * w[2]};
+    for (int c = 0; c < F->ncases; c++) /* KG_c q (docs eq. G2) */
+        for (int l = 0; l < (flex_live(m, F->body, F->cases[c], known) ? n : 0); l++) {
+            real_t s = 0.0;
+            for (int k = 0; k < n; k++)
+                s += F->KG[(size_t)n * n * c + (size_t)n * l + k] * q[k];
+            G[(size_t)n * c + l] = s;
+        }
     for (int l = 0; l < n; l++) {
         /* Jq_l = J1_l + Σ_m q_m (J2_lm + J2_ml) (docs eq. E5) */
         real_t Jq[9], Jqw[3], cq[3];
@@ -1718,18 +1837,14 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
         /* -1/2 u^T dM/dq_l u = -(Ct_l . (v x ω) + 1/2 ω^T Jq_l ω + ω^T Cr1_l q̇) */
         for (int a = 0; a < 3; a++)
             he -= F->Ct[n * a + l] * vxw[a] + 0.5 * w[a] * Jqw[a] + w[a] * cq[a];
-        /* z_l = f_e - h_e - K_eff q - De q̇, f_e = Ct^T g (docs eqs. E1, E4, G2) */
+        /* z_0,l = f_e - h_e - Kee q - De q̇, f_e = Ct^T g (docs eqs. E1, E4); the geometric
+           stiffness's -Σ_c λ_c KG_c q per pass (flex_bias) */
         real_t s = -he;
         for (int a = 0; a < 3; a++)
             s += F->Ct[n * a + l] * ga[a];
-        for (int k = 0; k < n; k++) {
-            real_t kk = F->Kee[n * l + k];
-            for (int c = 0; c < F->ncases; c++)
-                if (F->cases[c] >= 0)
-                    kk += lam[F->cases[c]] * F->KG[(size_t)n * n * c + (size_t)n * l + k];
-            s -= kk * q[k] + F->De[n * l + k] * qd[k];
-        }
-        z[l] = s;
+        for (int k = 0; k < n; k++)
+            s -= F->Kee[n * l + k] * q[k] + F->De[n * l + k] * qd[k];
+        z[l] += s;
     }
     /* f_r of gravity [m g; m c(q) x g] (docs eq. E4) */
     real_t fr[6];
@@ -1749,29 +1864,84 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
             Ms[6 * a + 3 + b] = -sk[3 * a + b];
             Ms[6 * (3 + a) + b] = sk[3 * a + b];
         }
-    /* external wrenches at its nodes (titop_ext.node): at the node, by eq. (E4) with Ψ_k
-       (flex_node_wrench); 'body' components are the node frame N_k's: W_a = Rt W_N; inertial
-       ones W_a = P_{a/i}^T W_i */
-    real_t *Pr0 = Ms + 36 + 8 * (size_t)n + (size_t)n * n;
-    for (int j = 0; j < B->next; j++) {
-        const titop_ext *X = &m->exts[B->ext0 + j];
-        if (X->node <= 0)
-            continue;
-        const real_t *wi = in + X->w0;
-        real_t xk[3], th[3], c[5], Rt[9], Jl[9], W[6], *Pr = Pr0 + (size_t)3 * n * (X->node - 1);
-        node_frame(F, X->node, q, xk, th, c, Rt, Jl, Pr);
-        if (X->inertial) {
-            mtv3(d->R, wi, W);
-            mtv3(d->R, wi + 3, W + 3);
-        } else {
-            mv3(Rt, wi, W);
-            mv3(Rt, wi + 3, W + 3);
-        }
-        flex_node_wrench(F, X->node, xk, Pr, W, d->h, z);
+    for (int r = 0; r < 6; r++)
+        h0[r] += hr[r] - fr[r];
+}
+
+/* The flexible part f of its body at the body's twist and its states [q, q̇], pass `pass` of
+   the evaluation (pass 0 first computes what the passes share: flex_base): adds its condensed
+   articulated inertia M_P* = M_rr - M_re Mee^-1 M_er (docs eq. T3) to the record and its bias
+   b_P = h_r - f_r + M_re Mee^-1 (f_e - h_e - K_eff q - De q̇) (docs §6) to the body's h (seed
+   eqs. 7, 11: Ia ẋ'_P + ha = W_{B/A,P}). Mee^-1 through its LDL^T factors (Lee): with
+   W = L^-1 M_er, M_re Mee^-1 M_er = W^T D^-1 W, symmetric and PSD by construction.
+   The load values of the geometric stiffness K_eff = Kee + Σ_c λ_c KG_c (docs eq. G2, §6;
+   titop_flex's comment): a_P - g with a_P = v̇ + ω x v (ω x v = -(v x ω) known from the state,
+   v̇ from the last pass), α from the last pass, ω_i ω_j; a node case: the component of the
+   wrench applied on the body at node k, R_a components (the known wrenches, plus a tree
+   child's from the last pass). Pass 0 takes v̇ = α = 0 and no child's wrench; titop_eval
+   repeats the sweep with the values of the last pass until they stop changing the elastic
+   forces (flex_loads). Each pass holds them fixed: M_P* stays SPD. */
+static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x,
+                      const real_t *in, int pass)
+{
+    const titop_flex *F = &m->flex[f];
+    const titop_body *B = &m->bodies[F->body];
+    bodydata *d = body_data(data, F->body);
+    const int n = F->n, nk = F->nnodes - 1;
+    real_t *Ms = flex_rec(m, data, f), *Y = Ms + 36, *z = Y + 6 * n;
+    real_t *known = flex_loads_block(m, data, f), *child = known + 6 * nk, *accp = child + 6 * nk;
+    real_t *lamv = accp + 6, *M0 = lamv + F->ncases, *Y0 = M0 + 36, *z0 = Y0 + 6 * n;
+    const real_t *h0 = z0 + n, *G = h0 + 6, *v = d->tw, *w = d->tw + 3;
+    if (pass == 0)
+        flex_base(m, data, f, x, in);
+    real_t g[3], ga[3], vxw[3];
+    copy_d(B->gravity, g, 3);
+    mtv3(d->R, g, ga); /* [g]_{R_a} */
+    cross3(v, w, vxw);
+    real_t lam[12] = {-vxw[0] - ga[0], -vxw[1] - ga[1], -vxw[2] - ga[2], 0.0, 0.0, 0.0,
+                      w[0] * w[0], w[1] * w[1], w[2] * w[2], w[0] * w[1], w[1] * w[2],
+                      w[0] * w[2]};
+    if (pass > 0)
+        for (int a = 0; a < 6; a++)
+            lam[a] += accp[a];
+    for (int c = 0; c < F->ncases; c++) {
+        const int code = F->cases[c];
+        if (code >= TITOP_FLEX_NODE)
+            lamv[c] = known[code - TITOP_FLEX_NODE] + child[code - TITOP_FLEX_NODE];
+        else
+            lamv[c] = code >= 0 ? lam[code] : (real_t)0.0;
     }
+    for (int l = 0; l < n; l++) /* z = z_0 - Σ_c λ_c KG_c q (λ_c = 0 for dead cases) */
+        z[l] = z0[l];
+    for (int c = 0; c < F->ncases; c++)
+        if (lamv[c] != 0.0)
+            for (int l = 0; l < n; l++)
+                z[l] -= lamv[c] * G[(size_t)n * c + l];
+    real_t *reuse = (real_t *)G + (size_t)n * F->ncases + F->ncases + 3 * (size_t)n;
+    *reuse = pass > 0 && B->nports > 0 && flex_subtree_fixed(m, F->body, f);
+    if (RE(*reuse) != 0.0) { /* flex_condense reuses pass 0's condensation: z raw */
+        for (int r = 0; r < 6; r++)
+            d->h[r] += h0[r];
+        return;
+    }
+    if (pass > 0 && B->nports == 0) { /* M_P* and Y = Mee^-1 M_er kept from pass 0 */
+        for (int r = 0; r < 6; r++) { /* M_re Mee^-1 z = Y^T z */
+            real_t b = h0[r];
+            for (int l = 0; l < n; l++)
+                b += Y[6 * l + r] * z[l];
+            d->h[r] += b;
+        }
+        flex_lower(F->Lee, n, z, 1);
+        flex_upper(F->Lee, n, z, 1);
+        return;
+    }
+    for (int r = 0; r < 36; r++)
+        Ms[r] = M0[r];
+    for (int r = 0; r < 6 * n; r++)
+        Y[r] = Y0[r];
     if (B->nports > 0) { /* children at its nodes: M_rr, M_er, z_0 raw for flex_condense */
         for (int r = 0; r < 6; r++)
-            d->h[r] += hr[r] - fr[r];
+            d->h[r] += h0[r];
         return;
     }
     /* W = L^-1 M_er, t = L^-1 z; M_P* = M_rr - W^T D^-1 W, M_re Mee^-1 z = W^T D^-1 t */
@@ -1791,7 +1961,7 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
         for (int c = 0; c < r; c++)
             Ms[6 * c + r] = Ms[6 * r + c];
     for (int r = 0; r < 6; r++)
-        d->h[r] += hr[r] - fr[r] + bz[r];
+        d->h[r] += h0[r] + bz[r];
     /* Y = Mee^-1 M_er, z = Mee^-1 (f_e - h_e - K_eff q - De q̇) for q̈ = z - Y ẋ'_P (T2) */
     for (int c = 0; c < 6; c++)
         flex_upper(F->Lee, n, Y + c, 6);
@@ -1810,6 +1980,97 @@ static void flex_accel(const titop_model *m, real_t *data, int f)
             s -= Y[6 * l + c] * acc[c];
         qdd[l] = s;
     }
+}
+
+/* |real part|, |imaginary part| of a value (the imaginary part: 0 in the double build) */
+static double re_abs(real_t v) { return fabs(RE(v)); }
+#if TITOP_COMPLEX
+static double im_abs(real_t v) { return fabs(cimag(v)); }
+#else
+static double im_abs(real_t v)
+{
+    (void)v;
+    return 0.0;
+}
+#endif
+
+/* After a pass of the sweep, the load values of part f that depend on its solution (docs §6,
+   "What the C core does"): the tree children's wrenches on the body at its nodes, W_j = -Rt
+   (Ma_j a_j + ba_j) (R_a components; a_j the node's acceleration, port_acceleration) and the
+   body's acceleration ẋ'_P (v̇ and α of the cases ax..alz), stored for the next pass
+   (flex_bias). Returns 1 if their change Δλ moves the elastic forces by at most 1e-13 of
+   their size, |Σ_c Δλ_c KG_c q| <= 1e-13 (|Kee q| + Σ_c |λ_c| |KG_c q|) (max norms; the real
+   and the imaginary parts each against their own, so that a complex-step derivative converges
+   too), -1 if a value is not finite (the passes diverged), else 0. Exact when q = 0: KG q = 0,
+   the pass's solution does not depend on them. */
+static int flex_loads(const titop_model *m, real_t *data, int f, const real_t *x, int pass)
+{
+    const titop_flex *F = &m->flex[f];
+    const titop_body *B = &m->bodies[F->body];
+    const int n = F->n, nk = F->nnodes - 1;
+    const real_t *q = x + F->x0;
+    real_t *known = flex_loads_block(m, data, f), *child = known + 6 * nk, *accp = child + 6 * nk;
+    const real_t *lamv = accp + 6, *acc = body_data(data, F->body)->acc;
+    const real_t *G = lamv + F->ncases + 42 + 7 * (size_t)n;
+    real_t dacc[6];
+    for (int a = 0; a < 6; a++) { /* ẋ'_P: the cases ax..alz move by its change */
+        dacc[a] = acc[a] - (pass > 0 ? accp[a] : (real_t)0.0);
+        accp[a] = acc[a];
+    }
+    for (int k = 0; k < B->nports; k++) { /* the tree children's wrenches on the body */
+        const titop_port *P = &m->ports[B->port0 + k];
+        if (P->child < 0)
+            continue;
+        const bodydata *c = body_data(data, P->child);
+        const portdata *pd = port_data(m, data, B->port0 + k);
+        real_t ac[6], wN[6];
+        port_acceleration(m, data, B->port0 + k, ac);
+        mv6(c->Ma, ac, wN);
+        for (int r = 0; r < 6; r++)
+            wN[r] = -(wN[r] + c->ba[r]);
+        mv3(pd->Rt, wN, child + 6 * k);
+        mv3(pd->Rt, wN + 3, child + 6 * k + 3);
+    }
+    real_t *dl = (real_t *)G + (size_t)n * F->ncases; /* Δλ_c */
+    real_t *dz = dl + F->ncases, *are = dz + n, *aim = are + n;
+    for (int l = 0; l < n; l++) { /* Σ_c Δλ_c KG_c q and the scales, per row */
+        real_t kq = 0.0;
+        for (int k = 0; k < n; k++)
+            kq += F->Kee[n * l + k] * q[k];
+        dz[l] = 0.0;
+        are[l] = re_abs(kq);
+        aim[l] = im_abs(kq);
+    }
+    for (int c = 0; c < F->ncases; c++) {
+        const int code = F->cases[c];
+        dl[c] = 0.0;
+        if (code >= TITOP_FLEX_NODE)
+            dl[c] = known[code - TITOP_FLEX_NODE] + child[code - TITOP_FLEX_NODE] - lamv[c];
+        else if (code >= 0 && code < 6)
+            dl[c] = dacc[code];
+        const real_t lc = lamv[c] + dl[c];
+        if (lc == 0.0 && dl[c] == 0.0) /* a dead case (flex_live): KG_c q not formed */
+            continue;
+        const double lr = re_abs(lc), li = im_abs(lc);
+        for (int l = 0; l < n; l++) {
+            const real_t g = G[(size_t)n * c + l];
+            dz[l] += dl[c] * g;
+            are[l] += lr * re_abs(g);
+            aim[l] += lr * im_abs(g) + li * re_abs(g);
+        }
+    }
+    double dre = 0.0, dim = 0.0, sre = 0.0, sim = 0.0;
+    int finite = 1;
+    for (int l = 0; l < n; l++) {
+        finite &= r_isfinite(dz[l]) && isfinite(RE(are[l])) && isfinite(RE(aim[l]));
+        dre = fmax(dre, re_abs(dz[l]));
+        dim = fmax(dim, im_abs(dz[l]));
+        sre = fmax(sre, RE(are[l]));
+        sim = fmax(sim, RE(aim[l]));
+    }
+    if (!finite)
+        return -1;
+    return dre <= 1e-13 * sre && dim <= 1e-13 * sim;
 }
 
 static int sweep(const titop_model *m, real_t *data, const real_t *in, int full)
@@ -1887,6 +2148,10 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
     for (int k = 0; k < m->nin; k++)
         if (!r_isfinite(in[k]))
             goto nonfinite_input;
+    /* with flexible parts, passes until their solution-dependent load values settle
+       (flex_loads; pass 0 without them) */
+    int pass = 0;
+again:
     /* efforts: inputs, then the joint laws */
     for (int i = 0; i < n; i++) {
         const titop_body *B = &m->bodies[i];
@@ -1941,7 +2206,7 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
         }
     }
     for (int f = 0; f < m->nflex; f++)
-        flex_bias(m, data, f, x, in);
+        flex_bias(m, data, f, x, in, pass);
     /* the algebraic loop: backward, then forward sweep; with mimic joints, the constraint
        efforts from that sweep's accelerations and a second sweep with them (titop_mimic) */
     int sb = sweep(m, data, in, full && !m->nmimics);
@@ -1958,6 +2223,22 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
         if (bad_body)
             *bad_body = sb - 1;
         return TITOP_SINGULAR;
+    }
+    if (m->nflex > 0) { /* the load values of the geometric stiffness (docs §6, flex_loads) */
+        int moved = -1, diverged = 0;
+        for (int f = 0; f < m->nflex; f++) {
+            int r = flex_loads(m, data, f, x, pass);
+            if (r <= 0 && moved < 0)
+                moved = m->flex[f].body;
+            diverged |= r < 0;
+        }
+        if (moved >= 0) {
+            if (!diverged && ++pass < TITOP_FLEX_PASSES)
+                goto again;
+            if (bad_body) /* no fixed point: the coupling too strong (a body near buckling) */
+                *bad_body = moved;
+            return TITOP_UNSETTLED;
+        }
     }
     for (int f = 0; f < m->nflex; f++) { /* q̈ (flex_accel in the forward sweep) */
         const real_t *qdd = flex_rec(m, data, f) + 36 + 7 * m->flex[f].n;
@@ -2464,7 +2745,7 @@ int titop_check_flex(const titop_flex *f)
         !all_finite(f->node_shapes, 6 * (size_t)f->nnodes * N))
         return TITOP_FLEX_FINITE;
     for (int c = 0; c < f->ncases; c++)
-        if (f->cases[c] < TITOP_FLEX_NODE || f->cases[c] > TITOP_FLEX_WXZ)
+        if (f->cases[c] < TITOP_FLEX_ZERO || f->cases[c] >= TITOP_FLEX_NODE + 6 * (f->nnodes - 1))
             return TITOP_FLEX_CASE;
     double s;
     if (!flex_symmetric(f->Kee, n, &s))
