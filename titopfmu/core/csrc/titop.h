@@ -67,6 +67,8 @@ enum titop_status {
                             settle (titop_flex: no fixed point within its passes; the body
                             near buckling, or a made-up coupling) */
 };
+/* What a titop_status means, in words (one phrase, for messages) */
+const char *titop_status_text(int status);
 
 /* One body (node of the tree). Parameters in the body frame R_a unless said. */
 typedef struct titop_body {

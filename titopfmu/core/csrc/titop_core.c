@@ -2766,6 +2766,25 @@ int titop_check_flex(const titop_flex *f)
     return TITOP_FLEX_OK; /* Lee: the LDL^T factors of Mee */
 }
 
+const char *titop_status_text(int status)
+{
+    switch (status) {
+    case TITOP_OK:
+        return "ok";
+    case TITOP_SINGULAR:
+        return "singular joint inertia";
+    case TITOP_NONFINITE:
+        return "a value is not finite (inputs or states out of range)";
+    case TITOP_BAD_MODEL:
+        return "the model does not pass its checks";
+    case TITOP_UNSETTLED:
+        return "the load values of a flexible body's geometric stiffness did not settle (no "
+               "fixed point of the passes: the body near buckling?)";
+    default:
+        return "unknown status";
+    }
+}
+
 const char *titop_flex_parameter(int code)
 {
     static const char *names[] = {"", "'n_modes'", "'mass'", "'invariants'", "matrix 'Mee'",

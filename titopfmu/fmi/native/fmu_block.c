@@ -308,8 +308,7 @@ static int evaluate(FmuInstance *c, int level)
                         FMU_NX ? c->dx : NULL, &bad);
     if (st != TITOP_OK)
         return fmu_refuse(c, "evaluation failed at t = %.9g s: %s", c->t,
-                      st == TITOP_SINGULAR ? "singular joint inertia"
-                                           : "a value is not finite (inputs or states out of range)");
+                      titop_status_text(st));
     for (int k = 0; k < FMU_NX; k++)
         if (!isfinite(c->dx[k]))
             return fmu_refuse(c, "state derivative '%s' is not finite at t = %.9g s (inputs or "

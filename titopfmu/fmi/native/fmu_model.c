@@ -476,8 +476,7 @@ static int level_of(int role)
 
 static const char *failure(int st)
 {
-    return st == TITOP_SINGULAR ? "singular joint inertia"
-                                : "a value is not finite (inputs or states out of range)";
+    return titop_status_text(st);
 }
 
 /* the block a core failure concerns (its body index, or -1) */
