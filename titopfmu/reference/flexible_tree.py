@@ -16,14 +16,24 @@ Jourdain's principle with the body equations M_b(q_b) udot_b + h_b = f_b (docs e
 (E2), a rigid body's with its constant 6 x 6 spatial inertia at P) gives
 
     M = sum_b T_b^T M_b T_b,     Q = sum_b T_b^T (f_b - h_b - M_b g_b) + joint efforts,
-    M nudot = Q  (M symmetric positive definite: solved by Cholesky),
 
 with g_b = Tdot_b nu, computed exactly (no truncation error) by one complex-step directional
 derivative of the recursion along (q + i h qdot) (the kinematics below are complex-safe). M_b,
 h_b, gravity and the elastic forces (Kee + sum lambda_k KG_k) q + De qdot come from
-:mod:`titopfmu.reference.flexible`; the load values lambda_k of (G2) are those the core uses
-(docs/flexible.md §6, "Load values"): the centrifugal cases w.. exactly, ax, ay, az from
-omega x v - g, the angular-acceleration and node cases zero.
+:mod:`titopfmu.reference.flexible`. The load values lambda_k of (G2) are exact, as the core's
+(docs/flexible.md §6, "Load values"): the centrifugal cases omega_i omega_j; ax, ay, az = a_P -
+g with a_P = vdot + omega x v; alx, aly, alz = alpha; node<j>.* the wrench (force; moment about
+the node; R_a) the subtree hanging at node j applies on the body, minus the sum of its bodies'
+rigid rows M_d udot_d + h_d - f_d moved to the node (positions from the forward recursion,
+:meth:`FlexTreeReference.poses`). With udot_b = T_b nudot + g_b all are affine in nudot, and so
+is Q: Q(nudot) = Q0 - G nudot. Unlike the core (its passes to a fixed point), the reference does
+not iterate: it assembles the constant column (nudot = 0) and the nv linear columns (unit
+nudot) of the residual in one evaluation and solves the non-symmetric
+
+    (M + G) nudot = Q0  by LU (scipy.linalg.solve)
+
+(:meth:`FlexTreeReference.linear_system`). ``exact_loads=False`` keeps the core's former values
+(omega x v - g, alpha and node wrenches zero; G = 0), to show what the exact ones change.
 
 What it models: one root, a Ground (fixed base) or a free-floating RigidBody; RevoluteBody,
 PrismaticBody and WeldedBody descendants (forward dynamics), any of them (the root too) with a
@@ -466,9 +476,9 @@ class FlexTreeReference:
         through the load values of docs/flexible.md §6 (ax..az = a_P - g with a_P = vdot +
         omega x v, alx..alz = alpha, from udot_b = T_b nudot + g_b; node<j>.* the wrench the
         subtree hanging at node j applies on the body: minus the sum of its bodies' rigid rows
-        M_d udot_d + h_d - f_d, each moved to the node). Affine in nudot, the residual is
-        assembled exactly in one pass: its constant column (nudot = 0) and its nv linear
-        columns (unit nudot, constants dropped), no iteration.
+        M_d udot_d + h_d - f_d, each moved to the node; an armature acts in its joint only).
+        Affine in nudot, the residual is assembled exactly in one pass: its constant column
+        (nudot = 0) and its nv linear columns (unit nudot, constants dropped), no iteration.
         """
         x = np.asarray(x, dtype=float)
         nu = self._speeds(x)
