@@ -152,3 +152,46 @@ def titop_direct(
     qdd = np.linalg.solve(M[6:, 6:], f[6:] - h[6:] - M[6:, :6] @ rdot)
     W_parent_on_body = M[:6, :6] @ rdot + M[:6, 6:] @ qdd + h[:6] - f[:6]
     return qdd, -W_parent_on_body
+
+
+def load_value_columns(
+    red: ReducedModel,
+    omega: FloatArray,
+    a_P: FloatArray,
+    alpha: FloatArray,
+    gravity: FloatArray,
+    node_wrenches: Mapping[int, FloatArray] | None = None,
+) -> FloatArray:
+    """The load values of :func:`load_values` for m evaluations at once, as a (ncases, m)
+    array in the order of ``red.load_cases`` (a case without a value: 0): omega, a_P, alpha,
+    gravity (3,) or (3, m) (rad/s, m/s^2, rad/s^2, m/s^2; R_a), ``node_wrenches`` maps a node's
+    finite-element index to its (6,) or (6, m) wrench (force N, moment about the node N m,
+    R_a). Broadcast over the columns: e.g. omega = 0 for the part of the values linear in the
+    accelerations (docs/flexible.md §6, "Load values of (G2)")."""
+    cols = [np.asarray(a, dtype=float).reshape(np.shape(a)[0], -1)
+            for a in (omega, a_P, alpha, gravity)]  # fmt: skip
+    m = max(c.shape[1] for c in cols)
+    for w in (node_wrenches or {}).values():
+        m = max(m, np.asarray(w).reshape(6, -1).shape[1])
+    w, a, al, g = (np.broadcast_to(c, (3, m)) for c in cols)
+    acc = a - g
+    rows = {"ax": acc[0], "ay": acc[1], "az": acc[2], "alx": al[0], "aly": al[1],
+            "alz": al[2], "wxx": w[0] ** 2, "wyy": w[1] ** 2, "wzz": w[2] ** 2,
+            "wxy": w[0] * w[1], "wyz": w[1] * w[2], "wxz": w[0] * w[2]}  # fmt: skip
+    for node, wrench in (node_wrenches or {}).items():
+        W = np.broadcast_to(np.asarray(wrench, dtype=float).reshape(6, -1), (6, m))
+        for name, row in zip(("fx", "fy", "fz", "mx", "my", "mz"), W, strict=True):
+            rows[f"node{node}.{name}"] = row
+    out = np.zeros((len(red.load_cases), m))
+    for i, case in enumerate(red.load_cases):
+        if case in rows:
+            out[i] = rows[case]
+    return out
+
+
+def geometric_columns(red: ReducedModel, q: FloatArray) -> FloatArray:
+    """The columns KG_c q (n, ncases) of the geometric stiffness' load cases at q (docs eq.
+    (E3)): the elastic generalised forces of load values lambda (ncases) are
+    (KG_c q)_c lambda (N per unit q)."""
+    KG = np.asarray(red.KG, dtype=float).reshape(len(red.load_cases), red.n_modes, red.n_modes)
+    return np.einsum("cij,j->ic", KG, np.asarray(q, dtype=float))

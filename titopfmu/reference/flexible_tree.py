@@ -16,14 +16,24 @@ Jourdain's principle with the body equations M_b(q_b) udot_b + h_b = f_b (docs e
 (E2), a rigid body's with its constant 6 x 6 spatial inertia at P) gives
 
     M = sum_b T_b^T M_b T_b,     Q = sum_b T_b^T (f_b - h_b - M_b g_b) + joint efforts,
-    M nudot = Q  (M symmetric positive definite: solved by Cholesky),
 
 with g_b = Tdot_b nu, computed exactly (no truncation error) by one complex-step directional
 derivative of the recursion along (q + i h qdot) (the kinematics below are complex-safe). M_b,
 h_b, gravity and the elastic forces (Kee + sum lambda_k KG_k) q + De qdot come from
-:mod:`titopfmu.reference.flexible`; the load values lambda_k of (G2) are those the core uses
-(docs/flexible.md §6, "Load values"): the centrifugal cases w.. exactly, ax, ay, az from
-omega x v - g, the angular-acceleration and node cases zero.
+:mod:`titopfmu.reference.flexible`. The load values lambda_k of (G2) are exact, as the core's
+(docs/flexible.md §6, "Load values"): the centrifugal cases omega_i omega_j; ax, ay, az = a_P -
+g with a_P = vdot + omega x v; alx, aly, alz = alpha; node<j>.* the wrench (force; moment about
+the node; R_a) the subtree hanging at node j applies on the body, minus the sum of its bodies'
+rigid rows M_d udot_d + h_d - f_d moved to the node (positions from the forward recursion,
+:meth:`FlexTreeReference.poses`). With udot_b = T_b nudot + g_b all are affine in nudot, and so
+is Q: Q(nudot) = Q0 - G nudot. Unlike the core (its passes to a fixed point), the reference does
+not iterate: it assembles the constant column (nudot = 0) and the nv linear columns (unit
+nudot) of the residual in one evaluation and solves the non-symmetric
+
+    (M + G) nudot = Q0  by LU (scipy.linalg.solve)
+
+(:meth:`FlexTreeReference.linear_system`). ``exact_loads=False`` keeps the core's former values
+(omega x v - g, alpha and node wrenches zero; G = 0), to show what the exact ones change.
 
 What it models: one root, a Ground (fixed base) or a free-floating RigidBody; RevoluteBody,
 PrismaticBody and WeldedBody descendants (forward dynamics), any of them (the root too) with a
@@ -41,7 +51,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.integrate import solve_ivp
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import solve
 
 from ..assembly.system import System, split_port
 from ..blocks.base import TitopError
@@ -192,7 +202,10 @@ class FlexTreeReference:
     #: crosscheck's name of this reference leg
     label = "TMT reference"
 
-    def __init__(self, system: System) -> None:
+    def __init__(self, system: System, exact_loads: bool = True) -> None:
+        #: the exact load values (docs/flexible.md §6); False: the core's former approximation
+        #: (omega x v - g, alpha and the node wrenches zero), kept to show what they change
+        self.exact_loads = bool(exact_loads)
         self.system = system
         plan = system.check()
         self.state_slices = dict(plan.state_slices)
@@ -403,8 +416,11 @@ class FlexTreeReference:
 
     # -- dynamics -----------------------------------------------------------------------------
 
-    def _body_terms(self, b: _Body, u: np.ndarray, q: np.ndarray, g_a: np.ndarray):
-        """(M_b, h_b - f_b) of a body at its velocity u (R_a) and elastic q."""
+    def _body_terms(self, b: _Body, u: np.ndarray, q: np.ndarray, g_a: np.ndarray,
+                    geometric: bool = True):  # fmt: skip
+        """(M_b, h_b - f_b) of a body at its velocity u (R_a) and elastic q; the elastic forces
+        Kee q + De qdot, plus sum lambda_k KG_k q with the velocity-only load values (omega_i
+        omega_j, omega x v - g) when ``geometric`` (the energy's M_b does not depend on it)."""
         M = np.zeros((6 + b.n, 6 + b.n))
         M[:6, :6] = b.M_rigid
         rhs = np.zeros(6 + b.n)
@@ -417,38 +433,144 @@ class FlexTreeReference:
             rhs += fx.quadratic_forces(red, q, u)
             rhs -= fx.gravity_forces(red, q, g_a)
             v, w = u[:3], u[3:6]
-            loads = fx.load_values(red, w, a_P=cross(w, v), gravity=g_a)
+            loads = fx.load_values(red, w, a_P=cross(w, v), gravity=g_a) if geometric else {}
             rhs[6:] += fx.elastic_forces(red, q, u[6:], loads)
         return M, rhs
 
-    def mass_matrix_and_forces(self, t: float, x: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-        """(M (nv x nv), Q (nv)) at time t (s) and the engine state x: M nudot = Q."""
+    def poses(self, x: ArrayLike) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """(P_{a/i}, p) of every body (tree order): its attitude (:meth:`attitudes`) and the
+        position (m, R_i) of its point P relative to the root's (a Ground's origin or a floating
+        root's P), by the forward recursion: a child's P at its parent's port point (a rigid
+        parent's c, a flexible parent's node x_j(q) = r_j + Phi_t,j q, docs (N1)), a prismatic
+        child's moved by its stroke along its axis (R_b components)."""
+        x = np.asarray(x, dtype=float)
+        R = self.attitudes(x)
+        pos: list[np.ndarray] = []
+        for b, Rb in zip(self._bodies, R, strict=True):
+            if b.parent < 0:
+                pos.append(np.zeros(3))
+                continue
+            pb = self._bodies[b.parent]
+            pos.append(self._port_point(x, pb, R[b.parent], pos[b.parent], b.port))
+            if b.kind == "prismatic":
+                qj, _, _, _ = self._configuration(x, b)
+                pos[-1] = pos[-1] + Rb @ (b.axis * qj)
+        return R, pos
+
+    def _port_point(self, x: np.ndarray, b: _Body, Rb: np.ndarray, pb: np.ndarray,
+                    k: int) -> np.ndarray:  # fmt: skip
+        """The position (m, R_i) of body b's child port k (P at pb, attitude Rb)."""
+        if b.red is None:
+            return pb + Rb @ b.ports[k]
+        _, _, q, _ = self._configuration(x, b)
+        shape = b.red.node_shapes[k + 1]
+        return pb + Rb @ (b.red.node_positions[k + 1] + shape[:3] @ q)
+
+    def linear_system(self, t: float, x: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(M, G, Q0) at time t (s) and the engine state x: (M + G) nudot = Q0.
+
+        M = sum_b T_b^T M_b T_b (nv x nv, symmetric) and Q0 the generalised forces at nudot = 0
+        (its load values: omega_i omega_j, omega x v - g + Tdot_b nu's part, the node wrenches'
+        velocity and gravity parts); G (non-symmetric) the geometric stiffness' dependence on
+        the accelerations: the elastic forces sum_c lambda_c KG_c q_b are linear in nudot
+        through the load values of docs/flexible.md §6 (ax..az = a_P - g with a_P = vdot +
+        omega x v, alx..alz = alpha, from udot_b = T_b nudot + g_b; node<j>.* the wrench the
+        subtree hanging at node j applies on the body: minus the sum of its bodies' rigid rows
+        M_d udot_d + h_d - f_d, each moved to the node; an armature acts in its joint only).
+        Affine in nudot, the residual is assembled exactly in one pass: its constant column
+        (nudot = 0) and its nv linear columns (unit nudot, constants dropped), no iteration.
+        """
         x = np.asarray(x, dtype=float)
         nu = self._speeds(x)
         h = COMPLEX_STEP
         Tc = self.partial_velocities(x, h)
-        R = self.attitudes(x)
-        M = np.zeros((self.nv, self.nv))
-        Q = np.zeros(self.nv)
+        R, pos = self.poses(x)
+        nv = self.nv
+        # per body: U = udot columns [g_b | T_b] (6 + n, 1 + nv); its M_b, rhs (h_b - f_b with
+        # Kee q + De qdot, no geometric stiffness)
+        terms = []
         for b, Tb, Rb in zip(self._bodies, Tc, R, strict=True):
             if b.kind == "ground":
+                terms.append(None)
                 continue
             T = Tb.real
             g = Tb.imag @ nu / h  # Tdot_b nu, exact
             _, _, q, _ = self._configuration(x, b)
-            Mb, hb = self._body_terms(b, T @ nu, q, Rb.T @ b.gravity)
+            u = T @ nu
+            Mb, rhs = self._body_terms(b, u, q, Rb.T @ b.gravity, geometric=False)
+            U = np.concatenate([g[:, None], T], axis=1)
+            F = Mb @ U
+            F[:, 0] += rhs  # column 0 the constant part, the others linear in nudot
+            terms.append((T, u, q, Mb, U, F))
+        # the wrench (force, moment about P_d; R_i) each subtree needs on its top body, moved
+        # up the tree: node wrenches of flexible parents
+        need = [np.zeros((6, 1 + nv)) for _ in self._bodies]
+        for i in range(len(self._bodies) - 1, -1, -1):
+            b = self._bodies[i]
+            if terms[i] is None:
+                continue
+            F = terms[i][5]
+            need[i][:3] += R[i] @ F[:3]
+            need[i][3:] += R[i] @ F[3:6]
+            if b.parent >= 0 and self._bodies[b.parent].kind != "ground":
+                pb = self._bodies[b.parent]
+                node = self._port_point(x, pb, R[b.parent], pos[b.parent], b.port)
+                W = need[i].copy()
+                W[3:] += skew(pos[i] - node) @ W[:3]  # moment about the port point
+                need[b.parent][:3] += W[:3]
+                need[b.parent][3:] += W[3:] + skew(node - pos[b.parent]) @ W[:3]
+                need[i] = W  # now about the port point (the node's wrench below)
+        M = np.zeros((nv, nv))
+        residual = np.zeros((nv, 1 + nv))
+        for i, b in enumerate(self._bodies):
+            if terms[i] is None:
+                continue
+            T, u, q, Mb, U, F = terms[i]
             M += T.T @ Mb @ T
-            Q -= T.T @ (hb + Mb @ g)
+            if b.red is not None:
+                red = b.red
+                v, w = u[:3], u[3:6]
+                if self.exact_loads:
+                    nodes = {}
+                    for j, c in enumerate(self._bodies):
+                        if c.parent == i:
+                            W = -need[j]  # on the body, by the subtree at node port c.port + 1
+                            Wa = np.concatenate([R[i].T @ W[:3], R[i].T @ W[3:]])
+                            key = red.node_ids[c.port + 1]
+                            nodes[key] = nodes.get(key, 0.0) + Wa
+                    lam = fx.load_value_columns(
+                        red, np.concatenate([w[:, None], np.zeros((3, nv))], axis=1),
+                        U[:3] + np.concatenate([cross(w, v)[:, None], np.zeros((3, nv))], 1),
+                        U[3:6], np.concatenate([(R[i].T @ b.gravity)[:, None],
+                                                np.zeros((3, nv))], axis=1), nodes)  # fmt: skip
+                else:  # the core's former values: omega x v - g, no alpha, no node wrenches
+                    lam = np.zeros((len(red.load_cases), 1 + nv))
+                    lam[:, 0] = fx.load_value_columns(red, w, cross(w, v), np.zeros(3),
+                                                      R[i].T @ b.gravity)[:, 0]  # fmt: skip
+                F = F.copy()
+                F[6:] += fx.geometric_columns(red, q) @ lam
+            residual += T.T @ F
             if b.joint_nv == 1:
                 M[b.iv, b.iv] += b.armature
                 tau = b.tau(t) if callable(b.tau) else b.tau
-                Q[b.iv] += float(np.asarray(tau, dtype=float).reshape(-1)[0])
-        return M, Q
+                residual[b.iv, 0] -= float(np.asarray(tau, dtype=float).reshape(-1)[0])
+        A = residual[:, 1:]
+        for b in self._bodies:
+            if b.joint_nv == 1:
+                A[b.iv, b.iv] += b.armature
+        return M, A - M, -residual[:, 0]
+
+    def mass_matrix_and_forces(self, t: float, x: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        """(M + G (nv x nv), Q0 (nv)) at time t (s) and the engine state x: (M + G) nudot = Q0
+        (:meth:`linear_system`)."""
+        M, G, Q0 = self.linear_system(t, x)
+        return M + G, Q0
 
     def generalized_accelerations(self, t: float, x: ArrayLike) -> np.ndarray:
-        """nudot (nv, the generalised speeds' order) at time t (s) and the engine state x."""
-        M, Q = self.mass_matrix_and_forces(t, x)
-        return cho_solve(cho_factor(M), Q)
+        """nudot (nv, the generalised speeds' order) at time t (s) and the engine state x: the
+        LU solve (scipy.linalg.solve) of the non-symmetric (M + G) nudot = Q0."""
+        A, Q0 = self.mass_matrix_and_forces(t, x)
+        return solve(A, Q0)
 
     def accelerations(self, x: ArrayLike, t: float = 0.0) -> np.ndarray:
         """crosscheck's order: a floating root's twist rates (R_a components), the joints'
