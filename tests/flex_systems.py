@@ -32,6 +32,26 @@ def pendulum(red, q0=None, qd0=None, gravity=(0.0, 0.0, -9.81), theta0=0.3) -> t
     return s
 
 
+def linked(red, q0=None) -> t.System:
+    """The flexible strip on a revolute joint carrying a rigid link on a revolute joint at its
+    tip node (a child port at the reduced model's node 1: docs/flexible.md §6), the strip's
+    initial elastic state q0 (None: undeformed, its modes excited by the swing)."""
+    s = t.System("flexible_and_rigid_links")
+    tip = [float(v) for v in red.node_positions[1]]
+    s.add(t.Ground("ground", children={"P": (0.0, 0.0, 0.0)}))
+    s.add(t.RevoluteBody("arm", 0.2, np.diag([1e-4, 1e-4, 1e-4]), axis=(0.0, 1.0, 0.0),
+                         flexible=red, theta0=0.3, elastic_q0=q0,
+                         children={"tip": tip}))  # fmt: skip
+    s.add(t.RevoluteBody("link", 0.5, np.diag([1e-3, 2e-3, 2e-3]), com=(0.2, 0.0, 0.0),
+                         axis=(0.0, 1.0, 0.0), theta0=-0.4, theta_dot0=1.0))  # fmt: skip
+    for b in ("arm", "link"):
+        s.add(t.Constant(f"tau_{b}", 0.0))
+        s.connect(f"tau_{b}.y", f"{b}.joint.tau")
+    s.connect("ground.P", "arm.P")
+    s.connect("arm.tip", "link.P")
+    return s
+
+
 def rot_z(angle: float) -> np.ndarray:
     c, s = np.cos(angle), np.sin(angle)
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])

@@ -30,7 +30,7 @@ import titopfmu as t
 from titopfmu.flex import cantilever_modes
 
 fmpy = pytest.importorskip("fmpy")
-from flex_systems import pendulum, strip  # noqa: E402
+from flex_systems import linked, pendulum, strip  # noqa: E402
 from fmpy import extract, read_model_description  # noqa: E402
 from fmpy.fmi2 import FMU2Model  # noqa: E402
 from fmpy.fmi3 import FMU3Model  # noqa: E402
@@ -50,25 +50,6 @@ from titopfmu.master.from_system import (  # noqa: E402
 #: the pendulum strip's initial elastic state (mass-normalised coordinates, sqrt(kg) m; per s)
 Q0 = np.linspace(1e-4, 6e-4, 6)
 QD0 = np.linspace(-2e-3, 3e-3, 6)
-
-
-def linked(red) -> t.System:
-    """The flexible strip on a revolute joint carrying a rigid link on a revolute joint at its
-    tip (child port 'tip' at the reduced model's node 1), the strip undeformed at t = 0: its
-    modes excited by the swing."""
-    s = t.System("flexible_and_rigid_links")
-    tip = [float(v) for v in red.node_positions[1]]
-    s.add(t.Ground("ground", children={"P": (0.0, 0.0, 0.0)}))
-    s.add(t.RevoluteBody("arm", 0.2, np.diag([1e-4, 1e-4, 1e-4]), axis=(0.0, 1.0, 0.0),
-                         flexible=red, theta0=0.3, children={"tip": tip}))  # fmt: skip
-    s.add(t.RevoluteBody("link", 0.5, np.diag([1e-3, 2e-3, 2e-3]), com=(0.2, 0.0, 0.0),
-                         axis=(0.0, 1.0, 0.0), theta0=-0.4, theta_dot0=1.0))  # fmt: skip
-    for b in ("arm", "link"):
-        s.add(t.Constant(f"tau_{b}", 0.0))
-        s.connect(f"tau_{b}.y", f"{b}.joint.tau")
-    s.connect("ground.P", "arm.P")
-    s.connect("arm.tip", "link.P")
-    return s
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ import titopfmu as t
 from titopfmu.flex import Beam, Section, cantilever_modes
 
 fmpy = pytest.importorskip("fmpy")
-from flex_systems import hub_with_arrays, pendulum, strip  # noqa: E402
+from flex_systems import hub_with_arrays, linked, pendulum, strip  # noqa: E402
 from fmpy import read_model_description, simulate_fmu  # noqa: E402
 from fmpy.validation import validate_fmu  # noqa: E402
 from fmu_helpers import MeInstance  # noqa: E402
@@ -33,24 +33,6 @@ Q0 = np.linspace(1e-4, 6e-4, 6)
 QD0 = np.linspace(-2e-3, 3e-3, 6)
 #: tight tolerances both sides (the FMU's solver.rtol / solver.atol and the engine's)
 RTOL, ATOL = 1e-10, 1e-12
-
-
-def linked(red) -> t.System:
-    """The flexible pendulum carrying a rigid link on a revolute joint at its tip node (a child
-    port at the reduced model's node 1: docs/flexible.md §6)."""
-    s = t.System("flexible_and_rigid_links")
-    tip = [float(v) for v in red.node_positions[1]]
-    s.add(t.Ground("ground", children={"P": (0.0, 0.0, 0.0)}))
-    s.add(t.RevoluteBody("arm", 0.2, np.diag([1e-4, 1e-4, 1e-4]), axis=(0.0, 1.0, 0.0),
-                         flexible=red, theta0=0.3, elastic_q0=Q0, children={"tip": tip}))
-    s.add(t.RevoluteBody("link", 0.5, np.diag([1e-3, 2e-3, 2e-3]), com=(0.2, 0.0, 0.0),
-                         axis=(0.0, 1.0, 0.0), theta0=-0.4, theta_dot0=1.0))  # fmt: skip
-    for b in ("arm", "link"):
-        s.add(t.Constant(f"tau_{b}", 0.0))
-        s.connect(f"tau_{b}.y", f"{b}.joint.tau")
-    s.connect("ground.P", "arm.P")
-    s.connect("arm.tip", "link.P")
-    return s
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +51,7 @@ def red_array():
 def systems(red, red_array):
     return {"pendulum": lambda: pendulum(red, Q0, QD0),
             "hub": lambda: hub_with_arrays(red_array, moving=True),
-            "linked": lambda: linked(red)}
+            "linked": lambda: linked(red, Q0)}
 
 
 @pytest.fixture(scope="module")
