@@ -89,6 +89,10 @@ class SystemMapping:
     #: the FMU types of the flexible blocks by key (:func:`~titopfmu.fmi.catalog.flex_fmu_type`:
     #: one per block type and reduced model, built into the cache on demand)
     types: dict[str, FmuType] = field(default_factory=dict)
+    #: flexible block -> its reduced model's highest eigenfrequency (rad/s), for the flexible
+    #: blocks coupled to other moving FMUs (a child, or a parent other than a Ground): the
+    #: communication step must resolve it (:func:`simulate_system` warns)
+    stiff: dict[str, float] = field(default_factory=dict)
 
     def fmu_type(self, key: str) -> FmuType:
         """The FMU type of ``key``: a flexible block's (:attr:`types`) or a catalogue one."""
@@ -324,6 +328,13 @@ def system_mapping(system: System, fold_laws: bool = True) -> SystemMapping:
         if key == "ground" and n == 0:
             raise FromSystemError(f"block '{b.name}': a Ground without child ports")
         m.variants[b.name] = (key, n)
+        if red is not None:
+            parent = system.source(f"{b.name}.P") if "P" in b.ports else None
+            moving = parent is not None and not isinstance(
+                system.blocks[parent.split(".", 1)[0]], Ground)
+            w = np.asarray(red.frequencies(), dtype=float)
+            if (n > 0 or moving) and w.size:
+                m.stiff[b.name] = float(np.max(w))
         ports = {c: f"C{j}" for j, c in enumerate(getattr(b, "child_names", ()), start=1)}
         ports.update({e: "ext.W" for e in list(getattr(b, "external", {}))[:1]})
         ports.update({e: f"@{comp}.ext.W" for e, _, comp, _ in carriers})
@@ -557,6 +568,34 @@ def record_plan(cs, record: Sequence[str] | Mapping[str, str]):
     return refs, convert
 
 
+class StiffCouplingWarning(UserWarning):
+    """A flexible block's FMU co-simulated, coupled to other moving FMUs, at a communication
+    step too long for its modes (docs/cosim.md)."""
+
+
+#: h ω_max above which a coupled flexible block's co-simulation is warned about: measured
+#: (docs/cosim.md, a rigid link at a flexible strip's tip), the coupling error is 1e-5 rad at
+#: h ω_max = 0.36 and 3e-3 rad at 1.4, where a deflected strip's run diverges
+STIFF_COUPLING = 0.5
+
+
+def _warn_stiff(m: SystemMapping, step: float) -> None:
+    """Warn (:class:`StiffCouplingWarning`) of each flexible block of ``m`` coupled to other
+    moving FMUs whose highest eigenfrequency the communication step ``step`` (s) does not
+    resolve (h ω_max > :data:`STIFF_COUPLING`)."""
+    import warnings
+
+    for name, w in m.stiff.items():
+        if step * w > STIFF_COUPLING:
+            warnings.warn(
+                f"block '{name}': its flexible part's fastest mode ({w:.4g} rad/s) is coupled to "
+                f"other FMUs at a communication step of {step:g} s (h ω = {step * w:.2g} > "
+                f"{STIFF_COUPLING:g}): expect coupling errors or a diverging run; take a step of "
+                f"at most {STIFF_COUPLING / w:.2g} s, the master's model-exchange mode "
+                "(mode='me'), or the whole-model FMU (titopfmu export --fmu)",
+                StiffCouplingWarning, stacklevel=3)  # fmt: skip
+
+
 def simulate_system(cs, stop_time: float, step: float = 1e-3, *,
                     record: Sequence[str] | Mapping[str, str] = (), **options):  # fmt: skip
     """Co-simulate ``cs`` (from :func:`from_system`) and record engine signals: returns an
@@ -565,6 +604,9 @@ def simulate_system(cs, stop_time: float, step: float = 1e-3, *,
     ``options`` go to :meth:`CoSimulation.simulate`. A run-time failure raises a CosimError,
     a Ctrl-C a :class:`~titopfmu.assembly.engine.RunInterrupted`, whose ``result`` is converted
     too."""
+    m = getattr(cs, "system_mapping", None)
+    if m is not None and options.get("mode", "cs") == "cs":
+        _warn_stiff(m, step)
     refs, convert = record_plan(cs, record)
     try:
         res = cs.simulate(stop_time, step, record=refs, **options)
@@ -578,7 +620,8 @@ def simulate_system(cs, stop_time: float, step: float = 1e-3, *,
 
 
 __all__ = [
-    "FMU_TYPE_OF", "FromSystemError", "SystemMapping", "block_parameters", "flex_max_step",
+    "FMU_TYPE_OF", "FromSystemError", "STIFF_COUPLING", "StiffCouplingWarning", "SystemMapping",
+    "block_parameters", "flex_max_step",
     "own_laws",
     "populate", "record_plan", "simulate_system", "system_mapping",
 ]  # fmt: skip
