@@ -475,7 +475,8 @@ def test_file_units_converted_and_checked(tmp_path) -> None:
     with pytest.raises(FlexModelError, match=msg + r" .*inconsistent units"):
         read_fe_model(path)
     rewrite(path, units=np.array(json.dumps({"length": "inch", "mass": "kg", "time": "s"})))
-    with pytest.raises(FlexModelError, match=r"body 'strip', 'units': .*expected JSON"):
+    with pytest.raises(FlexModelError, match=r"body 'strip', 'units': .*\(JSON\): declare the "
+                       r"model's consistent system \{length: m\|mm\|in\|ft"):
         read_fe_model(path)
     write_fe_model(path, fe, [4])
     rewrite(path, interface=np.array([77]))

@@ -12,9 +12,10 @@ own). A port on a solid is a rigid spider: a master node at the centroid of a se
 whose translations follow its rigid motion, u_s = u_m + theta_m x (x_s - x_m) (an RBE2 /
 CERIG), the slaves' rotations (if any) theta_m.
 
-Units: ANSYS has none; the file's consistent system is declared (:data:`LENGTH_UNITS`,
-:data:`MASS_UNITS`, :data:`TIME_UNITS`; force = mass length / time^2) and converted to SI as
-the ``.npz`` format's (titopfmu.flex.io), with the optional total-mass check.
+Units: ANSYS has none; the file's consistent system is declared (force = mass length /
+time^2; the units of :data:`titopfmu.flex.io.LENGTH_UNITS`, ``MASS_UNITS``, ``TIME_UNITS``)
+and converted to SI as the ``.npz`` format's (:func:`titopfmu.flex.io.unit_factors`), with the
+optional total-mass check.
 """
 
 from __future__ import annotations
@@ -29,14 +30,8 @@ import scipy.sparse as sp
 
 from .checks import FlexModelError, FloatArray
 from .fe import FEModel, skew
-from .io import MASS_CHECK_TOL
+from .io import MASS_CHECK_TOL, unit_factors
 
-#: SI factor of each accepted unit (``"lbf s^2/in"``: the slinch, 1 lbf s^2/in = 175.126836 kg,
-#: the mass unit of in-lbf-s models; ``"slug"``: lbf s^2/ft)
-LENGTH_UNITS = {"m": 1.0, "mm": 1e-3, "in": 0.0254, "ft": 0.3048}
-MASS_UNITS = {"kg": 1.0, "t": 1e3, "g": 1e-3, "lbf s^2/in": 4.4482216152605 / 0.0254,
-              "slug": 4.4482216152605 / 0.3048}  # fmt: skip
-TIME_UNITS = {"s": 1.0}
 INSTALL_HINT = "pip install titopfmu[ansys]"
 
 
@@ -59,19 +54,8 @@ def _reader(body: str) -> Any:
 
 
 def _units(body: str, units: object) -> tuple[float, float, float]:
-    """(length, mass, time) SI factors of a units declaration."""
-    try:
-        if not isinstance(units, Mapping) or set(units) != {"length", "mass", "time"}:
-            raise KeyError
-        return (LENGTH_UNITS[units["length"]], MASS_UNITS[units["mass"]],
-                TIME_UNITS[units["time"]])  # fmt: skip
-    except (KeyError, TypeError):
-        raise FlexModelError(
-            body,
-            "'units'",
-            f"{units!r}: ANSYS files have no units; declare the model's consistent system "
-            f"{{length: {'|'.join(LENGTH_UNITS)}, mass: {'|'.join(MASS_UNITS)}, time: s}}",
-        ) from None
+    """(length, mass, time) SI factors of a units declaration (ANSYS files have none)."""
+    return unit_factors(body, units, hint="ANSYS files have no units; ")
 
 
 def _mesh(body: str, path: Path, reader: Any) -> tuple[np.ndarray, FloatArray]:

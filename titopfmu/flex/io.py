@@ -6,8 +6,9 @@ Keys (NumPy ``.npz``, arrays; strings as 0-d unicode arrays):
 
 ``format``        ``"titopfmu.flex.fe/1"``
 ``name``          the body's name
-``units``         JSON ``{"length": "m"|"mm", "mass": "kg"|"t"|"g", "time": "s"}``: a
-                  consistent unit system (force = mass length / time^2; rotations in rad)
+``units``         JSON ``{"length": "m"|"mm"|"in"|"ft", "mass": "kg"|"t"|"g"|"lbf s^2/in"|"slug",
+                  "time": "s"}``: a consistent unit system (force = mass length / time^2;
+                  rotations in rad; :data:`LENGTH_UNITS`, :data:`MASS_UNITS`)
 ``node_ids``      (N,) integers: the user's node labels (unique)
 ``node_positions`` (N, 3) undeformed positions in the body frame R_a (length unit); the root
                   node's is 0
@@ -25,6 +26,7 @@ Keys (NumPy ``.npz``, arrays; strings as 0-d unicode arrays):
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from os import PathLike
 from typing import NamedTuple
 
@@ -36,9 +38,33 @@ from .reduce import ReducedModel
 
 FORMAT = "titopfmu.flex.fe/1"
 #: SI factor of each accepted unit
-LENGTH_UNITS = {"m": 1.0, "mm": 1e-3}
-MASS_UNITS = {"kg": 1.0, "t": 1e3, "g": 1e-3}
+#: (``"lbf s^2/in"``: the slinch, 1 lbf s^2/in = 175.126836 kg, the mass unit of in-lbf-s
+#: models; ``"slug"``: lbf s^2/ft); a .npz file and an ANSYS model (titopfmu.flex.ansys) alike
+LENGTH_UNITS = {"m": 1.0, "mm": 1e-3, "in": 0.0254, "ft": 0.3048}
+MASS_UNITS = {"kg": 1.0, "t": 1e3, "g": 1e-3, "lbf s^2/in": 4.4482216152605 / 0.0254,
+              "slug": 4.4482216152605 / 0.3048}  # fmt: skip
 TIME_UNITS = {"s": 1.0}
+
+
+def unit_factors(body: str, units: object, shown: str | None = None,
+                 hint: str = "") -> tuple[float, float, float]:  # fmt: skip
+    """The (length, mass, time) SI factors of a declaration ``{"length", "mass", "time"}`` of
+    a consistent unit system (force = mass length / time^2), refused by name (body, 'units';
+    ``shown``: how the declaration is quoted, by default its repr; ``hint`` before the rule)
+    unless each is known."""
+    try:
+        if not isinstance(units, Mapping) or set(units) != {"length", "mass", "time"}:
+            raise KeyError
+        return (LENGTH_UNITS[units["length"]], MASS_UNITS[units["mass"]],
+                TIME_UNITS[units["time"]])  # fmt: skip
+    except (KeyError, TypeError):
+        raise FlexModelError(
+            body,
+            "'units'",
+            f"{shown or repr(units)}: {hint}declare the model's consistent system {{length: "
+            f"{'|'.join(LENGTH_UNITS)}, mass: {'|'.join(MASS_UNITS)}, time: "
+            f"{'|'.join(TIME_UNITS)}}}",
+        ) from None
 #: relative tolerance of the ``total_mass`` check
 MASS_CHECK_TOL = 1e-6
 
@@ -83,15 +109,9 @@ def read_fe_model(path: str | PathLike[str], name: str | None = None) -> FEFile:
             raise FlexModelError(body, "'format'", f"{str(get('format'))!r}, expected {FORMAT!r}")
         try:
             units = json.loads(str(get("units")))
-            lu, mu, tu = (LENGTH_UNITS[units["length"]], MASS_UNITS[units["mass"]],
-                          TIME_UNITS[units["time"]])  # fmt: skip
-        except (ValueError, KeyError, TypeError):
-            raise FlexModelError(
-                body,
-                "'units'",
-                f"{str(get('units'))!r}: expected JSON with length in {sorted(LENGTH_UNITS)}, "
-                f"mass in {sorted(MASS_UNITS)}, time in {sorted(TIME_UNITS)}",
-            ) from None
+        except ValueError:
+            units = None
+        lu, mu, tu = unit_factors(body, units, f"{str(get('units'))!r} (JSON)")
         ids = np.asarray(get("node_ids"))
         if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):
             raise FlexModelError(body, "'node_ids'", "must be a 1-D integer array")
