@@ -366,8 +366,9 @@ typedef struct titop_layout {
                              LDL^T of Mee_eff (n x n), per node k >= 1 J_l Φr,k (3 x n), then
                              the load values' block (titop_core.c flex_loads_block: 12 (nnodes
                              - 1) + 48 + 10 n + c (n + 2) values, c load cases); after
-                             them the exact solve's work (titop_core.c flex_next: 5 d + d^2
-                             values, d iterated load values); 0 without */
+                             them the exact solve's work (titop_core.c flex_next: pass 0's
+                             load values, 6 nnodes per part, then 6 d + d^2 values, d
+                             iterated load values); 0 without */
 } titop_layout;
 
 void titop_data_layout(const titop_model *model, titop_layout *layout);

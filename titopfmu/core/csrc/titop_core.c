@@ -2108,33 +2108,54 @@ static int flex_iterated(const titop_model *m, int f, int c)
     return o;
 }
 
-/* v <- the iterated load values (put = 0: after flex_loads, the last pass's results), or the
-   values the next pass takes <- v (put = 1); data and v NULL: neither. With raw: from (to) the
-   copy raw of the parts' blocks of children's wrenches and ẋ'_P (flex_raw) instead. Returns
-   their number, or with which >= 0 the body of the part of value `which`. */
-static int flex_exchange(const titop_model *m, real_t *data, real_t *raw, real_t *v, int put,
-                         int which)
+/* v <- the iterated load values (flex_iterated) from raw, the copy of the parts' blocks of
+   children's wrenches and ẋ'_P (flex_raw); raw and v NULL: neither. Returns their number, or
+   with which >= 0 the body of the part of value `which`. */
+static int flex_exchange(const titop_model *m, const real_t *raw, real_t *v, int which)
 {
     int i = 0;
     size_t r = 0;
     for (int f = 0; f < m->nflex; f++) {
         const int nk = m->flex[f].nnodes - 1;
-        real_t *child = raw ? raw + r : data ? flex_loads_block(m, data, f) + 6 * nk : NULL;
-        r += 6 * (size_t)nk + 6;
         for (int c = 0; c < m->flex[f].ncases; c++) {
             const int o = flex_iterated(m, f, c);
             if (o < 0)
                 continue;
             if (i == which)
                 return m->flex[f].body;
-            if (v && put)
-                child[o] = v[i];
-            else if (v)
-                v[i] = child[o];
+            if (raw && v)
+                v[i] = raw[r + o];
             i++;
         }
+        r += 6 * (size_t)nk + 6;
     }
     return which >= 0 ? -1 : i;
+}
+
+/* ix <- the positions in data of the iterated values (flex_iterated), as real_t; then
+   flex_move gathers (put = 0: v <- data) or scatters (put = 1: data <- v) them by those */
+static void flex_index(const titop_model *m, real_t *data, real_t *ix)
+{
+    int i = 0;
+    for (int f = 0; f < m->nflex; f++) {
+        const real_t *child = flex_loads_block(m, data, f) + 6 * (m->flex[f].nnodes - 1);
+        for (int c = 0; c < m->flex[f].ncases; c++) {
+            const int o = flex_iterated(m, f, c);
+            if (o >= 0)
+                ix[i++] = (double)(child + o - data);
+        }
+    }
+}
+
+static void flex_move(real_t *data, const real_t *ix, int dim, real_t *v, int put)
+{
+    for (int i = 0; i < dim; i++) {
+        real_t *p = data + (size_t)RE(ix[i]);
+        if (put)
+            *p = v[i];
+        else
+            v[i] = *p;
+    }
 }
 
 /* raw <- the parts' blocks of children's wrenches and ẋ'_P (flex_loads_block: 6 (nnodes - 1)
@@ -2253,10 +2274,10 @@ static int flex_next(const titop_model *m, real_t *data, flexiter *it, double ra
     if (it->pass == 0) /* Φ(0): pass 0's values, all of them (cheaper than picking) */
         flex_raw(m, data, raw);
     if (it->dim < 0 && (it->pass >= TITOP_FLEX_PLAIN - 1 || it->probe >= 0))
-        it->dim = flex_exchange(m, NULL, NULL, NULL, 0, -1);
+        it->dim = flex_exchange(m, NULL, NULL, -1);
     const int dim = it->dim;
     real_t *b = raw + flex_raw(m, NULL, NULL), *y = b + dim, *w = y + dim, *sc = w + dim;
-    real_t *piv = sc + dim, *A = piv + dim;
+    real_t *piv = sc + dim, *ix = piv + dim, *A = ix + dim;
     if (it->probe < 0) {
         const double rate = it->pass > 0 ? ratio / it->ratio : 0.0;
         int plain = it->pass + 1 < TITOP_FLEX_PASSES;
@@ -2269,19 +2290,20 @@ static int flex_next(const titop_model *m, real_t *data, flexiter *it, double ra
         }
         if (dim == 0)
             return 1;
-        flex_exchange(m, NULL, raw, b, 0, -1); /* b = Φ(0) */
+        flex_exchange(m, raw, b, -1); /* b = Φ(0) */
+        flex_index(m, data, ix);
         flex_scales(b, dim, sc);
         it->probe = 0;
     } else if (it->probe < dim) { /* column probe of Â: (Φ(s_p e_p) - b)_j / s_j */
         const int p = it->probe;
-        flex_exchange(m, data, NULL, w, 0, -1);
+        flex_move(data, ix, dim, w, 0);
         for (int j = 0; j < dim; j++)
             A[dim * j + p] = (j == p ? 1.0 : 0.0) - (w[j] - b[j]) / sc[j];
         it->probe++;
         if (it->probe == dim) { /* (I - Â) ẑ = S^-1 b, y = S ẑ */
             int k = flex_lu(A, piv, dim);
             if (k >= 0) {
-                *bad = flex_exchange(m, NULL, NULL, NULL, 0, k);
+                *bad = flex_exchange(m, NULL, NULL, k);
                 return 1;
             }
             for (int j = 0; j < dim; j++)
@@ -2289,26 +2311,26 @@ static int flex_next(const titop_model *m, real_t *data, flexiter *it, double ra
             flex_lu_solve(A, piv, dim, y);
             for (int j = 0; j < dim; j++)
                 y[j] *= sc[j];
-            flex_exchange(m, data, NULL, y, 1, -1);
+            flex_move(data, ix, dim, y, 1);
             it->pass++;
             return 0;
         }
     } else { /* refinement: y += S (I - Â)^-1 S^-1 (Φ(y) - y) */
         if (++it->refine > TITOP_FLEX_REFINE)
             return 1;
-        flex_exchange(m, data, NULL, w, 0, -1);
+        flex_move(data, ix, dim, w, 0);
         for (int j = 0; j < dim; j++)
             w[j] = (w[j] - y[j]) / sc[j];
         flex_lu_solve(A, piv, dim, w);
         for (int j = 0; j < dim; j++)
             y[j] += sc[j] * w[j];
-        flex_exchange(m, data, NULL, y, 1, -1);
+        flex_move(data, ix, dim, y, 1);
         it->pass++;
         return 0;
     }
     for (int j = 0; j < dim; j++) /* the next probe: y = s_p e_p */
         w[j] = j == it->probe ? sc[j] : 0.0;
-    flex_exchange(m, data, NULL, w, 1, -1);
+    flex_move(data, ix, dim, w, 1);
     it->pass++;
     return 0;
 }
@@ -2576,9 +2598,10 @@ size_t titop_data_size(const titop_model *m)
     size_t s = flex_offset(m);
     for (int f = 0; f < m->nflex; f++)
         s += flex_rec_size(m, &m->flex[f]);
-    /* flex_next's work: pass 0's values, b, y, w, the scales, the pivots, I - Â */
-    const size_t d = (size_t)flex_exchange(m, NULL, NULL, NULL, 0, -1);
-    return s + flex_raw(m, NULL, NULL) + 5 * d + d * d;
+    /* flex_next's work: pass 0's values, b, y, w, the scales, the pivots, the positions,
+       I - Â */
+    const size_t d = (size_t)flex_exchange(m, NULL, NULL, -1);
+    return s + flex_raw(m, NULL, NULL) + 6 * d + d * d;
 }
 
 void titop_mimic_project(const titop_model *m, double *x)
