@@ -2281,8 +2281,12 @@ static int flex_next(const titop_model *m, real_t *data, flexiter *it, double ra
     if (it->probe < 0) {
         const double rate = it->pass > 0 ? ratio / it->ratio : 0.0;
         int plain = it->pass + 1 < TITOP_FLEX_PASSES;
-        if (it->pass >= TITOP_FLEX_PLAIN - 1 && !it->imag)
-            plain = plain && rate < 1.0 && ratio * pow(rate, dim + 1) <= 1e-13;
+        if (it->pass >= TITOP_FLEX_PLAIN - 1 && !it->imag) { /* ratio rate^(dim + 1) */
+            double left = ratio;
+            for (int k = 0; k <= dim && left > 1e-13; k++)
+                left *= rate;
+            plain = plain && rate < 1.0 && left <= 1e-13;
+        }
         it->ratio = ratio;
         if (plain) {
             it->pass++;
