@@ -317,6 +317,19 @@ def flexible_models():
     yield "flex_nested", tree2, (xs2, np.concatenate([0.1 * np.arange(18), [0.2, 0.1],
                                                       [0.5, -0.2, 0.1, 0.05, 0.0, -0.03]]))
 
+    # the same at 10x elastic states with a 300x geometric stiffness: the plain passes do not
+    # settle (rate near or above 1), the exact affine solve of the load values does (flex_next:
+    # its probe passes, LU, refinement; its work block at the end of the data)
+    class Strong(Red):
+        KG = 300.0 * Red.KG
+
+    strong = Strong()
+    tree3 = NativeTree([root, beam, arm2], [None, (0, 0), (1, 0)], [0, 0, 2 + 2 * n],
+                       flex=[(1, strong, 2), (2, strong, 4 + 2 * n)], boundary_ports=[(1, 1)])
+    xs3 = np.concatenate([[0.3, 1.0], 10.0 * q, [0.4, -0.5], 5.0 * q])
+    yield "flex_coupled", tree3, (xs3, np.concatenate([0.1 * np.arange(18), [0.2, 0.1],
+                                                       [0.5, -0.2, 0.1, 0.05, 0.0, -0.03]]))
+
 
 for name, nt, (x, inputs) in flexible_models():
     full = np.full(nt.data_size, np.nan)

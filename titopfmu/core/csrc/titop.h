@@ -64,8 +64,9 @@ enum titop_status {
     TITOP_NONFINITE = 2, /* a non-finite value in an input, a state or a result */
     TITOP_BAD_MODEL = 3, /* the model does not pass titop_model_check */
     TITOP_UNSETTLED = 4  /* a flexible part's load values of the geometric stiffness did not
-                            settle (titop_flex: no fixed point within its passes; the body
-                            near buckling, or a made-up coupling) */
+                            settle (titop_flex: I - A of their affine pass map (near)
+                            singular or not finite; the body near buckling, or a made-up
+                            coupling) */
 };
 /* What a titop_status means, in words (one phrase, for messages) */
 const char *titop_status_text(int status);
@@ -244,8 +245,13 @@ typedef struct titop_mimic {
    sweep (ω, the known wrenches) enter directly; v̇, α and the children's wrenches by passes:
    pass 0 without them, each next pass with the last one's, until their change moves the
    elastic forces by at most 1e-13 of their size (real and imaginary parts alike: complex-step
-   exact), at most 40 passes, else TITOP_UNSETTLED naming the body. Each pass holds the values
-   fixed, so M_P* stays SPD; the passes share M(q), h and KG_c q (one evaluation of those), and
+   exact). A pass is affine in those values y, Φ(y) = A y + b: when the plain passes do not
+   settle fast (after 4, while their measured rate does not predict settling within dim + 1
+   passes; at most 40), the exact solve (I - A) y = b, A probed column by column by one pass
+   per iterated value (dim of them, all parts), LU with partial pivoting on real parts, then a
+   pass with y and at most 4 of iterative refinement (docs/flexible.md §6 "The passes";
+   titop_core.c flex_next). TITOP_UNSETTLED naming the body only if I - A is (near) singular
+   or a value is not finite. Each pass holds the values fixed, so M_P* stays SPD; the passes share M(q), h and KG_c q (one evaluation of those), and
    a body without child ports re-solves only its elastic right-hand side. Exact at q = 0 in one
    pass (KG q = 0).
    Every array is the caller's (row-major, SI, R_a components), read only but Lee, which
@@ -359,7 +365,10 @@ typedef struct titop_layout {
                              record: M_P* (36), Y = Mee^-1 M_er (n x 6), z (n), q̈ (n), the
                              LDL^T of Mee_eff (n x n), per node k >= 1 J_l Φr,k (3 x n), then
                              the load values' block (titop_core.c flex_loads_block: 12 (nnodes
-                             - 1) + 48 + 10 n + c (n + 2) values, c load cases); 0 without */
+                             - 1) + 48 + 10 n + c (n + 2) values, c load cases); after
+                             them the exact solve's work (titop_core.c flex_next: pass 0's
+                             load values, 6 nnodes per part, then 6 d + d^2 values, d
+                             iterated load values); 0 without */
 } titop_layout;
 
 void titop_data_layout(const titop_model *model, titop_layout *layout);

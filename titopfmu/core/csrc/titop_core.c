@@ -1291,8 +1291,14 @@ static int mimic_efforts(const titop_model *m, real_t *data)
 /* The algebraic loop: backward, then forward sweep; 0 or 1 + the body (singular). */
 /* ---- flexible parts (docs/flexible.md §3-§7, titop_flex) ---- */
 
-/* the most passes of an evaluation on the load values of the geometric stiffness (flex_loads) */
+/* The passes of an evaluation on the load values of the geometric stiffness (flex_loads,
+   flex_next; docs/flexible.md §6 "The passes"): plain passes, after TITOP_FLEX_PLAIN of them
+   only while their measured rate predicts settling within the exact solve's passes, at most
+   TITOP_FLEX_PASSES; then the exact affine solve (one pass per iterated value, one with the
+   solution) and at most TITOP_FLEX_REFINE passes of iterative refinement. */
+#define TITOP_FLEX_PLAIN 4
 #define TITOP_FLEX_PASSES 40
+#define TITOP_FLEX_REFINE 4
 
 static size_t flex_offset(const titop_model *m)
 {
@@ -1998,12 +2004,14 @@ static double im_abs(real_t v)
    "What the C core does"): the tree children's wrenches on the body at its nodes, W_j = -Rt
    (Ma_j a_j + ba_j) (R_a components; a_j the node's acceleration, port_acceleration) and the
    body's acceleration ẋ'_P (v̇ and α of the cases ax..alz), stored for the next pass
-   (flex_bias). Returns 1 if their change Δλ moves the elastic forces by at most 1e-13 of
-   their size, |Σ_c Δλ_c KG_c q| <= 1e-13 (|Kee q| + Σ_c |λ_c| |KG_c q|) (max norms; the real
-   and the imaginary parts each against their own, so that a complex-step derivative converges
-   too), -1 if a value is not finite (the passes diverged), else 0. Exact when q = 0: KG q = 0,
-   the pass's solution does not depend on them. */
-static int flex_loads(const titop_model *m, real_t *data, int f, const real_t *x, int pass)
+   (flex_bias). Whether their change Δλ moves the elastic forces by at most 1e-13 of their
+   size, |Σ_c Δλ_c KG_c q| <= 1e-13 (|Kee q| + Σ_c |λ_c| |KG_c q|) (max norms; the real and the
+   imaginary parts each against their own, so that a complex-step derivative converges too):
+   returns 1 (real parts) + 2 (imaginary parts; always in the double build), or -1 if a value is
+   not finite (the passes diverged). Exact when q = 0: KG q = 0, the pass's solution does not
+   depend on them. Raises *ratio to the real parts' change against their size (flex_next). */
+static int flex_loads(const titop_model *m, real_t *data, int f, const real_t *x, int pass,
+                      double *ratio)
 {
     const titop_flex *F = &m->flex[f];
     const titop_body *B = &m->bodies[F->body];
@@ -2070,7 +2078,265 @@ static int flex_loads(const titop_model *m, real_t *data, int f, const real_t *x
     }
     if (!finite)
         return -1;
-    return dre <= 1e-13 * sre && dim <= 1e-13 * sim;
+    if (dre > 0.0) /* the change against the size, real parts (flex_next's rate) */
+        *ratio = fmax(*ratio, sre > 0.0 ? dre / sre : INFINITY);
+    return (dre <= 1e-13 * sre) + 2 * (dim <= 1e-13 * sim);
+}
+
+/* The iterated load values (flex_next), per part f in the order of its load cases: the body's
+   acceleration ẋ'_P component code (a case ax..alz, code < 6: flex_bias) and component code -
+   TITOP_FLEX_NODE of a tree child's wrench at node (code - TITOP_FLEX_NODE) / 6 + 1 (a node
+   case of a port with a tree child), once each (a repeated case: its first). Where the value
+   of case c of part f is kept: its offset from the children's wrenches of the load values'
+   block (flex_loads_block; ẋ'_P follows them), or -1 if it is not one. */
+static int flex_iterated(const titop_model *m, int f, int c)
+{
+    const titop_flex *F = &m->flex[f];
+    const titop_body *B = &m->bodies[F->body];
+    const int code = F->cases[c];
+    int o = -1;
+    if (code >= 0 && code < 6)
+        o = 6 * (F->nnodes - 1) + code;
+    else if (code >= TITOP_FLEX_NODE) {
+        const int k = (code - TITOP_FLEX_NODE) / 6;
+        if (k < B->nports && m->ports[B->port0 + k].child >= 0)
+            o = code - TITOP_FLEX_NODE;
+    }
+    for (int e = 0; e < c && o >= 0; e++)
+        if (F->cases[e] == code)
+            o = -1;
+    return o;
+}
+
+/* v <- the iterated load values (flex_iterated) from raw, the copy of the parts' blocks of
+   children's wrenches and ẋ'_P (flex_raw); raw and v NULL: neither. Returns their number, or
+   with which >= 0 the body of the part of value `which`. */
+static int flex_exchange(const titop_model *m, const real_t *raw, real_t *v, int which)
+{
+    int i = 0;
+    size_t r = 0;
+    for (int f = 0; f < m->nflex; f++) {
+        const int nk = m->flex[f].nnodes - 1;
+        for (int c = 0; c < m->flex[f].ncases; c++) {
+            const int o = flex_iterated(m, f, c);
+            if (o < 0)
+                continue;
+            if (i == which)
+                return m->flex[f].body;
+            if (raw && v)
+                v[i] = raw[r + o];
+            i++;
+        }
+        r += 6 * (size_t)nk + 6;
+    }
+    return which >= 0 ? -1 : i;
+}
+
+/* ix <- the positions in data of the iterated values (flex_iterated), as real_t; then
+   flex_move gathers (put = 0: v <- data) or scatters (put = 1: data <- v) them by those */
+static void flex_index(const titop_model *m, real_t *data, real_t *ix)
+{
+    int i = 0;
+    for (int f = 0; f < m->nflex; f++) {
+        const real_t *child = flex_loads_block(m, data, f) + 6 * (m->flex[f].nnodes - 1);
+        for (int c = 0; c < m->flex[f].ncases; c++) {
+            const int o = flex_iterated(m, f, c);
+            if (o >= 0)
+                ix[i++] = (double)(child + o - data);
+        }
+    }
+}
+
+static void flex_move(real_t *data, const real_t *ix, int dim, real_t *v, int put)
+{
+    for (int i = 0; i < dim; i++) {
+        real_t *p = data + (size_t)RE(ix[i]);
+        if (put)
+            *p = v[i];
+        else
+            v[i] = *p;
+    }
+}
+
+/* raw <- the parts' blocks of children's wrenches and ẋ'_P (flex_loads_block: 6 (nnodes - 1)
+   + 6 values each; flex_next keeps pass 0's), or their total size with raw NULL */
+static size_t flex_raw(const titop_model *m, real_t *data, real_t *raw)
+{
+    size_t r = 0;
+    for (int f = 0; f < m->nflex; f++) {
+        const int nk = m->flex[f].nnodes - 1;
+        if (raw) {
+            const real_t *child = flex_loads_block(m, data, f) + 6 * nk;
+            for (int k = 0; k < 6 * nk + 6; k++)
+                raw[r + k] = child[k];
+        }
+        r += 6 * (size_t)nk + 6;
+    }
+    return r;
+}
+
+/* the scales s_i of the iterated values (flex_next): |b_i| (real parts), at least 1e-3 of the
+   largest |b_j|, 1 if b = 0 */
+static void flex_scales(const real_t *b, int dim, real_t *s)
+{
+    double bmax = 0.0;
+    for (int j = 0; j < dim; j++)
+        bmax = fmax(bmax, fabs(RE(b[j])));
+    for (int j = 0; j < dim; j++) {
+        const double v = fmax(fabs(RE(b[j])), 1e-3 * bmax);
+        s[j] = v > 0.0 ? v : 1.0;
+    }
+}
+
+/* LU factors of the n x n matrix A (row-major, in place) with partial pivoting on the real
+   parts (complex-step safe: the pivots' choice does not depend on the imaginary parts; the
+   row swapped with row k in piv[k]). Returns -1, or the column k whose pivot is at most
+   1e-12 of A's largest entry (real parts) or not finite: A (near) singular. */
+static int flex_lu(real_t *A, real_t *piv, int n)
+{
+    double amax = 0.0;
+    for (int r = 0; r < n * n; r++)
+        amax = fmax(amax, fabs(RE(A[r])));
+    for (int k = 0; k < n; k++) {
+        int p = k;
+        for (int r = k + 1; r < n; r++)
+            if (fabs(RE(A[n * r + k])) > fabs(RE(A[n * p + k])))
+                p = r;
+        piv[k] = (double)p;
+        for (int c = 0; c < n && p != k; c++) {
+            real_t t = A[n * k + c];
+            A[n * k + c] = A[n * p + c];
+            A[n * p + c] = t;
+        }
+        const real_t d = A[n * k + k];
+        if (!(fabs(RE(d)) > 1e-12 * amax) || !r_isfinite(d) || !isfinite(amax))
+            return k;
+        for (int r = k + 1; r < n; r++) {
+            const real_t l = A[n * r + k] / d;
+            A[n * r + k] = l;
+            for (int c = k + 1; c < n; c++)
+                A[n * r + c] -= l * A[n * k + c];
+        }
+    }
+    return -1;
+}
+
+/* b <- A^-1 b by flex_lu's factors */
+static void flex_lu_solve(const real_t *A, const real_t *piv, int n, real_t *b)
+{
+    for (int k = 0; k < n; k++) {
+        const int p = (int)RE(piv[k]);
+        real_t t = b[k];
+        b[k] = b[p];
+        b[p] = t;
+    }
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < r; c++)
+            b[r] -= A[n * r + c] * b[c];
+    for (int r = n - 1; r >= 0; r--) {
+        for (int c = r + 1; c < n; c++)
+            b[r] -= A[n * r + c] * b[c];
+        b[r] /= A[n * r + r];
+    }
+}
+
+/* The passes' progress in one evaluation (titop_eval) */
+typedef struct flexiter {
+    int pass;     /* the pass just done, from 0 */
+    int probe;    /* -1: plain passes; 0 <= probe < dim: the probe pass of value probe; dim:
+                     passes with the solution */
+    int refine;   /* passes with the solution */
+    double ratio; /* the last plain pass's change against the size (flex_loads) */
+    int imag;     /* the last pass settled the real parts, not the imaginary ones */
+    int dim;      /* the number of iterated values (flex_exchange), -1 until needed */
+} flexiter;
+
+/* After pass it->pass, whose load values did not settle (flex_loads), sets the load values of
+   the next pass (docs/flexible.md §6 "The passes"). The pass map y -> Φ(y) of the iterated
+   values y (flex_iterated; dim of them, all parts together) is exactly affine, Φ(y) = A y + b:
+   they enter the elastic right-hand sides only, through -Σ_c λ_c KG_c q (flex_bias), and the
+   sweep is linear in the right-hand sides. Plain passes y <- Φ(y) converge at the rate ρ(A);
+   after TITOP_FLEX_PLAIN of them they go on only while the measured rate r_k / r_(k-1) of
+   their change r (flex_loads) predicts settling within dim + 1 passes (the solve's cost).
+   Else the exact solve: b = Φ(0) (pass 0's results, kept), one probe pass per value with
+   y = s_i e_i (s_i: flex_scales) for the column A s_i e_i = Φ(s_i e_i) - b, then (I - Â) ẑ =
+   S^-1 b with Â = S^-1 A S (S = diag s, unit-free), LU with partial pivoting on real parts
+   (flex_lu), y = S ẑ, a pass with y; if that pass does not settle (rounding), iterative
+   refinement y += S (I - Â)^-1 S^-1 (Φ(y) - y), at most TITOP_FLEX_REFINE passes. All
+   operations analytic on real_t (complex step: the derivative of the solution is exact),
+   decisions on real parts. Only the imaginary parts unsettled (it->imag, complex build): the
+   plain passes go on (the rate test skipped). Returns 0 (sweep again), or 1 (TITOP_UNSETTLED;
+   *bad: the body) if I - A is (near) singular (a body near buckling), the refinement does not
+   settle, or the iterated values are none. */
+static int flex_next(const titop_model *m, real_t *data, flexiter *it, double ratio, int *bad)
+{
+    real_t *raw = flex_rec(m, data, m->nflex);
+    if (it->pass == 0) /* Φ(0): pass 0's values, all of them (cheaper than picking) */
+        flex_raw(m, data, raw);
+    if (it->dim < 0 && (it->pass >= TITOP_FLEX_PLAIN - 1 || it->probe >= 0))
+        it->dim = flex_exchange(m, NULL, NULL, -1);
+    const int dim = it->dim;
+    real_t *b = raw + flex_raw(m, NULL, NULL), *y = b + dim, *w = y + dim, *sc = w + dim;
+    real_t *piv = sc + dim, *ix = piv + dim, *A = ix + dim;
+    if (it->probe < 0) {
+        const double rate = it->pass > 0 ? ratio / it->ratio : 0.0;
+        int plain = it->pass + 1 < TITOP_FLEX_PASSES;
+        if (it->pass >= TITOP_FLEX_PLAIN - 1 && !it->imag) { /* ratio rate^(dim + 1) */
+            double left = ratio;
+            for (int k = 0; k <= dim && left > 1e-13; k++)
+                left *= rate;
+            plain = plain && rate < 1.0 && left <= 1e-13;
+        }
+        it->ratio = ratio;
+        if (plain) {
+            it->pass++;
+            return 0;
+        }
+        if (dim == 0)
+            return 1;
+        flex_exchange(m, raw, b, -1); /* b = Φ(0) */
+        flex_index(m, data, ix);
+        flex_scales(b, dim, sc);
+        it->probe = 0;
+    } else if (it->probe < dim) { /* column probe of Â: (Φ(s_p e_p) - b)_j / s_j */
+        const int p = it->probe;
+        flex_move(data, ix, dim, w, 0);
+        for (int j = 0; j < dim; j++)
+            A[dim * j + p] = (j == p ? 1.0 : 0.0) - (w[j] - b[j]) / sc[j];
+        it->probe++;
+        if (it->probe == dim) { /* (I - Â) ẑ = S^-1 b, y = S ẑ */
+            int k = flex_lu(A, piv, dim);
+            if (k >= 0) {
+                *bad = flex_exchange(m, NULL, NULL, k);
+                return 1;
+            }
+            for (int j = 0; j < dim; j++)
+                y[j] = b[j] / sc[j];
+            flex_lu_solve(A, piv, dim, y);
+            for (int j = 0; j < dim; j++)
+                y[j] *= sc[j];
+            flex_move(data, ix, dim, y, 1);
+            it->pass++;
+            return 0;
+        }
+    } else { /* refinement: y += S (I - Â)^-1 S^-1 (Φ(y) - y) */
+        if (++it->refine > TITOP_FLEX_REFINE)
+            return 1;
+        flex_move(data, ix, dim, w, 0);
+        for (int j = 0; j < dim; j++)
+            w[j] = (w[j] - y[j]) / sc[j];
+        flex_lu_solve(A, piv, dim, w);
+        for (int j = 0; j < dim; j++)
+            y[j] += sc[j] * w[j];
+        flex_move(data, ix, dim, y, 1);
+        it->pass++;
+        return 0;
+    }
+    for (int j = 0; j < dim; j++) /* the next probe: y = s_p e_p */
+        w[j] = j == it->probe ? sc[j] : 0.0;
+    flex_move(data, ix, dim, w, 1);
+    it->pass++;
+    return 0;
 }
 
 static int sweep(const titop_model *m, real_t *data, const real_t *in, int full)
@@ -2149,8 +2415,8 @@ int TITOP_FN(eval)(const titop_model *m, double *data_d, double t, const double 
         if (!r_isfinite(in[k]))
             goto nonfinite_input;
     /* with flexible parts, passes until their solution-dependent load values settle
-       (flex_loads; pass 0 without them) */
-    int pass = 0;
+       (flex_loads, flex_next; pass 0 without them) */
+    flexiter it = {0, -1, 0, 0.0, 0, -1};
 again:
     /* efforts: inputs, then the joint laws */
     for (int i = 0; i < n; i++) {
@@ -2206,7 +2472,7 @@ again:
         }
     }
     for (int f = 0; f < m->nflex; f++)
-        flex_bias(m, data, f, x, in, pass);
+        flex_bias(m, data, f, x, in, it.pass);
     /* the algebraic loop: backward, then forward sweep; with mimic joints, the constraint
        efforts from that sweep's accelerations and a second sweep with them (titop_mimic) */
     int sb = sweep(m, data, in, full && !m->nmimics);
@@ -2225,17 +2491,28 @@ again:
         return TITOP_SINGULAR;
     }
     if (m->nflex > 0) { /* the load values of the geometric stiffness (docs §6, flex_loads) */
-        int moved = -1, diverged = 0;
+        int moved = -1, imag = -1, diverged = 0;
+        double ratio = 0.0;
         for (int f = 0; f < m->nflex; f++) {
-            int r = flex_loads(m, data, f, x, pass);
-            if (r <= 0 && moved < 0)
+            int r = flex_loads(m, data, f, x, it.pass, &ratio);
+            if ((r < 0 || !(r & 1)) && moved < 0)
                 moved = m->flex[f].body;
+            if ((r < 0 || !(r & 2)) && imag < 0)
+                imag = m->flex[f].body;
             diverged |= r < 0;
         }
+        /* the real parts settled, the imaginary ones not (complex build): plain passes go on
+           (flex_next); after the exact solve, 2 refinement passes are enough (its imaginary
+           part exact but for rounding, which its refinement cannot reduce below the noise of
+           Φ's evaluation where the imaginary parts cancel) */
+        if (moved < 0 && imag >= 0 && !(it.probe >= 0 && it.refine >= 2))
+            moved = imag, it.imag = 1;
+        else
+            it.imag = 0;
         if (moved >= 0) {
-            if (!diverged && ++pass < TITOP_FLEX_PASSES)
+            if (!diverged && !flex_next(m, data, &it, ratio, &moved))
                 goto again;
-            if (bad_body) /* no fixed point: the coupling too strong (a body near buckling) */
+            if (bad_body) /* I - A (near) singular: the coupling too strong (near buckling) */
                 *bad_body = moved;
             return TITOP_UNSETTLED;
         }
@@ -2325,7 +2602,10 @@ size_t titop_data_size(const titop_model *m)
     size_t s = flex_offset(m);
     for (int f = 0; f < m->nflex; f++)
         s += flex_rec_size(m, &m->flex[f]);
-    return s;
+    /* flex_next's work: pass 0's values, b, y, w, the scales, the pivots, the positions,
+       I - Â */
+    const size_t d = (size_t)flex_exchange(m, NULL, NULL, -1);
+    return s + flex_raw(m, NULL, NULL) + 6 * d + d * d;
 }
 
 void titop_mimic_project(const titop_model *m, double *x)
