@@ -59,6 +59,22 @@ def load(path: Path) -> LoadedFmu:
     return LoadedFmu(Path(path), read_model_description(str(path)), extract(str(path)))
 
 
+def fmi_scalars(values: dict) -> dict[str, float]:
+    """Block parameters by base name (numbers, vectors, matrices) as FMI 2.0 scalar variables:
+    ``mass``, ``com[k]``, ``inertia[i,j]`` (1-based)."""
+    out = {}
+    for key, v in values.items():
+        a = np.asarray(v, dtype=float)
+        if a.ndim == 0:
+            out[key] = float(a)
+        elif a.ndim == 1:
+            out.update({f"{key}[{k + 1}]": float(x) for k, x in enumerate(a)})
+        else:
+            out.update({f"{key}[{i + 1},{j + 1}]": float(a[i, j]) for i in range(a.shape[0])
+                        for j in range(a.shape[1])})  # fmt: skip
+    return out
+
+
 def set_parameters(fmu: FMU2Slave, loaded: LoadedFmu, params: list[Param], values: dict) -> None:
     """Set every parameter of ``values`` (arrays or bools, by base name) through FMI calls."""
     vr = loaded.vr

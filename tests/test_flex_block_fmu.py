@@ -36,7 +36,7 @@ from fmpy import extract, read_model_description  # noqa: E402
 from fmpy.fmi2 import FMU2Model  # noqa: E402
 from fmpy.fmi3 import FMU3Model  # noqa: E402
 from fmpy.validation import validate_fmu  # noqa: E402
-from fmu_helpers import MeInstance  # noqa: E402
+from fmu_helpers import MeInstance, fmi_scalars  # noqa: E402
 
 from titopfmu.fmi.build import build_variants  # noqa: E402
 from titopfmu.fmi.catalog import FMU_TYPES, flex_fmu_type  # noqa: E402
@@ -82,17 +82,7 @@ def fmus(systems, tmp_path_factory):
 
 def arm_start(block) -> dict[str, float]:
     """The FMI 2.0 start values of a block FMU's parameters (scalar names) from the block."""
-    out = {}
-    for k, v in block_parameters(block).items():
-        a = np.asarray(v, dtype=float)
-        if a.ndim == 0:
-            out[k] = float(a)
-        elif a.ndim == 1:
-            out.update({f"{k}[{i + 1}]": float(x) for i, x in enumerate(a)})
-        else:
-            out.update({f"{k}[{i + 1},{j + 1}]": float(a[i, j]) for i in range(a.shape[0])
-                        for j in range(a.shape[1])})  # fmt: skip
-    return out
+    return fmi_scalars(block_parameters(block))
 
 
 def random_states(engine, rng, k: int) -> list[np.ndarray]:

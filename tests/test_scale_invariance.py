@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 import pytest
 from fmpy.fmi1 import FMICallException
-from fmu_helpers import load
+from fmu_helpers import fmi_scalars, load
 
 from titopfmu import Engine, InertiaWarning, ParameterError, System
 from titopfmu.blocks import (
@@ -238,21 +238,6 @@ def fmus(tmp_path_factory):
     return out, {p.stem: p for p in paths}
 
 
-def _fmu_values(values: dict) -> dict[str, float]:
-    """Block parameters as FMU variables (inertia[i,j], com[k], axis[k])."""
-    out = {}
-    for key, v in values.items():
-        a = np.asarray(v, dtype=float)
-        if a.ndim == 0:
-            out[key] = float(a)
-        elif a.ndim == 1:
-            out.update({f"{key}[{k + 1}]": float(x) for k, x in enumerate(a)})
-        else:
-            out.update({f"{key}[{i + 1},{j + 1}]": float(a[i, j])
-                        for i in range(3) for j in range(3)})  # fmt: skip
-    return out
-
-
 #: every instance's callbacks, alive to the end: fmpy's logger proxy keeps the last logger
 #: installed in a global and calls it for later instances too (a freed one would crash)
 _KEEP: list = []
@@ -300,7 +285,7 @@ def test_fmus_refuse_the_same_values_in_the_same_words(fmus, model, values, refu
     and refuse the rest naming the same parameter, with the blocks' message word for word."""
     _, paths = fmus
     loaded = load(paths[model])
-    msg = _start(loaded, _fmu_values(values), t_final=0.01)
+    msg = _start(loaded, fmi_scalars(values), t_final=0.01)
     cls = {"TitopRevoluteBodyC0": RevoluteBody, "TitopPrismaticBodyC1": PrismaticBody,
            "TitopRigidBodyC0": RigidBody}[model]  # fmt: skip
     if refused is None:
@@ -316,12 +301,12 @@ def test_fmus_refuse_the_same_values_in_the_same_words(fmus, model, values, refu
 def test_fmus_accept_a_small_body_and_a_long_axis(fmus):
     _, paths = fmus
     rigid = load(paths["TitopRigidBodyC0"])
-    assert _start(rigid, _fmu_values({"mass": 1e-6, "inertia": np.diag([1e-13] * 3)}), 0.1) is None
-    assert _start(rigid, _fmu_values({"mass": 1.0, "inertia": np.diag([1e-15] * 3)}), 0.1) is None
+    assert _start(rigid, fmi_scalars({"mass": 1e-6, "inertia": np.diag([1e-13] * 3)}), 0.1) is None
+    assert _start(rigid, fmi_scalars({"mass": 1.0, "inertia": np.diag([1e-15] * 3)}), 0.1) is None
     revolute = load(paths["TitopRevoluteBodyC0"])
     values = {"mass": 1.0, "com": [0.0, 0.5, 0.0], "axis": [1e200, 0.0, 0.0]}
-    assert _start(revolute, _fmu_values(values), 0.1) is None
-    msg = _start(revolute, _fmu_values({"axis": [0.0, 0.0, 0.0]}))
+    assert _start(revolute, fmi_scalars(values), 0.1) is None
+    msg = _start(revolute, fmi_scalars({"axis": [0.0, 0.0, 0.0]}))
     assert msg is not None and "zero joint axis" in msg
 
 
@@ -339,7 +324,7 @@ def test_fmus_print_the_moments_as_the_blocks_do(fmus, scale, printed):
     fmu = loaded.instantiate("tiny", logger=log)
     _KEEP.append(fmu._titop_keep)
     try:
-        for name, x in _fmu_values({"mass": 1e-5, "inertia": inertia}).items():
+        for name, x in fmi_scalars({"mass": 1e-5, "inertia": inertia}).items():
             fmu.setReal([loaded.vr[name]], [x])
         fmu.setupExperiment(startTime=0.0)
         fmu.enterInitializationMode()
