@@ -53,7 +53,7 @@ import numpy as np
 
 from ..assembly.engine import RunInterrupted
 from ..assembly.system import System
-from ..blocks import BodyBlock, Constant, Ground
+from ..blocks import BodyBlock, Constant, Ground, ImposedMotionBody
 from ..fmi.catalog import FMU_TYPE_OF, FMU_TYPES, FmuType, flex_fmu_type
 from ..spatial.rotations import dcm_from_euler, dcm_from_quaternion, euler_from_dcm
 from .components import CosimError
@@ -90,7 +90,8 @@ class SystemMapping:
     #: one per block type and reduced model, built into the cache on demand)
     types: dict[str, FmuType] = field(default_factory=dict)
     #: flexible block -> its reduced model's highest eigenfrequency (rad/s), for the flexible
-    #: blocks coupled to other moving FMUs (a child, or a parent other than a Ground): the
+    #: blocks coupled to other FMUs (a child, or a parent other than a Ground or an imposed
+    #: motion, whose motion depends on the block's wrench): the
     #: communication step must resolve it (:func:`simulate_system` warns)
     stiff: dict[str, float] = field(default_factory=dict)
 
@@ -330,8 +331,9 @@ def system_mapping(system: System, fold_laws: bool = True) -> SystemMapping:
         m.variants[b.name] = (key, n)
         if red is not None:
             parent = system.source(f"{b.name}.P") if "P" in b.ports else None
+            # a Ground's or an imposed motion's output does not depend on the child's wrench
             moving = parent is not None and not isinstance(
-                system.blocks[parent.split(".", 1)[0]], Ground)
+                system.blocks[parent.split(".", 1)[0]], (Ground, ImposedMotionBody))
             w = np.asarray(red.frequencies(), dtype=float)
             if (n > 0 or moving) and w.size:
                 m.stiff[b.name] = float(np.max(w))
