@@ -102,7 +102,7 @@ def unsupported(blocks, closures=()) -> str | None:
 #: model's node k >= 1) is :data:`FLEX_NODE` + 6 (k - 1) + the index of c in
 #: ``NODE_LOAD_COMPONENTS``; any other case -1 (its load value zero)
 FLEX_CASES = ("ax", "ay", "az", "alx", "aly", "alz", "wxx", "wyy", "wzz", "wxy", "wyz", "wxz")
-FLEX_NODE = 12
+FLEX_NODE = _titop.FLEX_NODE  # titop.h's TITOP_FLEX_NODE
 
 
 def flex_case_code(case: str, node_ids) -> int:

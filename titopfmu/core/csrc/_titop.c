@@ -1021,5 +1021,6 @@ PyMODINIT_FUNC PyInit__titop(void)
     PyModule_AddIntConstant(mod, "SINGULAR", TITOP_SINGULAR);
     PyModule_AddIntConstant(mod, "NONFINITE", TITOP_NONFINITE);
     PyModule_AddIntConstant(mod, "UNSETTLED", TITOP_UNSETTLED);
+    PyModule_AddIntConstant(mod, "FLEX_NODE", TITOP_FLEX_NODE);
     return mod;
 }

@@ -1335,6 +1335,18 @@ static real_t *flex_loads_block(const titop_model *m, real_t *data, int f)
     return flex_rec(m, data, f) + 36 + 8 * n + n * n + 3 * n * k;
 }
 
+/* Where flex_loads_block's flag "this pass reuses the last one's condensation" sits (after
+   the known and children's wrenches 12 k, ẋ'_P 6, λ ncases, M_rr 36, M_er 6 n, z_0 n, h_0 6,
+   KG_c q ncases n, the scratch ncases + 3 n), followed by the children's share of ha (6) and
+   of z (n): flex_bias sets it, flex_condense reads it */
+static real_t *flex_reuse(const titop_model *m, real_t *data, int f)
+{
+    const titop_flex *F = &m->flex[f];
+    size_t n = (size_t)F->n, k = (size_t)(F->nnodes > 1 ? F->nnodes - 1 : 0);
+    size_t c = (size_t)F->ncases;
+    return flex_loads_block(m, data, f) + 12 * k + 48 + 10 * n + c * (n + 2);
+}
+
 static real_t *flex_rec(const titop_model *m, real_t *data, int f)
 {
     size_t o = flex_offset(m);
@@ -1534,8 +1546,7 @@ static int flex_condense(const titop_model *m, real_t *data, int i)
     real_t *Ms = flex_rec(m, data, B->flex), *Y = Ms + 36, *z = Y + 6 * n, *Lf = z + 2 * n;
     const real_t *Pr0 = Lf + (size_t)n * n;
     /* flex_bias's flag, then the children's share of ha and z (flex_loads_block) */
-    real_t *reuse = flex_loads_block(m, data, B->flex) + 12 * (F->nnodes - 1) + 48 + 10 * n +
-                    (size_t)F->ncases * (n + 2);
+    real_t *reuse = flex_reuse(m, data, B->flex);
     real_t *hac = reuse + 1, *zc = hac + 6;
     if (RE(*reuse) != 0.0) { /* a later pass, the subtree unchanged: only z changed */
         for (int l = 0; l < n; l++)
@@ -1923,7 +1934,7 @@ static void flex_bias(const titop_model *m, real_t *data, int f, const real_t *x
         if (lamv[c] != 0.0)
             for (int l = 0; l < n; l++)
                 z[l] -= lamv[c] * G[(size_t)n * c + l];
-    real_t *reuse = (real_t *)G + (size_t)n * F->ncases + F->ncases + 3 * (size_t)n;
+    real_t *reuse = flex_reuse(m, data, f);
     *reuse = pass > 0 && B->nports > 0 && flex_subtree_fixed(m, F->body, f);
     if (RE(*reuse) != 0.0) { /* flex_condense reuses pass 0's condensation: z raw */
         for (int r = 0; r < 6; r++)
